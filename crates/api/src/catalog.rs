@@ -1,0 +1,10 @@
+use serde::{Deserialize, Serialize};
+
+/// A product the demo shop sells. Prices are KRW.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Product {
+    pub sku: String,
+    pub name: String,
+    pub description: String,
+    pub price: u64,
+}

@@ -1,0 +1,59 @@
+use serde::{Deserialize, Serialize};
+
+/// How long the page waits and checks, published by the server at
+/// `GET /api/config` because only the server knows how long it can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageConfig {
+    /// How long the page waits for the confirm POST before it aborts it and checks instead.
+    pub confirm_wait_ms: u64,
+    /// Pause between two checks of the order.
+    pub poll_interval_ms: u64,
+    /// How many checks before the page says it could not confirm yet.
+    pub poll_attempts: u32,
+    /// The longest the server can take to settle a confirm (PG connect + read timeout).
+    pub server_max_processing_ms: u64,
+}
+
+impl PageConfig {
+    /// The timings the page uses when `/api/config` cannot be read.
+    pub const DEFAULT: PageConfig = PageConfig {
+        confirm_wait_ms: 15_000,
+        poll_interval_ms: 2_000,
+        poll_attempts: 25,
+        server_max_processing_ms: 63_000,
+    };
+
+    /// From sending the POST to the last check: how long the page can wait for an outcome.
+    pub fn checking_window_ms(&self) -> u64 {
+        self.confirm_wait_ms + self.poll_interval_ms * u64::from(self.poll_attempts)
+    }
+
+    /// Whether the page keeps checking at least as long as the server may still be working.
+    pub fn covers_server_processing(&self) -> bool {
+        self.checking_window_ms() >= self.server_max_processing_ms
+    }
+}
+
+impl Default for PageConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_window_covers_a_sixty_second_pg_timeout() {
+        assert_eq!(PageConfig::DEFAULT.checking_window_ms(), 65_000);
+        assert!(PageConfig::DEFAULT.covers_server_processing());
+    }
+
+    #[test]
+    fn a_window_shorter_than_the_server_is_reported() {
+        let short = PageConfig { poll_attempts: 10, ..PageConfig::DEFAULT };
+        assert_eq!(short.checking_window_ms(), 35_000);
+        assert!(!short.covers_server_processing());
+    }
+}

@@ -1,0 +1,92 @@
+use serde::{Deserialize, Serialize};
+
+use crate::Order;
+
+/// Every error the order server answers with: a stable code and a message a
+/// person can read. Some errors carry the order they are about (for example
+/// `ORDER_ALREADY_PAID` carries the paid order, so the page can show the truth).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiErrorBody {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+}
+
+/// The error and failure codes of the order server's API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The body is not JSON, or a field is missing or has the wrong type.
+    InvalidRequest,
+    /// `Idempotency-Key` is missing, empty, too long or not printable ASCII.
+    InvalidIdempotencyKey,
+    /// The key was already used for a different order.
+    IdempotencyKeyReused,
+    /// A payment for this order is being processed.
+    PaymentInProgress,
+    /// The order is already paid; the body carries it.
+    OrderAlreadyPaid,
+    /// The order's payment already failed; a new order is needed.
+    OrderAlreadyFailed,
+    /// The confirmed amount differs from the order's.
+    AmountMismatch,
+    /// No such order for this customer.
+    OrderNotFound,
+    /// A SKU in the cart is not sold.
+    UnknownSku,
+    /// A quantity is zero or above the per-line limit.
+    InvalidQuantity,
+    /// The cart is empty or has too many lines.
+    InvalidCart,
+    /// The request body is larger than the server accepts.
+    PayloadTooLarge,
+    /// Unknown route.
+    NotFound,
+    /// Every PG slot is taken; the payment was not sent. Nothing was charged.
+    PgBusy,
+    /// The PG could not be reached; the payment was not sent. Nothing was charged.
+    PgUnreachable,
+    /// The server failed; details are in its log.
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::InvalidIdempotencyKey => "INVALID_IDEMPOTENCY_KEY",
+            ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            ErrorCode::PaymentInProgress => "PAYMENT_IN_PROGRESS",
+            ErrorCode::OrderAlreadyPaid => "ORDER_ALREADY_PAID",
+            ErrorCode::OrderAlreadyFailed => "ORDER_ALREADY_FAILED",
+            ErrorCode::AmountMismatch => "AMOUNT_MISMATCH",
+            ErrorCode::OrderNotFound => "ORDER_NOT_FOUND",
+            ErrorCode::UnknownSku => "UNKNOWN_SKU",
+            ErrorCode::InvalidQuantity => "INVALID_QUANTITY",
+            ErrorCode::InvalidCart => "INVALID_CART",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::PgBusy => "PG_BUSY",
+            ErrorCode::PgUnreachable => "PG_UNREACHABLE",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<ErrorCode> for str {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<ErrorCode> for String {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        self.as_str() == other.as_str()
+    }
+}

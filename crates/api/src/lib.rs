@@ -1,0 +1,33 @@
+//! Wire types shared by the checkout page and the order server.
+//!
+//! Everything that crosses `/api` is defined here once, so the page decodes
+//! exactly what the server encodes. The crate depends on serde only: it must
+//! build for `wasm32-unknown-unknown` and stay small in the page's bundle.
+//!
+//! # Layout
+//!
+//! - `order`: order status, order bodies, the create/confirm requests.
+//! - `error`: the `{code, message}` error body and the codes both sides match on.
+//! - `catalog`: demo products.
+//! - `config`: the page timings the server publishes at `GET /api/config`.
+//! - `money`: KRW amounts formatted the way people read them.
+
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod money;
+pub mod order;
+
+pub use catalog::Product;
+pub use config::PageConfig;
+pub use error::{ApiErrorBody, ErrorCode};
+pub use order::{
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus,
+    RequestedItem,
+};
+
+/// Header that carries the page's idempotency key on the confirm POST.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+
+/// Longest idempotency key accepted, the same bound the PG uses.
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 300;

@@ -1,0 +1,167 @@
+use serde::{Deserialize, Serialize};
+
+/// Where an order is in its payment. Written by the server, read by the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OrderStatus {
+    /// Created; the customer has not confirmed a payment yet.
+    Created,
+    /// A confirm is stored and the PG is being asked.
+    Pending,
+    /// The PG charged the customer. Final.
+    Paid,
+    /// The PG declined, or the call never reached it. Nothing was charged. Final.
+    Failed,
+    /// The PG call ended without a definitive answer; recovery will settle it.
+    Unknown,
+}
+
+impl OrderStatus {
+    /// Whether the status can no longer change.
+    pub fn is_final(self) -> bool {
+        match self {
+            OrderStatus::Paid | OrderStatus::Failed => true,
+            OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => false,
+        }
+    }
+
+    /// Whether a payment for the order may be under way at the PG right now.
+    pub fn is_in_progress(self) -> bool {
+        match self {
+            OrderStatus::Pending | OrderStatus::Unknown => true,
+            OrderStatus::Created | OrderStatus::Paid | OrderStatus::Failed => false,
+        }
+    }
+
+    /// The wire spelling, also used as the database value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::Created => "CREATED",
+            OrderStatus::Pending => "PENDING",
+            OrderStatus::Paid => "PAID",
+            OrderStatus::Failed => "FAILED",
+            OrderStatus::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Created, Self::Pending, Self::Paid, Self::Failed, Self::Unknown]
+            .into_iter()
+            .find(|status| status.as_str() == value)
+    }
+}
+
+/// Why a payment failed, in words a customer can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+}
+
+/// One line of an order, priced by the server when the order was created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineItem {
+    pub sku: String,
+    pub name: String,
+    pub unit_price: u64,
+    pub quantity: u32,
+}
+
+/// An order as the customer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Order {
+    pub order_id: String,
+    pub status: OrderStatus,
+    /// Total in KRW (no minor unit).
+    pub amount: u64,
+    pub order_name: String,
+    pub items: Vec<LineItem>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// A cart line in `POST /api/orders`; the server looks up the price.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestedItem {
+    pub sku: String,
+    pub quantity: u32,
+}
+
+/// Body of `POST /api/orders`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateOrderRequest {
+    pub items: Vec<RequestedItem>,
+}
+
+/// Answer to `POST /api/orders`: the order and where to pay for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedOrder {
+    #[serde(flatten)]
+    pub order: Order,
+    pub payment_window_url: String,
+}
+
+/// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfirmRequest {
+    pub payment_key: String,
+    pub amount: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_through_their_wire_spelling() {
+        for status in [
+            OrderStatus::Created,
+            OrderStatus::Pending,
+            OrderStatus::Paid,
+            OrderStatus::Failed,
+            OrderStatus::Unknown,
+        ] {
+            let json = serde_json::to_string(&status).unwrap();
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+            assert_eq!(OrderStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(OrderStatus::parse("paid"), None);
+    }
+
+    #[test]
+    fn only_paid_and_failed_are_final() {
+        assert!(OrderStatus::Paid.is_final());
+        assert!(OrderStatus::Failed.is_final());
+        assert!(!OrderStatus::Unknown.is_final());
+        assert!(!OrderStatus::Pending.is_final());
+        assert!(!OrderStatus::Created.is_final());
+    }
+
+    #[test]
+    fn created_order_flattens_the_order_next_to_the_window_url() {
+        let created = CreatedOrder {
+            order: Order {
+                order_id: "ord_1".into(),
+                status: OrderStatus::Created,
+                amount: 12_900,
+                order_name: "Mug".into(),
+                items: vec![],
+                created_at: "2026-01-01T00:00:00Z".into(),
+                updated_at: "2026-01-01T00:00:00Z".into(),
+                failure: None,
+            },
+            payment_window_url: "http://pg/v1/window".into(),
+        };
+        let value = serde_json::to_value(&created).unwrap();
+        assert_eq!(value["order_id"], "ord_1");
+        assert_eq!(value["payment_window_url"], "http://pg/v1/window");
+        assert!(value.get("failure").is_none(), "absent failure is omitted");
+        let back: CreatedOrder = serde_json::from_value(value).unwrap();
+        assert_eq!(back, created);
+    }
+}
