@@ -22,8 +22,7 @@ pub use catalog::Product;
 pub use config::PageConfig;
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus,
-    RequestedItem,
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, RequestedItem,
 };
 
 /// Header that carries the page's idempotency key on the confirm POST.

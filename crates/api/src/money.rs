@@ -6,7 +6,7 @@ pub fn format_krw(amount: u64) -> String {
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 3);
     grouped.push('₩');
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);

@@ -119,13 +119,9 @@ mod tests {
 
     #[test]
     fn statuses_round_trip_through_their_wire_spelling() {
-        for status in [
-            OrderStatus::Created,
-            OrderStatus::Pending,
-            OrderStatus::Paid,
-            OrderStatus::Failed,
-            OrderStatus::Unknown,
-        ] {
+        for status in
+            [OrderStatus::Created, OrderStatus::Pending, OrderStatus::Paid, OrderStatus::Failed, OrderStatus::Unknown]
+        {
             let json = serde_json::to_string(&status).unwrap();
             assert_eq!(json, format!("\"{}\"", status.as_str()));
             assert_eq!(OrderStatus::parse(status.as_str()), Some(status));

@@ -1,0 +1,290 @@
+//! Startup configuration (fixed for the life of the server) and the runtime
+//! configuration that `PUT /__admin/config` changes while it runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The secret key accepted when none is configured. It has Toss's `test_sk_`
+/// prefix so client code that checks the prefix treats it as a test key.
+pub const DEFAULT_SECRET_KEY: &str = "test_sk_payonce_fake_pg_0000";
+
+/// Longest latency accepted. A typo such as `300000000` should fail loudly
+/// rather than leave a payment in progress for days.
+pub const MAX_LATENCY_MS: u64 = 3_600_000;
+
+/// Bounds of `time_scale`: below the lower one timers stop meaning anything,
+/// above the upper one an hour of latency would overflow a `Duration` computation.
+const TIME_SCALE_RANGE: (f64, f64) = (1e-6, 100.0);
+
+/// Everything the server needs to start.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The merchant's secret key; confirms authenticate with
+    /// `Authorization: Basic base64(secret_key + ":")`.
+    pub secret_key: String,
+    /// Refuse confirms of paymentKeys that no payment window issued.
+    pub strict_sessions: bool,
+    /// Multiplies every latency: 1.0 is real time, 0.1 runs ten times faster.
+    pub time_scale: f64,
+    /// The address clients reach this server at, used in the URLs a Payment
+    /// carries (`receipt.url`, `checkout.url`). Defaults to the bound address.
+    pub public_url: Option<String>,
+    /// The part that can change at run time.
+    pub runtime: RuntimeConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            secret_key: DEFAULT_SECRET_KEY.to_owned(),
+            strict_sessions: false,
+            time_scale: 1.0,
+            public_url: None,
+            runtime: RuntimeConfig::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Checks every field, naming the first one that is out of range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.secret_key.is_empty() {
+            return Err(ConfigError::new("secret_key must not be empty"));
+        }
+        if self.secret_key.contains(':') {
+            // Basic auth splits on the first colon, so such a key could never match.
+            return Err(ConfigError::new("secret_key must not contain ':'"));
+        }
+        let (low, high) = TIME_SCALE_RANGE;
+        if !(self.time_scale.is_finite() && self.time_scale >= low && self.time_scale <= high) {
+            return Err(ConfigError::new(format!(
+                "time_scale must be between {low} and {high}, got {}",
+                self.time_scale
+            )));
+        }
+        self.runtime.validate()
+    }
+}
+
+/// The runtime configuration, exactly the JSON of `GET /__admin/config`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeConfig {
+    /// How long a confirm takes to process, before `time_scale`.
+    pub latency_ms: u64,
+    /// A share of approvals that take longer.
+    pub slow_tail: SlowTail,
+    /// Whether processing goes on when the caller hangs up (as at a real PG).
+    pub continue_after_disconnect: bool,
+    /// At most this many confirms in processing at once for the merchant,
+    /// abandoned ones included. `null`: no limit.
+    pub contract_limit: Option<u32>,
+    /// Seed of the random draws (faults, slow tail), for repeatable runs.
+    pub seed: u64,
+    /// Fault rates, each from 0 to 1.
+    pub faults: Faults,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            latency_ms: 300,
+            slow_tail: SlowTail::default(),
+            continue_after_disconnect: true,
+            contract_limit: None,
+            seed: 1,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// A share of approvals that take `latency_ms` instead of the usual latency.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlowTail {
+    /// Share of approvals, 0 to 1.
+    pub fraction: f64,
+    pub latency_ms: u64,
+}
+
+impl Default for SlowTail {
+    fn default() -> Self {
+        Self { fraction: 0.0, latency_ms: 20_000 }
+    }
+}
+
+/// Fault rates, each the probability (0 to 1) that a request meets the fault.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Processing ends in 403 `REJECT_CARD_PAYMENT`; nothing is charged.
+    pub decline: f64,
+    /// 500 `FAILED_INTERNAL_SYSTEM_PROCESSING` at once; nothing is processed.
+    pub error_500: f64,
+    /// 429 `TOO_MANY_REQUESTS` at once; nothing is processed.
+    pub rate_limit_429: f64,
+    /// 403 `FORBIDDEN_CONSECUTIVE_REQUEST` at once; nothing is processed.
+    pub forbidden_consecutive: f64,
+    /// Processing completes and charges, then the connection is reset.
+    pub reset_after_charge: f64,
+    /// The connection is reset at once; nothing is processed.
+    pub reset_before_processing: f64,
+}
+
+impl Faults {
+    fn rates(&self) -> [(&'static str, f64); 6] {
+        [
+            ("faults.decline", self.decline),
+            ("faults.error_500", self.error_500),
+            ("faults.rate_limit_429", self.rate_limit_429),
+            ("faults.forbidden_consecutive", self.forbidden_consecutive),
+            ("faults.reset_after_charge", self.reset_after_charge),
+            ("faults.reset_before_processing", self.reset_before_processing),
+        ]
+    }
+}
+
+impl RuntimeConfig {
+    /// Checks every field, naming the first one that is out of range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_rate("slow_tail.fraction", self.slow_tail.fraction)?;
+        for (name, rate) in self.faults.rates() {
+            check_rate(name, rate)?;
+        }
+        for (name, latency) in [("latency_ms", self.latency_ms), ("slow_tail.latency_ms", self.slow_tail.latency_ms)] {
+            if latency > MAX_LATENCY_MS {
+                return Err(ConfigError::new(format!(
+                    "{name} must be at most {MAX_LATENCY_MS} (one hour), got {latency}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// This configuration with the fields of `patch` laid over it. Nested
+    /// objects merge field by field, so `{"faults":{"decline":1}}` changes one
+    /// rate; `null` clears `contract_limit`. The result is validated.
+    pub fn merged(&self, patch: &Value) -> Result<RuntimeConfig, ConfigError> {
+        if !patch.is_object() {
+            return Err(ConfigError::new("the body must be a JSON object with the fields to change"));
+        }
+        let mut merged = serde_json::to_value(self)
+            .map_err(|err| ConfigError::new(format!("cannot encode the configuration: {err}")))?;
+        merge_into(&mut merged, patch);
+        let config: RuntimeConfig = serde_path_to_error::deserialize(merged).map_err(|err| {
+            let path = err.path().to_string();
+            ConfigError::new(format!("{path}: {}", err.into_inner()))
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+fn merge_into(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(target), Value::Object(patch)) => {
+            for (key, value) in patch {
+                match target.get_mut(key) {
+                    Some(existing) if existing.is_object() && value.is_object() => merge_into(existing, value),
+                    _ => {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (target, patch) => *target = patch.clone(),
+    }
+}
+
+fn check_rate(name: &str, rate: f64) -> Result<(), ConfigError> {
+    if rate.is_finite() && (0.0..=1.0).contains(&rate) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(format!("{name} must be between 0 and 1, got {rate}")))
+    }
+}
+
+/// A configuration value out of range, or a field that does not exist.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+impl ConfigError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_serialize_to_the_documented_admin_json() {
+        let expected = json!({
+            "latency_ms": 300,
+            "slow_tail": {"fraction": 0.0, "latency_ms": 20000},
+            "continue_after_disconnect": true,
+            "contract_limit": null,
+            "seed": 1,
+            "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
+                       "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
+                       "reset_before_processing": 0.0}
+        });
+        assert_eq!(serde_json::to_value(RuntimeConfig::default()).unwrap(), expected);
+    }
+
+    #[test]
+    fn merge_changes_only_the_nested_field_given() {
+        let merged = RuntimeConfig::default().merged(&json!({"faults": {"decline": 1}})).unwrap();
+        let mut expected = RuntimeConfig::default();
+        expected.faults.decline = 1.0;
+        assert_eq!(merged, expected);
+    }
+
+    #[test]
+    fn merge_sets_and_clears_the_contract_limit() {
+        let limited = RuntimeConfig::default().merged(&json!({"contract_limit": 3, "latency_ms": 10})).unwrap();
+        assert_eq!(limited.contract_limit, Some(3));
+        assert_eq!(limited.latency_ms, 10);
+        let cleared = limited.merged(&json!({"contract_limit": null})).unwrap();
+        assert_eq!(cleared.contract_limit, None);
+        assert_eq!(cleared.latency_ms, 10);
+    }
+
+    #[test]
+    fn merge_rejects_rates_outside_zero_to_one() {
+        let err = RuntimeConfig::default().merged(&json!({"faults": {"error_500": 1.5}})).unwrap_err();
+        assert!(err.to_string().contains("faults.error_500"), "{err}");
+        let err = RuntimeConfig::default().merged(&json!({"slow_tail": {"fraction": -0.1}})).unwrap_err();
+        assert!(err.to_string().contains("slow_tail.fraction"), "{err}");
+    }
+
+    #[test]
+    fn merge_names_unknown_and_mistyped_fields() {
+        let err = RuntimeConfig::default().merged(&json!({"faults": {"declines": 0.5}})).unwrap_err();
+        assert!(err.to_string().contains("declines"), "{err}");
+        let err = RuntimeConfig::default().merged(&json!({"latency_ms": "fast"})).unwrap_err();
+        assert!(err.to_string().contains("latency_ms"), "{err}");
+        let err = RuntimeConfig::default().merged(&json!([1])).unwrap_err();
+        assert!(err.to_string().contains("object"), "{err}");
+    }
+
+    #[test]
+    fn merge_rejects_latencies_over_an_hour() {
+        let err = RuntimeConfig::default().merged(&json!({"latency_ms": MAX_LATENCY_MS + 1})).unwrap_err();
+        assert!(err.to_string().contains("latency_ms"), "{err}");
+    }
+
+    #[test]
+    fn startup_config_checks_time_scale_and_key() {
+        assert!(Config::default().validate().is_ok());
+        for scale in [0.0, -1.0, f64::NAN, 1000.0] {
+            let config = Config { time_scale: scale, ..Config::default() };
+            assert!(config.validate().is_err(), "time_scale {scale} accepted");
+        }
+        let config = Config { secret_key: "a:b".into(), ..Config::default() };
+        assert!(config.validate().is_err());
+    }
+}

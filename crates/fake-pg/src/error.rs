@@ -1,0 +1,235 @@
+//! Every error the fake PG answers with, as Toss shapes them: an HTTP status
+//! and a `{code, message}` body.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+/// The body of every error answer.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+/// Toss's documented confirm error codes and their statuses, for the
+/// `TossPayments-Test-Code` header. A code not listed answers 400, the status
+/// Toss uses for most card and validation errors.
+const KNOWN_CODES: &[(&str, u16)] = &[
+    ("ALREADY_PROCESSED_PAYMENT", 400),
+    ("PROVIDER_ERROR", 400),
+    ("EXCEED_MAX_CARD_INSTALLMENT_PLAN", 400),
+    ("INVALID_REQUEST", 400),
+    ("NOT_ALLOWED_POINT_USE", 400),
+    ("INVALID_API_KEY", 400),
+    ("INVALID_REJECT_CARD", 400),
+    ("BELOW_MINIMUM_AMOUNT", 400),
+    ("INVALID_CARD_EXPIRATION", 400),
+    ("INVALID_STOPPED_CARD", 400),
+    ("EXCEED_MAX_DAILY_PAYMENT_COUNT", 400),
+    ("NOT_SUPPORTED_INSTALLMENT_PLAN_CARD_OR_MERCHANT", 400),
+    ("INVALID_CARD_INSTALLMENT_PLAN", 400),
+    ("NOT_SUPPORTED_MONTHLY_INSTALLMENT_PLAN", 400),
+    ("EXCEED_MAX_PAYMENT_AMOUNT", 400),
+    ("NOT_FOUND_TERMINAL_ID", 400),
+    ("INVALID_AUTHORIZE_AUTH", 400),
+    ("INVALID_CARD_LOST_OR_STOLEN", 400),
+    ("RESTRICTED_TRANSFER_ACCOUNT", 400),
+    ("INVALID_CARD_NUMBER", 400),
+    ("INVALID_UNREGISTERED_SUBMALL", 400),
+    ("NOT_REGISTERED_BUSINESS", 400),
+    ("EXCEED_MAX_ONE_DAY_WITHDRAW_AMOUNT", 400),
+    ("EXCEED_MAX_ONE_TIME_WITHDRAW_AMOUNT", 400),
+    ("CARD_PROCESSING_ERROR", 400),
+    ("EXCEED_MAX_AMOUNT", 400),
+    ("INVALID_ACCOUNT_INFO_RE_REGISTER", 400),
+    ("NOT_AVAILABLE_PAYMENT", 400),
+    ("UNAPPROVED_ORDER_ID", 400),
+    ("EXCEED_MAX_MONTHLY_PAYMENT_AMOUNT", 400),
+    ("DUPLICATED_ORDER_ID", 400),
+    ("INVALID_IDEMPOTENCY_KEY", 400),
+    ("UNAUTHORIZED_KEY", 401),
+    ("REJECT_ACCOUNT_PAYMENT", 403),
+    ("REJECT_CARD_PAYMENT", 403),
+    ("REJECT_CARD_COMPANY", 403),
+    ("FORBIDDEN_REQUEST", 403),
+    ("FORBIDDEN_CONSECUTIVE_REQUEST", 403),
+    ("REJECT_TOSSPAY_INVALID_ACCOUNT", 403),
+    ("EXCEED_MAX_AUTH_COUNT", 403),
+    ("EXCEED_MAX_ONE_DAY_AMOUNT", 403),
+    ("NOT_AVAILABLE_BANK", 403),
+    ("INVALID_PASSWORD", 403),
+    ("INCORRECT_BASIC_AUTH_FORMAT", 403),
+    ("FDS_ERROR", 403),
+    ("NOT_FOUND_PAYMENT", 404),
+    ("NOT_FOUND_PAYMENT_SESSION", 404),
+    ("IDEMPOTENT_REQUEST_PROCESSING", 409),
+    ("TOO_MANY_REQUESTS", 429),
+    ("FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING", 500),
+    ("FAILED_INTERNAL_SYSTEM_PROCESSING", 500),
+    ("UNKNOWN_PAYMENT_ERROR", 500),
+];
+
+/// One variant per way a request can fail. `Clone` because an idempotency
+/// record keeps a decline to answer it again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PgError {
+    /// The `Authorization` header is missing, malformed or has another key.
+    #[error("The secret key is missing or wrong. Send `Authorization: Basic base64(secretKey + \":\")`.")]
+    UnauthorizedKey,
+    /// `Idempotency-Key` is empty, not ASCII or longer than 300 characters.
+    #[error("{0}")]
+    InvalidIdempotencyKey(String),
+    /// The body or a query is malformed, a field is missing or has the wrong
+    /// type, or it does not match the payment window (orderId, amount).
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// No payment with that paymentKey or orderId.
+    #[error("No payment was found for {0}.")]
+    NotFoundPayment(String),
+    /// Strict sessions: no window issued this paymentKey; or the customer
+    /// canceled it in the window.
+    #[error("{0}")]
+    NotFoundPaymentSession(String),
+    /// The paymentKey is being or was processed, and this request has another
+    /// idempotency key (or none).
+    #[error("This payment has already been processed.")]
+    AlreadyProcessedPayment,
+    /// The orderId already has a DONE payment under another paymentKey.
+    #[error("The orderId already has an approved payment; use a new orderId.")]
+    DuplicatedOrderId,
+    /// A request with the same idempotency key is still being processed.
+    #[error("A request with this Idempotency-Key is still being processed.")]
+    IdempotentRequestProcessing,
+    /// Contract limit or an injected rate limit; nothing was processed.
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// Injected: the PG refused a burst of requests; nothing was processed.
+    #[error("Consecutive requests are blocked for now; nothing was processed.")]
+    ForbiddenConsecutiveRequest,
+    /// Processed and declined by the card issuer; nothing was charged.
+    #[error("The card company rejected the payment.")]
+    RejectCardPayment,
+    /// Processed and declined: expired card; nothing was charged.
+    #[error("Check the card's expiration date.")]
+    InvalidCardExpiration,
+    /// Processing stopped because the caller hung up (only with
+    /// `continue_after_disconnect: false`); nothing was charged.
+    #[error("The payment was aborted because the caller disconnected during processing.")]
+    PayProcessAborted,
+    /// An internal failure of the PG (injected).
+    #[error("An internal error occurred while processing the request.")]
+    FailedInternalSystemProcessing,
+    /// The code asked for with `TossPayments-Test-Code`.
+    #[error("Test error requested with the TossPayments-Test-Code header.")]
+    TestCode(String),
+    /// `PUT /__admin/config` with a bad field.
+    #[error("{0}")]
+    InvalidConfig(String),
+    /// No such route.
+    #[error("No such endpoint.")]
+    NotFound,
+}
+
+impl PgError {
+    pub fn code(&self) -> &str {
+        match self {
+            PgError::UnauthorizedKey => "UNAUTHORIZED_KEY",
+            PgError::InvalidIdempotencyKey(_) => "INVALID_IDEMPOTENCY_KEY",
+            PgError::InvalidRequest(_) => "INVALID_REQUEST",
+            PgError::NotFoundPayment(_) => "NOT_FOUND_PAYMENT",
+            PgError::NotFoundPaymentSession(_) => "NOT_FOUND_PAYMENT_SESSION",
+            PgError::AlreadyProcessedPayment => "ALREADY_PROCESSED_PAYMENT",
+            PgError::DuplicatedOrderId => "DUPLICATED_ORDER_ID",
+            PgError::IdempotentRequestProcessing => "IDEMPOTENT_REQUEST_PROCESSING",
+            PgError::TooManyRequests(_) => "TOO_MANY_REQUESTS",
+            PgError::ForbiddenConsecutiveRequest => "FORBIDDEN_CONSECUTIVE_REQUEST",
+            PgError::RejectCardPayment => "REJECT_CARD_PAYMENT",
+            PgError::InvalidCardExpiration => "INVALID_CARD_EXPIRATION",
+            PgError::PayProcessAborted => "PAY_PROCESS_ABORTED",
+            PgError::FailedInternalSystemProcessing => "FAILED_INTERNAL_SYSTEM_PROCESSING",
+            PgError::TestCode(code) => code,
+            PgError::InvalidConfig(_) => "INVALID_CONFIG",
+            PgError::NotFound => "NOT_FOUND",
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            PgError::UnauthorizedKey => StatusCode::UNAUTHORIZED,
+            PgError::InvalidIdempotencyKey(_)
+            | PgError::InvalidRequest(_)
+            | PgError::AlreadyProcessedPayment
+            | PgError::DuplicatedOrderId
+            | PgError::InvalidCardExpiration
+            | PgError::PayProcessAborted
+            | PgError::InvalidConfig(_) => StatusCode::BAD_REQUEST,
+            PgError::ForbiddenConsecutiveRequest | PgError::RejectCardPayment => StatusCode::FORBIDDEN,
+            PgError::NotFoundPayment(_) | PgError::NotFoundPaymentSession(_) | PgError::NotFound => {
+                StatusCode::NOT_FOUND
+            }
+            PgError::IdempotentRequestProcessing => StatusCode::CONFLICT,
+            PgError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            PgError::FailedInternalSystemProcessing => StatusCode::INTERNAL_SERVER_ERROR,
+            PgError::TestCode(code) => status_of_code(code),
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody { code: self.code().to_owned(), message: self.to_string() }
+    }
+}
+
+/// The status Toss answers a code with; 400 for codes it does not document.
+pub(crate) fn status_of_code(code: &str) -> StatusCode {
+    KNOWN_CODES
+        .iter()
+        .find(|(known, _)| *known == code)
+        .and_then(|(_, status)| StatusCode::from_u16(*status).ok())
+        .unwrap_or(StatusCode::BAD_REQUEST)
+}
+
+impl IntoResponse for PgError {
+    fn into_response(self) -> Response {
+        (self.status(), Json(self.body())).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_codes_answer_with_toss_statuses() {
+        let status = |code: &str| PgError::TestCode(code.into()).status();
+        assert_eq!(status("REJECT_CARD_PAYMENT"), StatusCode::FORBIDDEN);
+        assert_eq!(status("INVALID_CARD_EXPIRATION"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("UNAUTHORIZED_KEY"), StatusCode::UNAUTHORIZED);
+        assert_eq!(status("NOT_FOUND_PAYMENT_SESSION"), StatusCode::NOT_FOUND);
+        assert_eq!(status("FAILED_INTERNAL_SYSTEM_PROCESSING"), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(status("SOMETHING_NEW"), StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn named_variants_agree_with_the_toss_table() {
+        let variants = [
+            PgError::UnauthorizedKey,
+            PgError::InvalidIdempotencyKey(String::new()),
+            PgError::InvalidRequest(String::new()),
+            PgError::NotFoundPayment(String::new()),
+            PgError::NotFoundPaymentSession(String::new()),
+            PgError::AlreadyProcessedPayment,
+            PgError::DuplicatedOrderId,
+            PgError::IdempotentRequestProcessing,
+            PgError::TooManyRequests(String::new()),
+            PgError::ForbiddenConsecutiveRequest,
+            PgError::RejectCardPayment,
+            PgError::InvalidCardExpiration,
+            PgError::FailedInternalSystemProcessing,
+        ];
+        for error in variants {
+            assert_eq!(error.status(), status_of_code(error.code()), "{}", error.code());
+        }
+    }
+}

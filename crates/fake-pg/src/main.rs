@@ -1,0 +1,254 @@
+//! `fake-pg`: parses flags, binds, says where it listens, and serves.
+
+use std::time::Duration;
+
+use clap::{ArgAction, Parser};
+use fake_pg::{Config, DEFAULT_SECRET_KEY, Faults, RuntimeConfig, SlowTail};
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+/// A fake payment gateway shaped like the Toss Payments API.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Flags {
+    /// Address to listen on.
+    #[arg(long, env = "FAKE_PG_LISTEN", default_value = "127.0.0.1:9090")]
+    listen: String,
+
+    /// The merchant's secret key. Confirms send `Authorization: Basic base64(key + ":")`.
+    #[arg(long, env = "FAKE_PG_SECRET_KEY", default_value = DEFAULT_SECRET_KEY)]
+    secret_key: String,
+
+    /// How long processing a confirm takes (`300ms`, `40s`, `2m`).
+    #[arg(long, env = "FAKE_PG_LATENCY", default_value = "300ms", value_parser = parse_duration)]
+    latency: Duration,
+
+    /// A share of approvals that are slow, as FRACTION:DURATION (`0.05:20s`).
+    #[arg(long, env = "FAKE_PG_SLOW_TAIL", default_value = "0:20s", value_parser = parse_slow_tail)]
+    slow_tail: SlowTail,
+
+    /// At most N confirms in processing at once, abandoned ones included; over it: 429.
+    #[arg(long, env = "FAKE_PG_CONTRACT_LIMIT")]
+    contract_limit: Option<u32>,
+
+    /// Keep processing (and charge) when the caller hangs up, as a real PG does.
+    #[arg(long, env = "FAKE_PG_CONTINUE_AFTER_DISCONNECT", default_value_t = true, action = ArgAction::Set)]
+    continue_after_disconnect: bool,
+
+    /// Share of processings declined with 403 REJECT_CARD_PAYMENT (0 to 1).
+    #[arg(long, env = "FAKE_PG_DECLINE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    decline_rate: f64,
+
+    /// Share of confirms answered 500 at once, nothing processed (0 to 1).
+    #[arg(long, env = "FAKE_PG_ERROR_500_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    error_500_rate: f64,
+
+    /// Share of confirms answered 429 at once, nothing processed (0 to 1).
+    #[arg(long, env = "FAKE_PG_RATE_LIMIT_429_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    rate_limit_429_rate: f64,
+
+    /// Share of confirms answered 403 FORBIDDEN_CONSECUTIVE_REQUEST, nothing processed (0 to 1).
+    #[arg(long, env = "FAKE_PG_FORBIDDEN_CONSECUTIVE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    forbidden_consecutive_rate: f64,
+
+    /// Share of charged processings whose connection is then reset (0 to 1).
+    #[arg(long, env = "FAKE_PG_RESET_AFTER_CHARGE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    reset_after_charge_rate: f64,
+
+    /// Share of confirms whose connection is reset at once, nothing processed (0 to 1).
+    #[arg(long, env = "FAKE_PG_RESET_BEFORE_PROCESSING_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    reset_before_processing_rate: f64,
+
+    /// Seed of the random fault and slow-tail draws.
+    #[arg(long, env = "FAKE_PG_SEED", default_value_t = 1)]
+    seed: u64,
+
+    /// Multiplies every latency: 0.1 runs ten times faster.
+    #[arg(long, env = "FAKE_PG_TIME_SCALE", default_value_t = 1.0, value_parser = parse_time_scale)]
+    time_scale: f64,
+
+    /// Refuse confirms of paymentKeys that no payment window issued (404 NOT_FOUND_PAYMENT_SESSION).
+    #[arg(long, env = "FAKE_PG_STRICT_SESSIONS")]
+    strict_sessions: bool,
+
+    /// The URL clients reach this server at, for receipt and checkout links.
+    #[arg(long, env = "FAKE_PG_PUBLIC_URL")]
+    public_url: Option<String>,
+}
+
+impl Flags {
+    fn into_config(self) -> Config {
+        Config {
+            secret_key: self.secret_key,
+            strict_sessions: self.strict_sessions,
+            time_scale: self.time_scale,
+            public_url: self.public_url,
+            runtime: RuntimeConfig {
+                latency_ms: millis(self.latency),
+                slow_tail: self.slow_tail,
+                continue_after_disconnect: self.continue_after_disconnect,
+                contract_limit: self.contract_limit,
+                seed: self.seed,
+                faults: Faults {
+                    decline: self.decline_rate,
+                    error_500: self.error_500_rate,
+                    rate_limit_429: self.rate_limit_429_rate,
+                    forbidden_consecutive: self.forbidden_consecutive_rate,
+                    reset_after_charge: self.reset_after_charge_rate,
+                    reset_before_processing: self.reset_before_processing_rate,
+                },
+            },
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
+    let flags = Flags::parse();
+    let listen = flags.listen.clone();
+    let config = flags.into_config();
+    if let Err(error) = config.validate() {
+        eprintln!("fake-pg: {error}");
+        std::process::exit(2);
+    }
+    let listener = TcpListener::bind(&listen).await?;
+    let url = match &config.public_url {
+        Some(url) => url.clone(),
+        None => format!("http://{}", listener.local_addr()?),
+    };
+    println!("fake-pg listening on {url}  secret key: {}", config.secret_key);
+    println!("{}", describe(&config));
+    fake_pg::serve_with_shutdown(config, listener, shutdown_signal()).await
+}
+
+/// One line with the settings that shape every confirm.
+fn describe(config: &Config) -> String {
+    let runtime = &config.runtime;
+    let duration = |ms| humantime::format_duration(Duration::from_millis(ms));
+    let limit = runtime.contract_limit.map_or_else(|| "none".to_owned(), |limit| limit.to_string());
+    let faults = &runtime.faults;
+    format!(
+        "latency {}, slow tail {} at {}, contract limit {limit}, continue after disconnect {}, \
+         time scale {}, seed {}, faults: decline {} error_500 {} rate_limit_429 {} \
+         forbidden_consecutive {} reset_after_charge {} reset_before_processing {}",
+        duration(runtime.latency_ms),
+        runtime.slow_tail.fraction,
+        duration(runtime.slow_tail.latency_ms),
+        runtime.continue_after_disconnect,
+        config.time_scale,
+        runtime.seed,
+        faults.decline,
+        faults.error_500,
+        faults.rate_limit_429,
+        faults.forbidden_consecutive,
+        faults.reset_after_charge,
+        faults.reset_before_processing,
+    )
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(_) => {
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|error| format!("{error}; write a duration such as 300ms, 40s or 2m"))
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    let rate: f64 = text.parse().map_err(|_| format!("{text:?} is not a number; write a rate from 0 to 1"))?;
+    if rate.is_finite() && (0.0..=1.0).contains(&rate) {
+        Ok(rate)
+    } else {
+        Err(format!("{rate} is out of range; a rate is from 0 to 1"))
+    }
+}
+
+fn parse_slow_tail(text: &str) -> Result<SlowTail, String> {
+    let (fraction, latency) =
+        text.split_once(':').ok_or_else(|| format!("{text:?} is not FRACTION:DURATION, e.g. 0.05:20s"))?;
+    Ok(SlowTail { fraction: parse_rate(fraction)?, latency_ms: millis(parse_duration(latency)?) })
+}
+
+fn parse_time_scale(text: &str) -> Result<f64, String> {
+    let scale: f64 =
+        text.parse().map_err(|_| format!("{text:?} is not a number; 1 is real time, 0.1 ten times faster"))?;
+    if scale.is_finite() && scale > 0.0 {
+        Ok(scale)
+    } else {
+        Err(format!("{scale} must be above 0; 1 is real time, 0.1 ten times faster"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_durations_rates_and_slow_tails() {
+        let flags = Flags::try_parse_from([
+            "fake-pg",
+            "--latency",
+            "40s",
+            "--slow-tail",
+            "0.05:2m",
+            "--decline-rate",
+            "0.25",
+            "--continue-after-disconnect",
+            "false",
+            "--contract-limit",
+            "40",
+        ])
+        .unwrap();
+        let config = flags.into_config();
+        assert_eq!(config.runtime.latency_ms, 40_000);
+        assert_eq!(config.runtime.slow_tail, SlowTail { fraction: 0.05, latency_ms: 120_000 });
+        assert_eq!(config.runtime.faults.decline, 0.25);
+        assert!(!config.runtime.continue_after_disconnect);
+        assert_eq!(config.runtime.contract_limit, Some(40));
+    }
+
+    #[test]
+    fn defaults_match_the_library_defaults() {
+        let config = Flags::try_parse_from(["fake-pg"]).unwrap().into_config();
+        assert_eq!(config.runtime, RuntimeConfig::default());
+        assert_eq!(config.secret_key, DEFAULT_SECRET_KEY);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_a_reason() {
+        for args in [
+            ["fake-pg", "--decline-rate", "1.5"],
+            ["fake-pg", "--error-500-rate", "x"],
+            ["fake-pg", "--slow-tail", "0.5"],
+            ["fake-pg", "--latency", "fast"],
+            ["fake-pg", "--time-scale", "0"],
+        ] {
+            assert!(Flags::try_parse_from(args).is_err(), "{args:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Payment lookups: `GET /v1/payments/{paymentKey}` and
+//! `GET /v1/payments/orders/{orderId}`. They show a payment in any status,
+//! including IN_PROGRESS while a confirm is being processed.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::routing::get;
+use axum::{Json, Router};
+
+use crate::auth;
+use crate::error::PgError;
+use crate::payment::Payment;
+use crate::state::AppState;
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/payments/{payment_key}", get(payments_by_key))
+        .route("/v1/payments/orders/{order_id}", get(payments_by_order))
+}
+
+async fn payments_by_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(payment_key): Path<String>,
+) -> Result<Json<Payment>, PgError> {
+    auth::authorize(&headers, &state.settings.secret_key)?;
+    state.store.payment(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
+}
+
+async fn payments_by_order(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(order_id): Path<String>,
+) -> Result<Json<Payment>, PgError> {
+    auth::authorize(&headers, &state.settings.secret_key)?;
+    state.store.payment_for_order(&order_id).map(Json).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+}

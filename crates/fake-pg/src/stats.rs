@@ -1,0 +1,180 @@
+//! Counters, and the `GET /__admin/stats` body built from them and the payments.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::faults::FrontDoorFault;
+
+/// The body of `GET /__admin/stats`. Public so other crates' tests can decode it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Every `POST /v1/payments/confirm`, whatever became of it.
+    pub confirm_requests: u64,
+    /// Confirms that started a new processing.
+    pub processings: u64,
+    /// Confirms answered from an idempotency record.
+    pub replays: u64,
+    /// 409 `IDEMPOTENT_REQUEST_PROCESSING` answers.
+    pub in_progress_conflicts: u64,
+    /// 429 answers because the contract limit was reached.
+    pub contract_limit_rejections: u64,
+    /// Answers to a `TossPayments-Test-Code` header.
+    pub test_code_responses: u64,
+    /// Confirms whose caller hung up before the outcome.
+    pub abandoned: u64,
+    /// Faults injected, from the global rates and window scenarios alike.
+    pub faults_injected: FaultCounts,
+    /// Processings running now, abandoned ones included.
+    pub in_flight: u64,
+    /// The most processings that ever ran at once since the last reset.
+    pub peak_in_flight: u64,
+    /// Payments by Toss status (`READY`, `IN_PROGRESS`, `DONE`, `ABORTED`, ...).
+    pub payments_by_status: BTreeMap<String, u64>,
+    /// Number of DONE payments per orderId (orders with none are left out).
+    pub charges_by_order: BTreeMap<String, u64>,
+    /// OrderIds charged more than once, sorted. Empty unless something is wrong.
+    pub double_charges: Vec<String>,
+}
+
+/// Faults injected, by kind, and their total.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    pub total: u64,
+    pub decline: u64,
+    pub error_500: u64,
+    /// 500 answered although the payment was charged (`error_500_then_charge`).
+    pub error_500_after_charge: u64,
+    pub rate_limit_429: u64,
+    pub forbidden_consecutive: u64,
+    pub reset_after_charge: u64,
+    pub reset_before_processing: u64,
+}
+
+/// A kind of fault, for counting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FaultKind {
+    Decline,
+    Error500,
+    Error500AfterCharge,
+    RateLimit429,
+    ForbiddenConsecutive,
+    ResetAfterCharge,
+    ResetBeforeProcessing,
+}
+
+impl From<FrontDoorFault> for FaultKind {
+    fn from(fault: FrontDoorFault) -> Self {
+        match fault {
+            FrontDoorFault::ResetBeforeProcessing => FaultKind::ResetBeforeProcessing,
+            FrontDoorFault::Error500 => FaultKind::Error500,
+            FrontDoorFault::RateLimit429 => FaultKind::RateLimit429,
+            FrontDoorFault::ForbiddenConsecutive => FaultKind::ForbiddenConsecutive,
+        }
+    }
+}
+
+impl FaultCounts {
+    pub(crate) fn count(&mut self, kind: FaultKind) {
+        self.total += 1;
+        let counter = match kind {
+            FaultKind::Decline => &mut self.decline,
+            FaultKind::Error500 => &mut self.error_500,
+            FaultKind::Error500AfterCharge => &mut self.error_500_after_charge,
+            FaultKind::RateLimit429 => &mut self.rate_limit_429,
+            FaultKind::ForbiddenConsecutive => &mut self.forbidden_consecutive,
+            FaultKind::ResetAfterCharge => &mut self.reset_after_charge,
+            FaultKind::ResetBeforeProcessing => &mut self.reset_before_processing,
+        };
+        *counter += 1;
+    }
+}
+
+/// The counted part of [`Stats`]; the rest is computed from the payments.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) confirm_requests: u64,
+    pub(crate) processings: u64,
+    pub(crate) replays: u64,
+    pub(crate) in_progress_conflicts: u64,
+    pub(crate) contract_limit_rejections: u64,
+    pub(crate) test_code_responses: u64,
+    pub(crate) abandoned: u64,
+    pub(crate) faults: FaultCounts,
+    pub(crate) in_flight: u64,
+    pub(crate) peak_in_flight: u64,
+}
+
+impl Counters {
+    pub(crate) fn processing_started(&mut self) {
+        self.processings += 1;
+        self.in_flight += 1;
+        self.peak_in_flight = self.peak_in_flight.max(self.in_flight);
+    }
+
+    pub(crate) fn processing_ended(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
+    /// The stats body, given the charges and statuses of the payments.
+    pub(crate) fn snapshot(
+        &self,
+        payments_by_status: BTreeMap<String, u64>,
+        charges_by_order: BTreeMap<String, u64>,
+    ) -> Stats {
+        let double_charges = charges_by_order
+            .iter()
+            .filter(|(_, charges)| **charges > 1)
+            .map(|(order_id, _)| order_id.clone())
+            .collect();
+        Stats {
+            confirm_requests: self.confirm_requests,
+            processings: self.processings,
+            replays: self.replays,
+            in_progress_conflicts: self.in_progress_conflicts,
+            contract_limit_rejections: self.contract_limit_rejections,
+            test_code_responses: self.test_code_responses,
+            abandoned: self.abandoned,
+            faults_injected: self.faults.clone(),
+            in_flight: self.in_flight,
+            peak_in_flight: self.peak_in_flight,
+            payments_by_status,
+            charges_by_order,
+            double_charges,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_charged_twice_are_double_charges() {
+        let charges = BTreeMap::from([("a".to_owned(), 1), ("b".to_owned(), 2)]);
+        let stats = Counters::default().snapshot(BTreeMap::new(), charges);
+        assert_eq!(stats.double_charges, vec!["b".to_owned()]);
+    }
+
+    #[test]
+    fn peak_follows_the_highest_in_flight() {
+        let mut counters = Counters::default();
+        counters.processing_started();
+        counters.processing_started();
+        counters.processing_ended();
+        counters.processing_started();
+        counters.processing_ended();
+        counters.processing_ended();
+        assert_eq!((counters.in_flight, counters.peak_in_flight), (0, 2));
+        counters.processing_ended();
+        assert_eq!(counters.in_flight, 0);
+    }
+
+    #[test]
+    fn faults_count_by_kind_and_in_total() {
+        let mut faults = FaultCounts::default();
+        faults.count(FaultKind::Decline);
+        faults.count(FrontDoorFault::RateLimit429.into());
+        assert_eq!((faults.total, faults.decline, faults.rate_limit_429), (2, 1, 1));
+    }
+}
