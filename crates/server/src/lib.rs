@@ -1,1 +1,97 @@
-//! placeholder
+//! The payonce order server: the backend the checkout page talks to. Its job is
+//! that no payment is lost, charged twice, or reported with the wrong outcome,
+//! whatever the PG does.
+//!
+//! # Layout
+//!
+//! - `config`: flags, and the refusal of a page window shorter than the PG timeout.
+//! - `routes`: the HTTP surface, one module per route group, plus the built page.
+//! - `orders`: creating orders from a cart and showing them to their customer.
+//! - `catalog`: the demo products and server-side pricing.
+//! - `payment`: confirm, settle, recovery, backoff and the circuit breaker.
+//! - `pg`: the PG's wire types, HTTP client, concurrency cap and classification.
+//! - `db`: SQLite storage; the only module with SQL.
+//! - `customer`: the anonymous customer cookie.
+//! - `error`: the one error type and the JSON extractor that uses it.
+//! - `metrics`: Prometheus names and the HTTP middleware.
+//! - `state`: the handles every handler shares.
+
+pub mod catalog;
+pub mod config;
+pub mod customer;
+pub mod db;
+pub mod error;
+pub mod metrics;
+pub mod orders;
+pub mod payment;
+pub mod pg;
+pub mod routes;
+pub mod state;
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use config::{ConfigError, ServerConfig};
+use db::Db;
+use state::AppState;
+
+/// How long shutdown waits for in-flight requests and PG calls. What does not
+/// finish stays PENDING in the database and is settled by recovery at next start.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot open the database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("cannot apply the database migrations: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("the HTTP server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves on `listener` until `shutdown` completes. Tests call this with a port-0
+/// listener and their own shutdown future; `main` calls it with Ctrl-C/SIGTERM.
+pub async fn run(
+    mut config: ServerConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    config.validate()?;
+    if config.public_url.is_none() {
+        // The listener may be on a port chosen by the OS (port 0).
+        config.public_url = Some(format!("http://{}", listener.local_addr()?));
+    }
+    let db = Db::open(&config.db).await?;
+    let state = AppState::new(config, db);
+    let stopping = CancellationToken::new();
+    let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));
+
+    let signal = stopping.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        signal.cancel();
+    });
+    let graceful = stopping.clone();
+    let serve = axum::serve(listener, routes::router(state.clone()))
+        .with_graceful_shutdown(async move { graceful.cancelled().await });
+    tokio::select! {
+        served = serve => served?,
+        // A confirm can wait a minute for the PG; do not hold shutdown for it.
+        () = async { stopping.cancelled().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
+            tracing::warn!("in-flight requests did not finish in time; recovery will settle their payments");
+        }
+    }
+    stopping.cancel();
+    state.pg_tasks.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, state.pg_tasks.wait()).await.is_err() {
+        tracing::warn!("PG calls still running at shutdown; their payments stay PENDING until recovery");
+    }
+    let _ = recovery.await;
+    Ok(())
+}

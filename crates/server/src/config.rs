@@ -1,0 +1,228 @@
+//! Server settings: command-line flags with `PAYONCE_*` environment equivalents.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use payonce_api::PageConfig;
+
+/// The payonce order server.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "payonce-server", version, about)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    #[arg(long, env = "PAYONCE_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+
+    /// SQLite database file (created if missing).
+    #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db")]
+    pub db: PathBuf,
+
+    /// Directory of the built page (`trunk build` output); unset serves the API only.
+    #[arg(long, env = "PAYONCE_STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
+
+    /// Where customers reach the page; the PG window sends them back to it.
+    /// Defaults to `http://<listen>`.
+    #[arg(long, env = "PAYONCE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Base URL of the PG API (and of its payment window).
+    #[arg(long, env = "PAYONCE_PG_URL", default_value = "http://127.0.0.1:9090")]
+    pub pg_url: String,
+
+    /// The merchant's PG secret key.
+    #[arg(long, env = "PAYONCE_PG_SECRET_KEY", default_value = "test_sk_payonce_fake_pg_0000")]
+    pub pg_secret_key: String,
+
+    /// How long to wait for a TCP connection to the PG. A connect failure means the
+    /// request never left, so it is safe to call it a failure.
+    #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
+    pub pg_connect_timeout: Duration,
+
+    /// How long to wait for the PG's answer once the request is sent. Past it the
+    /// outcome is unknown, never failed.
+    #[arg(long, env = "PAYONCE_PG_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub pg_read_timeout: Duration,
+
+    /// Most PG calls in flight at once (confirms and recovery together).
+    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pg_max_concurrency: u32,
+
+    /// Pause between recovery passes over unsettled payments.
+    #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
+    pub recovery_interval: Duration,
+
+    /// How long the page waits for the confirm POST before checking instead.
+    #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
+    pub confirm_wait: Duration,
+
+    /// Pause between the page's checks of the order.
+    #[arg(long, env = "PAYONCE_POLL_INTERVAL", default_value = "2s", value_parser = parse_duration)]
+    pub poll_interval: Duration,
+
+    /// How many checks the page makes before it says it could not confirm yet.
+    #[arg(long, env = "PAYONCE_POLL_ATTEMPTS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub poll_attempts: u32,
+}
+
+/// Why the server refuses a configuration.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error(
+        "the page stops checking before the server can finish a payment: confirm-wait {} \
+         + poll-interval {} x poll-attempts {poll_attempts} = {}, but \
+         pg-connect-timeout {} + pg-read-timeout {} = {}. \
+         Raise --poll-attempts or --confirm-wait, or lower --pg-read-timeout",
+        human(*confirm_wait), human(*poll_interval), human(*window), human(*connect), human(*read), human(*connect + *read)
+    )]
+    CheckingWindowTooShort {
+        confirm_wait: Duration,
+        poll_interval: Duration,
+        poll_attempts: u32,
+        window: Duration,
+        connect: Duration,
+        read: Duration,
+    },
+    #[error("--{flag} must be positive")]
+    ZeroDuration { flag: &'static str },
+    #[error("--{flag} {value:?} is not an http(s) URL")]
+    InvalidUrl { flag: &'static str, value: String },
+}
+
+impl ServerConfig {
+    /// Defaults for everything, as if started with no flags. Tests start from this.
+    pub fn defaults() -> Self {
+        Self::parse_from(["payonce-server"])
+    }
+
+    /// The longest a confirm can keep the PG busy: connecting plus waiting for the answer.
+    pub fn max_processing(&self) -> Duration {
+        self.pg_connect_timeout + self.pg_read_timeout
+    }
+
+    /// The timings the page uses, served at `GET /api/config`.
+    pub fn page_config(&self) -> PageConfig {
+        PageConfig {
+            confirm_wait_ms: millis(self.confirm_wait),
+            poll_interval_ms: millis(self.poll_interval),
+            poll_attempts: self.poll_attempts,
+            server_max_processing_ms: millis(self.max_processing()),
+        }
+    }
+
+    /// Public base URL without a trailing slash.
+    pub fn public_base_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", self.listen),
+        }
+    }
+
+    /// Refuses settings under which a payment could be reported wrongly.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (flag, value) in [
+            ("pg-connect-timeout", self.pg_connect_timeout),
+            ("pg-read-timeout", self.pg_read_timeout),
+            ("recovery-interval", self.recovery_interval),
+            ("confirm-wait", self.confirm_wait),
+            ("poll-interval", self.poll_interval),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError::ZeroDuration { flag });
+            }
+        }
+        for (flag, value) in [("pg-url", Some(&self.pg_url)), ("public-url", self.public_url.as_ref())] {
+            if let Some(value) = value {
+                let parsed = reqwest::Url::parse(value).ok();
+                if !parsed.is_some_and(|url| matches!(url.scheme(), "http" | "https")) {
+                    return Err(ConfigError::InvalidUrl { flag, value: value.clone() });
+                }
+            }
+        }
+        let page = self.page_config();
+        if !page.covers_server_processing() {
+            return Err(ConfigError::CheckingWindowTooShort {
+                confirm_wait: self.confirm_wait,
+                poll_interval: self.poll_interval,
+                poll_attempts: self.poll_attempts,
+                window: Duration::from_millis(page.checking_window_ms()),
+                connect: self.pg_connect_timeout,
+                read: self.pg_read_timeout,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn human(duration: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(duration)
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Parses `500ms`, `15s`, `2m`, `1h 30m`.
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_match_the_design_and_pass() {
+        let config = ServerConfig::defaults();
+        assert_eq!(config.pg_connect_timeout, Duration::from_secs(3));
+        assert_eq!(config.pg_read_timeout, Duration::from_secs(60));
+        assert_eq!(config.pg_max_concurrency, 40);
+        assert_eq!(config.page_config(), PageConfig::DEFAULT);
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn durations_read_the_way_people_write_them() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("15").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_checking_window_shorter_than_the_pg_timeout_is_refused_with_the_numbers() {
+        let config = ServerConfig::parse_from(["payonce-server", "--poll-attempts", "10", "--pg-read-timeout", "60s"]);
+        let error = config.validate().unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(error, ConfigError::CheckingWindowTooShort { .. }));
+        assert!(message.contains("= 35s"), "{message}");
+        assert!(message.contains("= 1m 3s"), "{message}");
+    }
+
+    #[test]
+    fn a_longer_read_timeout_needs_a_longer_window() {
+        let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s"]);
+        assert!(config.validate().is_err());
+        let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s", "--poll-attempts", "40"]);
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn zero_durations_and_bad_urls_are_refused() {
+        let config = ServerConfig::parse_from(["payonce-server", "--poll-interval", "0s"]);
+        assert_eq!(config.validate(), Err(ConfigError::ZeroDuration { flag: "poll-interval" }));
+        let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "localhost:9090"]);
+        assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-url", .. })));
+    }
+
+    #[test]
+    fn the_public_url_defaults_to_the_listen_address() {
+        let config = ServerConfig::parse_from(["payonce-server", "--listen", "127.0.0.1:4000"]);
+        assert_eq!(config.public_base_url(), "http://127.0.0.1:4000");
+        let config = ServerConfig::parse_from(["payonce-server", "--public-url", "https://shop.example/"]);
+        assert_eq!(config.public_base_url(), "https://shop.example");
+    }
+}

@@ -1,0 +1,55 @@
+//! Storage: SQLite in WAL mode, one file, migrations at start. The only module
+//! that writes SQL. Queries are plain SQL with binds so a PostgreSQL backend can
+//! follow the same shape.
+
+mod attempts;
+mod orders;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub use attempts::{Attempt, NewAttempt, Transition};
+pub use orders::NewOrder;
+
+/// A handle to the database; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Db {
+    pool: SqlitePool,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // A committed payment transition must survive a power cut, not only a crash.
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit every timestamp is stored in.
+pub fn now_ms() -> i64 {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// RFC 3339 in UTC, as the API shows timestamps.
+pub fn rfc3339(ms: i64) -> String {
+    let time = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or_default());
+    humantime::format_rfc3339_millis(time).to_string()
+}

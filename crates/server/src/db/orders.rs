@@ -1,0 +1,114 @@
+use payonce_api::{Failure, LineItem, Order, OrderStatus};
+use sqlx::FromRow;
+
+use super::{Db, rfc3339};
+
+/// An order about to be stored.
+#[derive(Debug, Clone)]
+pub struct NewOrder {
+    pub order_id: String,
+    pub customer_id: String,
+    pub amount: u64,
+    pub order_name: String,
+    pub items: Vec<LineItem>,
+    pub created_at_ms: i64,
+}
+
+/// An order joined with its payment attempt, if it has one.
+const SELECT_ORDER: &str = "SELECT o.order_id, o.amount, o.order_name, o.items, o.created_at_ms, \
+     a.status, a.failure_code, a.failure_message, a.updated_at_ms AS attempt_updated_at_ms \
+     FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id";
+
+#[derive(Debug, FromRow)]
+struct OrderRow {
+    order_id: String,
+    amount: i64,
+    order_name: String,
+    items: String,
+    created_at_ms: i64,
+    status: Option<String>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    attempt_updated_at_ms: Option<i64>,
+}
+
+impl TryFrom<OrderRow> for Order {
+    type Error = sqlx::Error;
+
+    fn try_from(row: OrderRow) -> Result<Self, Self::Error> {
+        let status = match row.status.as_deref() {
+            None => OrderStatus::Created,
+            Some(text) => OrderStatus::parse(text)
+                .ok_or_else(|| sqlx::Error::Decode(format!("unknown payment status {text:?}").into()))?,
+        };
+        let failure = match (status, row.failure_code, row.failure_message) {
+            (OrderStatus::Failed, Some(code), Some(message)) => Some(Failure { code, message }),
+            _ => None,
+        };
+        let items: Vec<LineItem> =
+            serde_json::from_str(&row.items).map_err(|error| sqlx::Error::Decode(Box::new(error)))?;
+        Ok(Order {
+            order_id: row.order_id,
+            status,
+            amount: u64::try_from(row.amount).map_err(|error| sqlx::Error::Decode(Box::new(error)))?,
+            order_name: row.order_name,
+            items,
+            created_at: rfc3339(row.created_at_ms),
+            updated_at: rfc3339(row.attempt_updated_at_ms.unwrap_or(row.created_at_ms)),
+            failure,
+        })
+    }
+}
+
+impl Db {
+    pub async fn insert_order(&self, order: &NewOrder) -> Result<(), sqlx::Error> {
+        let items = serde_json::to_string(&order.items).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+        sqlx::query(
+            "INSERT INTO orders (order_id, customer_id, amount, order_name, items, created_at_ms) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&order.order_id)
+        .bind(&order.customer_id)
+        .bind(i64::try_from(order.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
+        .bind(&order.order_name)
+        .bind(items)
+        .bind(order.created_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The order, if it belongs to this customer.
+    pub async fn customer_order(&self, customer_id: &str, order_id: &str) -> Result<Option<Order>, sqlx::Error> {
+        let query = format!("{SELECT_ORDER} WHERE o.order_id = ? AND o.customer_id = ?");
+        let row: Option<OrderRow> =
+            sqlx::query_as(&query).bind(order_id).bind(customer_id).fetch_optional(&self.pool).await?;
+        row.map(Order::try_from).transpose()
+    }
+
+    /// The order, whoever it belongs to. For the server's own bookkeeping only.
+    pub async fn order(&self, order_id: &str) -> Result<Option<Order>, sqlx::Error> {
+        let query = format!("{SELECT_ORDER} WHERE o.order_id = ?");
+        let row: Option<OrderRow> = sqlx::query_as(&query).bind(order_id).fetch_optional(&self.pool).await?;
+        row.map(Order::try_from).transpose()
+    }
+
+    /// The customer's orders, newest first.
+    pub async fn customer_orders(&self, customer_id: &str, limit: u32) -> Result<Vec<Order>, sqlx::Error> {
+        let query =
+            format!("{SELECT_ORDER} WHERE o.customer_id = ? ORDER BY o.created_at_ms DESC, o.rowid DESC LIMIT ?");
+        let rows: Vec<OrderRow> = sqlx::query_as(&query).bind(customer_id).bind(limit).fetch_all(&self.pool).await?;
+        rows.into_iter().map(Order::try_from).collect()
+    }
+
+    /// The customer's newest order paid, or being paid, since `since_ms`.
+    pub async fn recent_payment(&self, customer_id: &str, since_ms: i64) -> Result<Option<Order>, sqlx::Error> {
+        let query = format!(
+            "{SELECT_ORDER} WHERE o.customer_id = ? AND a.created_at_ms >= ? \
+             AND a.status IN ('PAID', 'PENDING', 'UNKNOWN') ORDER BY a.created_at_ms DESC LIMIT 1"
+        );
+        let row: Option<OrderRow> =
+            sqlx::query_as(&query).bind(customer_id).bind(since_ms).fetch_optional(&self.pool).await?;
+        row.map(Order::try_from).transpose()
+    }
+}

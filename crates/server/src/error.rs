@@ -1,0 +1,131 @@
+//! The server's one error type. User errors carry their code and status;
+//! internal errors are logged with their cause and answered without it.
+
+use axum::extract::FromRequest;
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use payonce_api::{ApiErrorBody, ErrorCode, Order};
+
+/// Everything a request can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{message}")]
+    InvalidRequest { message: String },
+    #[error("{0}")]
+    InvalidIdempotencyKey(&'static str),
+    #[error("this idempotency key was already used for another order")]
+    IdempotencyKeyReused,
+    #[error("a payment for this order is being processed")]
+    PaymentInProgress { order: Box<Order> },
+    #[error("this order is already paid")]
+    OrderAlreadyPaid { order: Box<Order> },
+    #[error("this order's payment failed; place a new order to try again")]
+    OrderAlreadyFailed { order: Box<Order> },
+    #[error("the amount {confirmed} does not match the order's amount {expected}")]
+    AmountMismatch { confirmed: u64, expected: u64 },
+    #[error("no such order")]
+    OrderNotFound,
+    #[error("unknown product {sku:?}")]
+    UnknownSku { sku: String },
+    #[error("{0}")]
+    InvalidQuantity(String),
+    #[error("{0}")]
+    InvalidCart(&'static str),
+    #[error("the request body is larger than {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("no such API route")]
+    NotFound,
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            AppError::InvalidRequest { .. } => ErrorCode::InvalidRequest,
+            AppError::InvalidIdempotencyKey(_) => ErrorCode::InvalidIdempotencyKey,
+            AppError::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
+            AppError::PaymentInProgress { .. } => ErrorCode::PaymentInProgress,
+            AppError::OrderAlreadyPaid { .. } => ErrorCode::OrderAlreadyPaid,
+            AppError::OrderAlreadyFailed { .. } => ErrorCode::OrderAlreadyFailed,
+            AppError::AmountMismatch { .. } => ErrorCode::AmountMismatch,
+            AppError::OrderNotFound => ErrorCode::OrderNotFound,
+            AppError::UnknownSku { .. } => ErrorCode::UnknownSku,
+            AppError::InvalidQuantity(_) => ErrorCode::InvalidQuantity,
+            AppError::InvalidCart(_) => ErrorCode::InvalidCart,
+            AppError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            AppError::NotFound => ErrorCode::NotFound,
+            AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        match self {
+            AppError::InvalidRequest { .. }
+            | AppError::InvalidIdempotencyKey(_)
+            | AppError::AmountMismatch { .. }
+            | AppError::UnknownSku { .. }
+            | AppError::InvalidQuantity(_)
+            | AppError::InvalidCart(_) => StatusCode::BAD_REQUEST,
+            AppError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::PaymentInProgress { .. }
+            | AppError::OrderAlreadyPaid { .. }
+            | AppError::OrderAlreadyFailed { .. } => StatusCode::CONFLICT,
+            AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
+            AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::Database(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn order(self) -> Option<Order> {
+        match self {
+            AppError::PaymentInProgress { order }
+            | AppError::OrderAlreadyPaid { order }
+            | AppError::OrderAlreadyFailed { order } => Some(*order),
+            _ => None,
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = if status.is_server_error() {
+            tracing::error!(error = ?self, "request failed");
+            "Something went wrong on our side. Your payment state is safe; please retry.".to_owned()
+        } else {
+            self.to_string()
+        };
+        let code = self.code().as_str().to_owned();
+        let body = ApiErrorBody { code, message, order: self.order() };
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+/// `axum::Json`, but malformed bodies are answered in our `{code, message}` shape.
+#[derive(Debug, FromRequest)]
+#[from_request(via(axum::Json), rejection(AppError))]
+pub struct Json<T>(pub T);
+
+impl<T: serde::Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+impl From<JsonRejection> for AppError {
+    fn from(rejection: JsonRejection) -> Self {
+        match rejection {
+            JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                AppError::PayloadTooLarge { limit: crate::routes::BODY_LIMIT_BYTES }
+            }
+            JsonRejection::MissingJsonContentType(_) => AppError::InvalidRequest {
+                message: "send the body as JSON with Content-Type: application/json".to_owned(),
+            },
+            other => AppError::InvalidRequest { message: other.body_text() },
+        }
+    }
+}

@@ -1,0 +1,49 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use payonce_server::ServerConfig;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    let config = ServerConfig::parse();
+    if let Err(error) = config.validate() {
+        eprintln!("payonce-server: refusing to start: {error}");
+        return ExitCode::from(2);
+    }
+    let listener = match tokio::net::TcpListener::bind(config.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("payonce-server: cannot listen on {}: {error}", config.listen);
+            return ExitCode::FAILURE;
+        }
+    };
+    let address = listener.local_addr().map_or_else(|_| config.listen.to_string(), |a| a.to_string());
+    println!("payonce-server listening on http://{address}  (PG {}, database {})", config.pg_url, config.db.display());
+    match payonce_server::run(config, listener, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("payonce-server: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler installs");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

@@ -1,0 +1,76 @@
+//! Prometheus metrics: names from DESIGN.md, recorded where transitions happen.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics::{counter, gauge};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use payonce_api::OrderStatus;
+
+/// The process-wide recorder. Several servers in one test process share it,
+/// since `metrics` has one global recorder.
+pub fn handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let handle = PrometheusBuilder::new().install_recorder().expect("no other metrics recorder is installed");
+            describe();
+            handle
+        })
+        .clone()
+}
+
+fn describe() {
+    metrics::describe_counter!("payment_pg_confirm_calls_total", "Confirm calls to the PG by outcome");
+    metrics::describe_counter!("payment_pg_query_retry_total", "Recovery calls to the PG that will be retried");
+    metrics::describe_counter!(
+        "payment_pg_query_retry_exhausted_total",
+        "Recovery passes that ended without settling a payment"
+    );
+    metrics::describe_gauge!("payment_unknown_oldest_age_seconds", "Age of the oldest unsettled payment");
+    metrics::describe_gauge!("payment_pg_in_flight", "PG calls in flight");
+    metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
+    metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
+    metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
+}
+
+/// One confirm call finished with this outcome (`paid`, `failed`, `unknown`, `unreachable`, `busy`).
+pub fn pg_confirm_call(outcome: &'static str) {
+    counter!("payment_pg_confirm_calls_total", "outcome" => outcome).increment(1);
+}
+
+pub fn pg_in_flight(delta: f64) {
+    gauge!("payment_pg_in_flight").increment(delta);
+}
+
+pub fn order_transition(status: OrderStatus) {
+    counter!("payment_orders_total", "status" => status.as_str()).increment(1);
+}
+
+pub fn recovery_retry() {
+    counter!("payment_pg_query_retry_total").increment(1);
+}
+
+pub fn recovery_exhausted() {
+    counter!("payment_pg_query_retry_exhausted_total").increment(1);
+}
+
+pub fn unknown_oldest_age(seconds: f64) {
+    gauge!("payment_unknown_oldest_age_seconds").set(seconds);
+}
+
+/// Counts every request by its route template, so label values stay bounded.
+pub async fn track_http(request: Request, next: Next) -> Response {
+    let route =
+        request.extensions().get::<MatchedPath>().map_or_else(|| "static".to_owned(), |path| path.as_str().to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::histogram!("http_request_duration_seconds", "route" => route.clone())
+        .record(started.elapsed().as_secs_f64());
+    counter!("http_requests_total", "route" => route, "status" => status).increment(1);
+    response
+}

@@ -1,0 +1,55 @@
+//! Orders: creating them from a cart, and showing them to their customer.
+
+use std::time::Duration;
+
+use payonce_api::{CreateOrderRequest, CreatedOrder, Order};
+use uuid::Uuid;
+
+use crate::catalog;
+use crate::customer::Customer;
+use crate::db::{NewOrder, now_ms};
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// How far back a paid or in-progress order makes the page warn about a duplicate.
+pub const RECENT_WINDOW: Duration = Duration::from_secs(10 * 60);
+/// Most orders listed.
+const LIST_LIMIT: u32 = 100;
+
+/// Prices the cart, stores the order, and says where to pay for it.
+pub async fn create(
+    state: &AppState,
+    customer: &Customer,
+    request: &CreateOrderRequest,
+) -> Result<CreatedOrder, AppError> {
+    let cart = catalog::price(&request.items)?;
+    let new_order = NewOrder {
+        // Toss accepts 6-64 characters of [A-Za-z0-9_-].
+        order_id: format!("ord_{}", Uuid::new_v4().simple()),
+        customer_id: customer.0.clone(),
+        amount: cart.amount,
+        order_name: cart.order_name,
+        items: cart.items,
+        created_at_ms: now_ms(),
+    };
+    state.db.insert_order(&new_order).await?;
+    let order = state.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;
+    let payment_window_url =
+        state.pg.client().window_url(&order.order_id, order.amount, &order.order_name, &state.config.public_base_url());
+    tracing::info!(order_id = order.order_id, amount = order.amount, "order created");
+    Ok(CreatedOrder { order, payment_window_url })
+}
+
+pub async fn list(state: &AppState, customer: &Customer) -> Result<Vec<Order>, AppError> {
+    Ok(state.db.customer_orders(&customer.0, LIST_LIMIT).await?)
+}
+
+pub async fn show(state: &AppState, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
+    state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)
+}
+
+/// The customer's newest order paid or being paid in the last ten minutes.
+pub async fn recent_payment(state: &AppState, customer: &Customer) -> Result<Option<Order>, AppError> {
+    let since = now_ms() - i64::try_from(RECENT_WINDOW.as_millis()).unwrap_or(i64::MAX);
+    Ok(state.db.recent_payment(&customer.0, since).await?)
+}

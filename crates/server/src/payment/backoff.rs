@@ -1,0 +1,42 @@
+//! Exponential backoff with full jitter: the wait before retry `n` is uniform in
+//! `[0, min(cap, base * 2^n)]`, so retries from many payments spread out instead
+//! of arriving at the PG together.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+pub const BASE: Duration = Duration::from_millis(500);
+pub const CAP: Duration = Duration::from_secs(8);
+
+/// The wait before retry number `retry` (0 for the first retry).
+pub fn full_jitter(retry: u32, rng: &mut impl Rng) -> Duration {
+    let ceiling = BASE.saturating_mul(2u32.saturating_pow(retry)).min(CAP);
+    let ceiling_ms = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(rng.random_range(0..=ceiling_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    #[test]
+    fn waits_stay_under_a_ceiling_that_doubles_up_to_the_cap() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for (retry, ceiling) in [(0, 500), (1, 1_000), (2, 2_000), (3, 4_000), (4, 8_000), (10, 8_000), (40, 8_000)] {
+            let waits: Vec<_> = (0..500).map(|_| full_jitter(retry, &mut rng)).collect();
+            let longest = waits.iter().max().unwrap();
+            assert!(*longest <= Duration::from_millis(ceiling), "retry {retry}: {longest:?}");
+            assert!(*longest > Duration::from_millis(ceiling * 8 / 10), "retry {retry} uses its range");
+        }
+    }
+
+    #[test]
+    fn waits_are_spread_not_fixed() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let waits: std::collections::HashSet<_> = (0..50).map(|_| full_jitter(3, &mut rng)).collect();
+        assert!(waits.len() > 40);
+    }
+}

@@ -1,0 +1,113 @@
+//! One circuit breaker for all recovery calls: after repeated failures to get
+//! any answer from the PG, recovery stops calling it for a while instead of
+//! adding load to a PG that is already struggling.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Consecutive failures that open the breaker.
+const FAILURE_THRESHOLD: u32 = 5;
+/// How long an open breaker refuses calls before letting one probe through.
+const COOL_DOWN: Duration = Duration::from_secs(30);
+
+#[derive(Debug)]
+pub struct CircuitBreaker {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: Instant,
+    },
+    /// One probe call is out; everyone else waits for its result.
+    HalfOpen,
+}
+
+impl Default for CircuitBreaker {
+    fn default() -> Self {
+        Self { state: Mutex::new(State::Closed { failures: 0 }) }
+    }
+}
+
+impl CircuitBreaker {
+    /// Whether a call may go to the PG now.
+    pub fn allows_call(&self) -> bool {
+        let mut state = self.state.lock().expect("breaker lock");
+        match *state {
+            State::Closed { .. } => true,
+            State::Open { until } if Instant::now() >= until => {
+                *state = State::HalfOpen;
+                true
+            }
+            State::Open { .. } | State::HalfOpen => false,
+        }
+    }
+
+    /// The PG answered (whatever it said).
+    pub fn record_answer(&self) {
+        *self.state.lock().expect("breaker lock") = State::Closed { failures: 0 };
+    }
+
+    /// The PG gave no usable answer: unreachable, timed out, 5xx or overloaded.
+    pub fn record_failure(&self) {
+        let mut state = self.state.lock().expect("breaker lock");
+        *state = match *state {
+            State::Closed { failures } if failures + 1 < FAILURE_THRESHOLD => State::Closed { failures: failures + 1 },
+            State::Closed { .. } | State::HalfOpen | State::Open { .. } => {
+                tracing::warn!(cool_down = ?COOL_DOWN, "PG circuit breaker open: recovery pauses");
+                State::Open { until: Instant::now() + COOL_DOWN }
+            }
+        };
+    }
+
+    pub fn is_open(&self) -> bool {
+        matches!(*self.state.lock().expect("breaker lock"), State::Open { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn opens_after_repeated_failures_and_probes_after_the_cool_down() {
+        let breaker = CircuitBreaker::default();
+        for _ in 0..FAILURE_THRESHOLD - 1 {
+            breaker.record_failure();
+            assert!(breaker.allows_call());
+        }
+        breaker.record_failure();
+        assert!(breaker.is_open());
+        assert!(!breaker.allows_call());
+
+        tokio::time::advance(COOL_DOWN).await;
+        assert!(breaker.allows_call(), "one probe after the cool-down");
+        assert!(!breaker.allows_call(), "only one");
+
+        breaker.record_failure();
+        assert!(!breaker.allows_call(), "a failed probe opens it again");
+        tokio::time::advance(COOL_DOWN).await;
+        assert!(breaker.allows_call());
+        breaker.record_answer();
+        assert!(breaker.allows_call() && breaker.allows_call(), "an answer closes it");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_resets_the_failure_count() {
+        let breaker = CircuitBreaker::default();
+        for _ in 0..FAILURE_THRESHOLD - 1 {
+            breaker.record_failure();
+        }
+        breaker.record_answer();
+        for _ in 0..FAILURE_THRESHOLD - 1 {
+            breaker.record_failure();
+        }
+        assert!(breaker.allows_call());
+    }
+}

@@ -1,0 +1,135 @@
+//! The HTTP client to the PG. It reports what happened on the wire and leaves
+//! the meaning to `classify`.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use reqwest::{Response, Url};
+
+use super::toss::{ConfirmBody, ErrorBody, Payment};
+
+/// What a call to the PG produced, before any interpretation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PgAnswer {
+    /// A Payment object.
+    Payment { http_status: u16, payment: Payment },
+    /// A Toss error body.
+    Error { http_status: u16, code: String, message: String },
+    /// A response whose body is neither.
+    Unparsable { http_status: u16 },
+    /// The connection was never made, so the request never left.
+    NotSent { detail: String },
+    /// The request left but no complete response came back (timeout, reset).
+    NoAnswer { detail: String },
+}
+
+/// One confirm call: the payment, and the idempotency key every retry reuses.
+#[derive(Debug, Clone, Copy)]
+pub struct PgConfirm<'a> {
+    pub payment_key: &'a str,
+    pub order_id: &'a str,
+    pub amount: u64,
+    pub idempotency_key: &'a str,
+}
+
+/// HTTP client for the PG's payments API.
+#[derive(Debug, Clone)]
+pub struct PgClient {
+    http: reqwest::Client,
+    base: Url,
+    authorization: HeaderValue,
+}
+
+impl PgClient {
+    /// `read_timeout` bounds the wait for the answer once the request is sent;
+    /// `connect_timeout` bounds the connection, which fails before anything is sent.
+    pub fn new(base: &str, secret_key: &str, connect_timeout: Duration, read_timeout: Duration) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .read_timeout(read_timeout)
+            .timeout(connect_timeout + read_timeout)
+            .build()
+            .expect("the TLS backend initialises");
+        let base = Url::parse(base).expect("the PG URL was validated at start-up");
+        let token = STANDARD.encode(format!("{secret_key}:"));
+        let authorization = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
+        Self { http, base, authorization }
+    }
+
+    /// `POST /v1/payments/confirm` with the attempt's idempotency key.
+    pub async fn confirm(&self, call: PgConfirm<'_>) -> PgAnswer {
+        let body = ConfirmBody { payment_key: call.payment_key, order_id: call.order_id, amount: call.amount };
+        let request = self
+            .http
+            .post(self.url("v1/payments/confirm"))
+            .header(AUTHORIZATION, self.authorization.clone())
+            .header("Idempotency-Key", call.idempotency_key)
+            .json(&body);
+        read_answer(request.send().await).await
+    }
+
+    /// `GET /v1/payments/orders/:orderId`: the PG's payment for an order, if any.
+    pub async fn payment_for_order(&self, order_id: &str) -> PgAnswer {
+        let mut url = self.url("v1/payments/orders/");
+        url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(order_id);
+        let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone());
+        read_answer(request.send().await).await
+    }
+
+    /// The browser-facing payment window for an order.
+    pub fn window_url(&self, order_id: &str, amount: u64, order_name: &str, public_base: &str) -> String {
+        let mut url = self.url("v1/window");
+        url.query_pairs_mut()
+            .append_pair("orderId", order_id)
+            .append_pair("amount", &amount.to_string())
+            .append_pair("orderName", order_name)
+            .append_pair("successUrl", &format!("{public_base}/pay/success"))
+            .append_pair("failUrl", &format!("{public_base}/pay/fail"));
+        url.into()
+    }
+
+    fn url(&self, path: &str) -> Url {
+        let mut base = self.base.clone();
+        if !base.path().ends_with('/') {
+            base.set_path(&format!("{}/", base.path()));
+        }
+        base.join(path).expect("static paths join")
+    }
+}
+
+async fn read_answer(sent: Result<Response, reqwest::Error>) -> PgAnswer {
+    let response = match sent {
+        Ok(response) => response,
+        Err(error) if error.is_connect() => return PgAnswer::NotSent { detail: error_chain(&error) },
+        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error) },
+    };
+    let http_status = response.status().as_u16();
+    let body = match response.bytes().await {
+        Ok(body) => body,
+        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error) },
+    };
+    if (200..300).contains(&http_status) {
+        return match serde_json::from_slice::<Payment>(&body) {
+            Ok(payment) => PgAnswer::Payment { http_status, payment },
+            Err(_) => PgAnswer::Unparsable { http_status },
+        };
+    }
+    match serde_json::from_slice::<ErrorBody>(&body) {
+        Ok(ErrorBody { code, message }) => PgAnswer::Error { http_status, code, message },
+        Err(_) => PgAnswer::Unparsable { http_status },
+    }
+}
+
+/// reqwest's top-level message hides the cause ("error sending request"); logs need it.
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,13 @@
+//! Everything about talking to the PG: its wire types, the HTTP client with its
+//! timeouts, the concurrency cap, and the one place its answers are classified.
+
+mod classify;
+mod client;
+mod gateway;
+mod messages;
+pub mod toss;
+
+pub use classify::{PgVerdict, classify};
+pub use client::{PgAnswer, PgClient, PgConfirm};
+pub use gateway::{PgGateway, PgSlot};
+pub use messages::customer_message;

@@ -1,0 +1,57 @@
+//! The PG's own types, in the Toss Payments API shape. Only the fields the
+//! server reads are declared; unknown fields and new statuses still parse.
+
+use serde::{Deserialize, Serialize};
+
+/// Body of `POST /v1/payments/confirm`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmBody<'a> {
+    pub payment_key: &'a str,
+    pub order_id: &'a str,
+    pub amount: u64,
+}
+
+/// The parts of a Toss Payment object the server acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Payment {
+    pub payment_key: String,
+    pub order_id: String,
+    pub status: PaymentStatus,
+    pub total_amount: u64,
+    #[serde(default)]
+    pub failure: Option<ErrorBody>,
+}
+
+/// Toss payment statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PaymentStatus {
+    /// Created by the payment window; not yet confirmed.
+    Ready,
+    /// Confirm received; the card company is being asked.
+    InProgress,
+    /// Virtual account issued; waiting for the transfer.
+    WaitingForDeposit,
+    /// Approved and charged.
+    Done,
+    /// Charged, then fully cancelled.
+    Canceled,
+    /// Charged, then partly cancelled.
+    PartialCanceled,
+    /// Approval failed; nothing charged.
+    Aborted,
+    /// The payment window session expired; nothing charged.
+    Expired,
+    /// A status this server does not know yet.
+    #[serde(other)]
+    Unrecognised,
+}
+
+/// Toss error body.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}

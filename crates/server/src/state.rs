@@ -1,0 +1,43 @@
+//! What every handler and background job shares. Cheap to clone: all handles.
+
+use std::sync::Arc;
+
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio::sync::Notify;
+use tokio_util::task::TaskTracker;
+
+use crate::config::ServerConfig;
+use crate::db::Db;
+use crate::payment::CircuitBreaker;
+use crate::pg::{PgClient, PgGateway};
+
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub config: Arc<ServerConfig>,
+    pub db: Db,
+    pub pg: PgGateway,
+    /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
+    pub breaker: Arc<CircuitBreaker>,
+    /// Wakes the recovery job early, when a confirm has just ended unknown.
+    pub recovery_wake: Arc<Notify>,
+    /// PG calls detached from their requests; shutdown waits for them.
+    pub pg_tasks: TaskTracker,
+    pub metrics: PrometheusHandle,
+}
+
+impl AppState {
+    pub fn new(config: ServerConfig, db: Db) -> Self {
+        let client =
+            PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
+        let pg = PgGateway::new(client, config.pg_max_concurrency);
+        Self {
+            config: Arc::new(config),
+            db,
+            pg,
+            breaker: Arc::new(CircuitBreaker::default()),
+            recovery_wake: Arc::new(Notify::new()),
+            pg_tasks: TaskTracker::new(),
+            metrics: crate::metrics::handle(),
+        }
+    }
+}

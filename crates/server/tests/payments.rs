@@ -1,0 +1,371 @@
+//! Confirms against a real fake PG: each row of the classification table, the
+//! confirm semantics, the concurrency cap, and recovery with the same key.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{FakePg, Server, assert_charges_agree, eventually};
+
+const SETTLE: Duration = Duration::from_secs(15);
+
+#[tokio::test]
+async fn an_approval_is_paid_and_charged_once() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-approve").await;
+
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "PAID");
+    assert_eq!(body["order_id"], created.order.order_id.as_str());
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+    assert_eq!(pg.charges(&created.order.order_id).await, 1);
+}
+
+#[tokio::test]
+async fn a_card_decline_fails_with_a_reason_and_charges_nothing() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"decline": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-decline").await;
+
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "FAILED");
+    assert_eq!(body["failure"]["code"], "REJECT_CARD_PAYMENT");
+    assert!(body["failure"]["message"].as_str().unwrap().contains("not been charged"));
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn rate_limits_and_consecutive_request_refusals_fail_without_a_charge() {
+    for (fault, code) in
+        [("rate_limit_429", "TOO_MANY_REQUESTS"), ("forbidden_consecutive", "FORBIDDEN_CONSECUTIVE_REQUEST")]
+    {
+        let pg = FakePg::start().await;
+        pg.configure(json!({"faults": {fault: 1.0}})).await;
+        let server = Server::start(&pg.url).await;
+        let created = server.create_order().await;
+
+        let (status, body) = server.confirm(&created.order, "key-turned-away").await;
+
+        assert_eq!(status, StatusCode::OK, "{fault}");
+        assert_eq!(body["status"], "FAILED", "{fault}");
+        assert_eq!(body["failure"]["code"], code);
+        assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_pg_fails_as_never_sent() {
+    let server = Server::start(&FakePg::closed_port_url().await).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-unreachable").await;
+
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "FAILED");
+    assert_eq!(body["failure"]["code"], "PG_UNREACHABLE");
+}
+
+#[tokio::test]
+async fn a_read_timeout_is_unknown_then_recovery_finds_the_charge() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 3_000})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_read_timeout = Duration::from_secs(1)).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-timeout").await;
+
+    assert_eq!(status, StatusCode::ACCEPTED, "a timeout is not a failure");
+    assert_eq!(body["status"], "UNKNOWN");
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+    let stats = pg.stats().await;
+    assert_eq!(stats.processings, 1, "recovery replays, it never processes a second time");
+    assert!(stats.replays + stats.in_progress_conflicts >= 1);
+}
+
+#[tokio::test]
+async fn faults_after_sending_are_unknown_and_recovery_settles_them_with_one_charge() {
+    for fault in ["reset_after_charge", "reset_before_processing", "error_500"] {
+        let pg = FakePg::start().await;
+        pg.configure(json!({"faults": {fault: 1.0}})).await;
+        let server = Server::start(&pg.url).await;
+        let created = server.create_order().await;
+
+        let (status, body) = server.confirm(&created.order, "key-fault").await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{fault}");
+        assert_eq!(body["status"], "UNKNOWN", "{fault}");
+
+        pg.configure(json!({"faults": {fault: 0.0}})).await;
+        server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+        assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_still_processing_at_the_pg_is_unknown_until_it_finishes() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 2_000})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let payment_key = support::payment_key_for(&created.order);
+    let direct = {
+        let order = created.order.clone();
+        let pg_url = pg.url.clone();
+        tokio::spawn(async move {
+            let pg = reqwest::Client::new();
+            pg.post(format!("{pg_url}/v1/payments/confirm"))
+                .basic_auth(support::SECRET_KEY, Some(""))
+                .header("Idempotency-Key", "key-shared")
+                .json(&json!({"paymentKey": payment_key, "orderId": order.order_id, "amount": order.amount}))
+                .send()
+                .await
+        })
+    };
+    eventually("the PG is processing", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    let (status, body) = server.confirm(&created.order, "key-shared").await;
+
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(body["status"], "UNKNOWN");
+    assert!(pg.stats().await.in_progress_conflicts >= 1);
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    direct.await.unwrap().unwrap();
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_payment_already_processed_under_another_key_is_unknown_then_paid_by_lookup() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let payment_key = support::payment_key_for(&created.order);
+    assert_eq!(pg.confirm_directly(&created.order, &payment_key, "key-elsewhere").await.status(), StatusCode::OK);
+
+    let (status, body) = server.confirm(&created.order, "key-here").await;
+
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(body["status"], "UNKNOWN");
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn recovery_settles_a_decline_that_arrives_after_an_unknown() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"error_500": 1.0}})).await;
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3600)).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-late-decline").await;
+    assert_eq!(body["status"], "UNKNOWN");
+    pg.configure(json!({"faults": {"error_500": 0.0, "decline": 1.0}})).await;
+
+    let order = server.wait_for(&created.order.order_id, OrderStatus::Failed, SETTLE).await;
+    assert_eq!(order.failure.unwrap().code, "REJECT_CARD_PAYMENT");
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 6_000})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_read_timeout = Duration::from_millis(500)).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-slow").await;
+    assert_eq!(body["status"], "UNKNOWN");
+    eventually("recovery asks while the PG is processing", SETTLE, || async {
+        (pg.stats().await.in_progress_conflicts >= 2).then_some(())
+    })
+    .await;
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Unknown);
+    assert!(server.metrics().await.contains("payment_pg_query_retry_total"));
+
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_customer_who_hangs_up_is_still_charged_once_and_the_order_is_paid() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 2_500})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let hung_up = server.confirm_request(&created.order, "key-hangup").timeout(Duration::from_secs(1)).send().await;
+
+    assert!(hung_up.unwrap_err().is_timeout());
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Pending);
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn the_same_key_replays_the_stored_outcome_without_calling_the_pg_again() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let first = server.confirm(&created.order, "key-replay").await;
+    let second = server.confirm(&created.order, "key-replay").await;
+
+    assert_eq!(first.0, StatusCode::OK);
+    assert_eq!(second, first);
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn while_a_payment_is_processing_any_second_confirm_gets_409() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_500})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let first = tokio::spawn(server.confirm_request(&created.order, "key-first").send());
+    eventually("the first confirm reached the PG", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    let same_key = server.confirm(&created.order, "key-first").await;
+    let other_key = server.confirm(&created.order, "key-second").await;
+
+    for (status, body) in [&same_key, &other_key] {
+        assert_eq!(*status, StatusCode::CONFLICT);
+        assert_eq!(body["code"], "PAYMENT_IN_PROGRESS");
+        assert_eq!(body["order"]["status"], "PENDING");
+    }
+    assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_paid_order_refuses_another_key_and_shows_the_paid_order() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    server.confirm(&created.order, "key-one").await;
+
+    let (status, body) = server.confirm(&created.order, "key-two").await;
+
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["code"], "ORDER_ALREADY_PAID");
+    assert_eq!(body["order"]["status"], "PAID");
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_failed_order_refuses_another_key() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"decline": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    server.confirm(&created.order, "key-one").await;
+
+    let (status, body) = server.confirm(&created.order, "key-two").await;
+
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["code"], "ORDER_ALREADY_FAILED");
+    assert_eq!(body["order"]["status"], "FAILED");
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+}
+
+#[tokio::test]
+async fn a_key_used_for_another_order_is_refused_with_422() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let first = server.create_order().await;
+    let second = server.create_order().await;
+    server.confirm(&first.order, "key-reused").await;
+
+    let (status, body) = server.confirm(&second.order, "key-reused").await;
+
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["code"], "IDEMPOTENCY_KEY_REUSED");
+    assert_eq!(server.order(&second.order.order_id).await.status, OrderStatus::Created);
+    assert_charges_agree(&pg, &server, &[&first.order.order_id, &second.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_wrong_amount_is_refused_before_the_pg_is_called() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let response = server
+        .http
+        .post(format!("{}/api/orders/{}/confirm", server.url, created.order.order_id))
+        .header("Idempotency-Key", "key-amount")
+        .json(&json!({"payment_key": "pk_x", "amount": created.order.amount - 1}))
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "AMOUNT_MISMATCH");
+    assert_eq!(pg.stats().await.confirm_requests, 0);
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created);
+    let (status, _) = server.confirm(&created.order, "key-amount").await;
+    assert_eq!(status, StatusCode::OK, "the refused key was not stored");
+}
+
+#[tokio::test]
+async fn at_the_concurrency_cap_a_confirm_fails_busy_and_nothing_is_charged() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_500})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_max_concurrency = 1).await;
+    let holding = server.create_order().await;
+    let refused = server.create_order().await;
+    let first = tokio::spawn(server.confirm_request(&holding.order, "key-holding").send());
+    eventually("the first confirm holds the only slot", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    let (status, body) = server.confirm(&refused.order, "key-refused").await;
+
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["status"], "FAILED");
+    assert_eq!(body["failure"]["code"], "PG_BUSY");
+    assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+    assert_eq!(pg.stats().await.confirm_requests, 1, "the refused confirm never reached the PG");
+    assert_charges_agree(&pg, &server, &[&holding.order.order_id, &refused.order.order_id]).await;
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("payment_pg_confirm_calls_total{outcome=\"busy\"}"), "{metrics}");
+}
+
+#[tokio::test]
+async fn concurrent_confirms_of_one_order_with_different_keys_make_one_payment() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 300})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let attempts: Vec<_> =
+        (0..8).map(|n| tokio::spawn(server.confirm_request(&created.order, &format!("key-race-{n}")).send())).collect();
+    let mut statuses = Vec::new();
+    for attempt in attempts {
+        statuses.push(attempt.await.unwrap().unwrap().status());
+    }
+
+    assert_eq!(statuses.iter().filter(|status| **status == StatusCode::OK).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|status| *status == StatusCode::OK || *status == StatusCode::CONFLICT));
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}

@@ -1,0 +1,70 @@
+//! The `payonce-server` binary as an operator runs it: killed mid-payment, and
+//! refusing a configuration that would report payments wrongly.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use serde_json::json;
+use support::{FakePg, Server, assert_charges_agree, eventually};
+
+#[tokio::test]
+async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 2_000})).await;
+    let args = [
+        "--pg-url",
+        &pg.url,
+        "--pg-read-timeout",
+        "1500ms",
+        "--pg-connect-timeout",
+        "500ms",
+        "--recovery-interval",
+        "300ms",
+    ];
+    let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
+    let server = Server::spawn_binary(tempfile::tempdir().unwrap(), http, &args).await;
+    let created = server.create_order().await;
+    let confirm = tokio::spawn(server.confirm_request(&created.order, "key-killed").send());
+    eventually("the PG is processing the payment", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    let (db_dir, http) = server.kill().await;
+    assert!(confirm.await.unwrap().is_err(), "the customer's request died with the server");
+    let restarted = Server::spawn_binary(db_dir, http, &args).await;
+
+    assert_eq!(restarted.order(&created.order.order_id).await.status, OrderStatus::Pending, "the write-ahead survived");
+    restarted.wait_for(&created.order.order_id, OrderStatus::Paid, Duration::from_secs(30)).await;
+    assert_charges_agree(&pg, &restarted, &[&created.order.order_id]).await;
+    assert_eq!(pg.stats().await.processings, 1);
+}
+
+#[tokio::test]
+async fn the_binary_refuses_a_checking_window_shorter_than_its_pg_timeout() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .args(["--listen", "127.0.0.1:0", "--poll-attempts", "10"])
+        .output()
+        .await
+        .unwrap();
+
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refusing to start"), "{stderr}");
+    assert!(stderr.contains("= 35s") && stderr.contains("= 1m 3s"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_binary_refuses_a_malformed_duration_with_an_example() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .args(["--confirm-wait", "fifteen"])
+        .output()
+        .await
+        .unwrap();
+
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--confirm-wait") && stderr.contains("examples: 500ms, 15s, 2m"), "{stderr}");
+}

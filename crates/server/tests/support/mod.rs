@@ -1,0 +1,246 @@
+//! A real fake PG and a real order server on loopback ports, for one test each.
+#![allow(dead_code)] // each test binary uses its own part of the kit
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use fake_pg::Stats;
+use payonce_api::{CreateOrderRequest, CreatedOrder, Order, OrderStatus, RequestedItem};
+use payonce_server::ServerConfig;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub const SECRET_KEY: &str = fake_pg::DEFAULT_SECRET_KEY;
+
+/// The fake PG, in this process, on its own port.
+pub struct FakePg {
+    pub url: String,
+    http: reqwest::Client,
+    _stop: oneshot::Sender<()>,
+}
+
+impl FakePg {
+    /// Starts with a 50 ms latency so tests are quick unless they ask otherwise.
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let mut config = fake_pg::Config::default();
+        config.runtime.latency_ms = 50;
+        tokio::spawn(fake_pg::serve_with_shutdown(config, listener, async {
+            let _ = stopped.await;
+        }));
+        Self { url, http: reqwest::Client::new(), _stop: stop }
+    }
+
+    /// Merges `patch` into the runtime config (`PUT /__admin/config`).
+    pub async fn configure(&self, patch: Value) {
+        let response = self.http.put(format!("{}/__admin/config", self.url)).json(&patch).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{}", response.text().await.unwrap());
+    }
+
+    pub async fn stats(&self) -> Stats {
+        self.http.get(format!("{}/__admin/stats", self.url)).send().await.unwrap().json().await.unwrap()
+    }
+
+    pub async fn charges(&self, order_id: &str) -> u64 {
+        self.stats().await.charges_by_order.get(order_id).copied().unwrap_or(0)
+    }
+
+    /// A confirm sent straight to the PG, as another client would.
+    pub async fn confirm_directly(&self, order: &Order, payment_key: &str, idempotency_key: &str) -> reqwest::Response {
+        self.http
+            .post(format!("{}/v1/payments/confirm", self.url))
+            .basic_auth(SECRET_KEY, Some(""))
+            .header("Idempotency-Key", idempotency_key)
+            .json(&json!({"paymentKey": payment_key, "orderId": order.order_id, "amount": order.amount}))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A URL where nothing listens: connecting is refused.
+    pub async fn closed_port_url() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        format!("http://{address}")
+    }
+}
+
+/// The order server with its own SQLite file, in this process or as a child process.
+pub struct Server {
+    pub url: String,
+    pub http: reqwest::Client,
+    pub db_dir: TempDir,
+    running: Running,
+}
+
+enum Running {
+    InProcess { stop: oneshot::Sender<()>, task: tokio::task::JoinHandle<Result<(), payonce_server::RunError>> },
+    Child(tokio::process::Child),
+}
+
+/// Server settings for tests: short timeouts so a test of a timeout is quick.
+pub fn test_config(pg_url: &str, db_dir: &TempDir) -> ServerConfig {
+    let mut config = ServerConfig::defaults();
+    config.pg_url = pg_url.to_owned();
+    config.db = db_dir.path().join("payonce.db");
+    config.pg_read_timeout = Duration::from_secs(2);
+    config.pg_connect_timeout = Duration::from_millis(500);
+    config.recovery_interval = Duration::from_millis(300);
+    config
+}
+
+impl Server {
+    pub async fn start(pg_url: &str) -> Self {
+        Self::start_with(pg_url, |_| {}).await
+    }
+
+    pub async fn start_with(pg_url: &str, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
+        let db_dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(pg_url, &db_dir);
+        tweak(&mut config);
+        Self::start_on(config, db_dir).await
+    }
+
+    pub async fn start_on(config: ServerConfig, db_dir: TempDir) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(payonce_server::run(config, listener, async {
+            let _ = stopped.await;
+        }));
+        let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
+        let server = Self { url, http, db_dir, running: Running::InProcess { stop, task } };
+        server.wait_until_healthy().await;
+        server
+    }
+
+    /// Runs the `payonce-server` binary on `db_dir`, keeping the customer's cookies
+    /// from `http` (cookies do not depend on the port, so a restart keeps the customer).
+    pub async fn spawn_binary(db_dir: TempDir, http: reqwest::Client, args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(db_dir.path().join("server.log")).unwrap();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+            .args(["--listen", "127.0.0.1:0", "--db"])
+            .arg(db_dir.path().join("payonce.db"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let first_line = tokio::io::BufReader::new(stdout).lines().next_line().await.unwrap().unwrap();
+        let url = first_line
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first_line:?}"))
+            .to_owned();
+        let server = Self { url, http, db_dir, running: Running::Child(child) };
+        server.wait_until_healthy().await;
+        server
+    }
+
+    /// SIGKILL: no shutdown code runs. Returns the database and the customer's client.
+    pub async fn kill(self) -> (TempDir, reqwest::Client) {
+        let Running::Child(mut child) = self.running else { panic!("only a child process can be killed") };
+        child.kill().await.unwrap();
+        (self.db_dir, self.http)
+    }
+
+    async fn wait_until_healthy(&self) {
+        eventually("the server answers /healthz", Duration::from_secs(10), || async {
+            self.http.get(format!("{}/healthz", self.url)).send().await.is_ok().then_some(())
+        })
+        .await;
+    }
+
+    /// Stops an in-process server as SIGTERM would and waits for it.
+    pub async fn stop(self) {
+        let Running::InProcess { stop, task } = self.running else { panic!("not in process") };
+        let _ = stop.send(());
+        task.await.unwrap().unwrap();
+    }
+
+    /// A second customer: same server, no cookies.
+    pub fn other_customer(&self) -> reqwest::Client {
+        reqwest::Client::builder().cookie_store(true).build().unwrap()
+    }
+
+    pub async fn create_order(&self) -> CreatedOrder {
+        let request = CreateOrderRequest { items: vec![RequestedItem { sku: "CERAMIC-MUG".into(), quantity: 2 }] };
+        let response = self.http.post(format!("{}/api/orders", self.url)).json(&request).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        response.json().await.unwrap()
+    }
+
+    pub fn confirm_request(&self, order: &Order, idempotency_key: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{}/api/orders/{}/confirm", self.url, order.order_id))
+            .header("Idempotency-Key", idempotency_key)
+            .json(&json!({"payment_key": payment_key_for(order), "amount": order.amount}))
+    }
+
+    pub async fn confirm(&self, order: &Order, idempotency_key: &str) -> (StatusCode, Value) {
+        let response = self.confirm_request(order, idempotency_key).send().await.unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    pub async fn order(&self, order_id: &str) -> Order {
+        let response = self.http.get(format!("{}/api/orders/{order_id}", self.url)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+
+    /// Polls the order until it reaches `status`, failing after `within`.
+    pub async fn wait_for(&self, order_id: &str, status: OrderStatus, within: Duration) -> Order {
+        eventually(&format!("order {order_id} becomes {status:?}"), within, || async {
+            let order = self.order(order_id).await;
+            (order.status == status).then_some(order)
+        })
+        .await
+    }
+
+    pub async fn metrics(&self) -> String {
+        self.http.get(format!("{}/metrics", self.url)).send().await.unwrap().text().await.unwrap()
+    }
+}
+
+/// The payment key the PG window would have issued; any key works with a lenient fake PG.
+pub fn payment_key_for(order: &Order) -> String {
+    format!("pk_{}", order.order_id)
+}
+
+/// Retries `probe` until it yields a value, failing with `what` after `within`.
+pub async fn eventually<T, F, Fut>(what: &str, within: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The invariant every test ends with: the PG charged each order exactly as
+/// often as the server says (PAID once, anything else never), and nothing twice.
+pub async fn assert_charges_agree(pg: &FakePg, server: &Server, order_ids: &[&str]) {
+    let stats = pg.stats().await;
+    assert!(stats.double_charges.is_empty(), "double charges: {:?}", stats.double_charges);
+    for order_id in order_ids {
+        let order = server.order(order_id).await;
+        let charges = stats.charges_by_order.get(*order_id).copied().unwrap_or(0);
+        let expected = u64::from(order.status == OrderStatus::Paid);
+        assert_eq!(charges, expected, "order {order_id} is {:?} but was charged {charges} times", order.status);
+    }
+}
