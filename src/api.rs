@@ -1,0 +1,116 @@
+//! Every HTTP call the page makes, in one place, with the wire types of
+//! `payonce_api`. Paths are relative to the page's origin (`/api/...`), which
+//! the order server serves, or `trunk serve` proxies to it.
+
+use std::time::Duration;
+
+use gloo_net::http::{Request, RequestBuilder, Response};
+use payonce_api::{
+    ApiErrorBody, ConfirmRequest, CreateOrderRequest, CreatedOrder, IDEMPOTENCY_KEY_HEADER, Order, PageConfig, Product,
+};
+use serde::de::DeserializeOwned;
+use web_sys::AbortSignal;
+
+use crate::flow::ConfirmReply;
+
+/// Why a call did not give what was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// No response: offline, server down, or aborted.
+    Network(String),
+    /// The server answered with an error.
+    Server { status: u16, body: Option<Box<ApiErrorBody>> },
+    /// The server answered something this page cannot read.
+    Decode(String),
+}
+
+impl ApiError {
+    /// A sentence for the customer.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::Network(_) => "We could not reach the shop. Check your connection and try again.".to_owned(),
+            ApiError::Server { body: Some(body), .. } => body.message.clone(),
+            ApiError::Server { status, body: None } => format!("The shop answered with an error ({status})."),
+            ApiError::Decode(_) => "The shop sent an answer this page could not read.".to_owned(),
+        }
+    }
+}
+
+/// Path segment encoding, so an order id from a URL cannot change the path.
+fn segment(value: &str) -> String {
+    js_sys::encode_uri_component(value).into()
+}
+
+async fn send(request: RequestBuilder) -> Result<Response, ApiError> {
+    request.send().await.map_err(|error| ApiError::Network(error.to_string()))
+}
+
+async fn json<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
+    if !response.ok() {
+        let status = response.status();
+        return Err(ApiError::Server { status, body: response.json().await.ok().map(Box::new) });
+    }
+    response.json().await.map_err(|error| ApiError::Decode(error.to_string()))
+}
+
+async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
+    json(send(Request::get(path)).await?).await
+}
+
+/// The page timings. Gives up after `within`, so a hung server cannot hold the
+/// confirm page before its POST; the caller then uses the compiled-in defaults.
+pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
+    let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
+    let signal = controller.signal();
+    let _timeout = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
+    json(send(Request::get("/api/config").abort_signal(Some(&signal))).await?).await
+}
+
+pub async fn catalog() -> Result<Vec<Product>, ApiError> {
+    get("/api/catalog").await
+}
+
+/// The customer's order paid or being paid in the last ten minutes, if any.
+pub async fn recent_payment() -> Result<Option<Order>, ApiError> {
+    get("/api/orders/recent").await
+}
+
+pub async fn orders() -> Result<Vec<Order>, ApiError> {
+    get("/api/orders").await
+}
+
+pub async fn order(order_id: &str) -> Result<Order, ApiError> {
+    get(&format!("/api/orders/{}", segment(order_id))).await
+}
+
+pub async fn create_order(request: &CreateOrderRequest) -> Result<CreatedOrder, ApiError> {
+    let builder = Request::post("/api/orders");
+    let request = builder.json(request).map_err(|error| ApiError::Decode(error.to_string()))?;
+    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
+}
+
+/// The confirm POST, reported raw: the flow decides what the answer means.
+pub async fn confirm(
+    order_id: &str,
+    idempotency_key: &str,
+    body: &ConfirmRequest,
+    signal: &AbortSignal,
+) -> ConfirmReply {
+    let request = Request::post(&format!("/api/orders/{}/confirm", segment(order_id)))
+        .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
+        .abort_signal(Some(signal))
+        .json(body);
+    let request = match request {
+        Ok(request) => request,
+        Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
+    };
+    let response = match request.send().await {
+        Ok(response) => response,
+        Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
+    };
+    let status = response.status();
+    match response.text().await {
+        Ok(body) => ConfirmReply::Response { status, body },
+        Err(error) => ConfirmReply::NoResponse { detail: format!("the response body was cut off: {error}") },
+    }
+}

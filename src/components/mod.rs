@@ -1,0 +1,6 @@
+//! Pieces shared by several pages.
+
+pub mod header;
+pub mod recent_order_dialog;
+pub mod status_badge;
+pub mod toast;

@@ -1,0 +1,50 @@
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+/// How long a toast stays.
+const TOAST_FOR: Duration = Duration::from_secs(4);
+
+/// Short notices any page can show, read out by screen readers.
+#[derive(Clone, Copy)]
+pub struct Toaster {
+    message: RwSignal<Option<(u64, String)>>,
+}
+
+impl Toaster {
+    pub fn new() -> Self {
+        Self { message: RwSignal::new(None) }
+    }
+
+    /// Shows `text`, replacing any toast on screen.
+    pub fn show(&self, text: impl Into<String>) {
+        let id = self.message.get_untracked().map_or(0, |(id, _)| id + 1);
+        self.message.set(Some((id, text.into())));
+        let message = self.message;
+        set_timeout(
+            move || {
+                if message.get_untracked().is_some_and(|(current, _)| current == id) {
+                    message.set(None);
+                }
+            },
+            TOAST_FOR,
+        );
+    }
+}
+
+impl Default for Toaster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Where toasts appear. The region is always in the page so announcements are heard.
+#[component]
+pub fn ToastRegion() -> impl IntoView {
+    let toaster = expect_context::<Toaster>();
+    view! {
+        <div class="toast-region" role="status" aria-live="assertive">
+            {move || toaster.message.get().map(|(_, text)| view! { <p class="toast" data-testid="toast">{text}</p> })}
+        </div>
+    }
+}

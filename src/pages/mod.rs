@@ -1,0 +1,8 @@
+//! One module per route.
+
+pub mod cart;
+pub mod confirm;
+pub mod not_found;
+pub mod order;
+pub mod orders;
+pub mod pay_fail;

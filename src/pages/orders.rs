@@ -1,0 +1,76 @@
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use payonce_api::Order;
+
+use crate::api;
+use crate::components::status_badge::StatusBadge;
+use crate::format::{date_time, format_krw};
+use crate::loader::Loaded;
+
+/// How often the list refreshes while an order in it is still being settled.
+const REFRESH: Duration = Duration::from_secs(3);
+
+/// `/orders`: the customer's orders, newest first.
+#[component]
+pub fn OrdersPage() -> impl IntoView {
+    let orders = Loaded::new(api::orders);
+    refresh_while(
+        move || orders.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|o| !o.status.is_final())),
+        move || orders.reload(),
+        REFRESH,
+    );
+    view! {
+        <section class="card" aria-labelledby="orders-title">
+            <h1 id="orders-title">"Your orders"</h1>
+            {move || match orders.get() {
+                None => view! { <p class="muted" aria-busy="true">"Loading your orders…"</p> }.into_any(),
+                Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message()}</p> }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! {
+                    <p>"You have no orders yet."</p>
+                    <div class="actions"><A href="/" attr:class="button primary">"Go to your cart"</A></div>
+                }.into_any(),
+                Some(Ok(list)) => view! {
+                    <ul class="order-list">
+                        {list.into_iter().map(|order| view! { <OrderRow order=order/> }).collect_view()}
+                    </ul>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// One order in the list, linking to its page.
+#[component]
+fn OrderRow(order: Order) -> impl IntoView {
+    view! {
+        <li>
+            <A href=format!("/orders/{}", order.order_id) attr:class="order-row" attr:data-order-id=order.order_id.clone()>
+                <span class="order-row-name">{order.order_name.clone()}</span>
+                <span class="muted small">{date_time(&order.created_at)}</span>
+                <span class="order-row-amount">{format_krw(order.amount)}</span>
+                <StatusBadge status=order.status/>
+            </A>
+        </li>
+    }
+}
+
+/// Calls `refresh` every `every` for as long as `pending()` holds, and stops when
+/// the page goes away.
+pub fn refresh_while(pending: impl Fn() -> bool + 'static, refresh: impl Fn() + 'static, every: Duration) {
+    let handle = set_interval_with_handle(
+        move || {
+            if pending() {
+                refresh();
+            }
+        },
+        every,
+    )
+    .ok();
+    on_cleanup(move || {
+        if let Some(handle) = handle {
+            handle.clear();
+        }
+    });
+}
