@@ -66,11 +66,27 @@ pub fn unknown_oldest_age(seconds: f64) {
 pub async fn track_http(request: Request, next: Next) -> Response {
     let route =
         request.extensions().get::<MatchedPath>().map_or_else(|| "static".to_owned(), |path| path.as_str().to_owned());
-    let started = Instant::now();
+    let mut tracked = TrackedRequest { route, started: Instant::now(), status: None };
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    metrics::histogram!("http_request_duration_seconds", "route" => route.clone())
-        .record(started.elapsed().as_secs_f64());
-    counter!("http_requests_total", "route" => route, "status" => status).increment(1);
+    tracked.status = Some(response.status().as_u16());
     response
+}
+
+/// Records the request when it ends, including when the client hangs up first
+/// and the handler is dropped: those are counted with status 499, as nginx does,
+/// because a confirm the browser gave up on is exactly the one to see.
+struct TrackedRequest {
+    route: String,
+    started: Instant,
+    status: Option<u16>,
+}
+
+impl Drop for TrackedRequest {
+    fn drop(&mut self) {
+        let route = std::mem::take(&mut self.route);
+        let status = self.status.unwrap_or(499).to_string();
+        metrics::histogram!("http_request_duration_seconds", "route" => route.clone())
+            .record(self.started.elapsed().as_secs_f64());
+        counter!("http_requests_total", "route" => route, "status" => status).increment(1);
+    }
 }

@@ -369,3 +369,22 @@ async fn concurrent_confirms_of_one_order_with_different_keys_make_one_payment()
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
+
+#[tokio::test]
+async fn a_confirm_whose_client_hung_up_is_still_counted_as_499() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_500})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let hung_up =
+        server.confirm_request(&created.order, "key-counted").timeout(Duration::from_millis(300)).send().await;
+    assert!(hung_up.is_err());
+
+    let counted = "http_requests_total{route=\"/api/orders/{order_id}/confirm\",status=\"499\"}";
+    eventually("the abandoned request is counted", Duration::from_secs(5), || async {
+        server.metrics().await.contains(counted).then_some(())
+    })
+    .await;
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+}
