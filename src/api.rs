@@ -2,13 +2,17 @@
 //! `payonce_api`. Paths are relative to the page's origin (`/api/...`), which
 //! the order server serves, or `trunk serve` proxies to it.
 
+use std::future::Future;
 use std::time::Duration;
 
 use gloo_net::http::{Request, RequestBuilder, Response};
+use leptos::prelude::window;
 use payonce_api::{
     ApiErrorBody, ConfirmRequest, CreateOrderRequest, CreatedOrder, IDEMPOTENCY_KEY_HEADER, Order, PageConfig, Product,
 };
 use serde::de::DeserializeOwned;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::flow::ConfirmReply;
@@ -89,28 +93,33 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<CreatedOrder, 
     json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
 }
 
-/// The confirm POST, reported raw: the flow decides what the answer means.
-pub async fn confirm(
+/// Sends the confirm POST now and returns the future of its reply, reported raw
+/// (the flow decides what it means). The request has left when this returns, so
+/// the page's `confirm_wait` timer, started next, never starts before it.
+pub fn send_confirm(
     order_id: &str,
     idempotency_key: &str,
     body: &ConfirmRequest,
     signal: &AbortSignal,
-) -> ConfirmReply {
-    let request = Request::post(&format!("/api/orders/{}/confirm", segment(order_id)))
+) -> impl Future<Output = ConfirmReply> + use<> {
+    let fetch = Request::post(&format!("/api/orders/{}/confirm", segment(order_id)))
         .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
         .abort_signal(Some(signal))
-        .json(body);
-    let request = match request {
-        Ok(request) => request,
-        Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
-    };
-    let response = match request.send().await {
-        Ok(response) => response,
-        Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
-    };
-    let status = response.status();
-    match response.text().await {
-        Ok(body) => ConfirmReply::Response { status, body },
-        Err(error) => ConfirmReply::NoResponse { detail: format!("the response body was cut off: {error}") },
+        .json(body)
+        .map(|request| JsFuture::from(window().fetch_with_request(&request.into())));
+    async move {
+        let response = match fetch {
+            Ok(fetch) => fetch.await,
+            Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
+        };
+        let response = match response {
+            Ok(response) => Response::from(response.unchecked_into::<web_sys::Response>()),
+            Err(error) => return ConfirmReply::NoResponse { detail: format!("{error:?}") },
+        };
+        let status = response.status();
+        match response.text().await {
+            Ok(body) => ConfirmReply::Response { status, body },
+            Err(error) => ConfirmReply::NoResponse { detail: format!("the response body was cut off: {error}") },
+        }
     }
 }

@@ -81,10 +81,11 @@ impl Runner {
                 let Ok(controller) = AbortController::new() else { return };
                 let signal = controller.signal();
                 *self.abort.borrow_mut() = Some(controller);
+                let body = ConfirmRequest { payment_key, amount };
+                let reply = api::send_confirm(&order_id, &idempotency_key, &body, &signal);
                 let this = self.clone();
                 spawn_local(async move {
-                    let body = ConfirmRequest { payment_key, amount };
-                    let reply = api::confirm(&order_id, &idempotency_key, &body, &signal).await;
+                    let reply = reply.await;
                     this.dispatch(Event::ConfirmReplied { reply, now: now_ms() });
                 });
             }
