@@ -212,6 +212,7 @@ async fn the_page_is_served_with_an_spa_fallback_and_the_right_caching() {
     let index = format!("<!doctype html><title>payonce</title>{}", "<p>checkout</p>".repeat(100));
     std::fs::write(page.path().join("index.html"), &index).unwrap();
     std::fs::write(page.path().join("payonce-page-0123456789abcdef_bg.wasm"), vec![0u8; 4096]).unwrap();
+    std::fs::write(page.path().join("payonce-page-0123456789abcdef_bg.wasm.br"), b"precompressed").unwrap();
     let static_dir = page.path().to_path_buf();
     let server = Server::start_with(&pg.url, move |config| config.static_dir = Some(static_dir)).await;
     let get = |path: &str| server.http.get(format!("{}{path}", server.url)).header("Accept-Encoding", "gzip").send();
@@ -227,6 +228,15 @@ async fn the_page_is_served_with_an_spa_fallback_and_the_right_caching() {
     let wasm = get("/payonce-page-0123456789abcdef_bg.wasm").await.unwrap();
     assert_eq!(wasm.headers()[CONTENT_TYPE], "application/wasm");
     assert_eq!(wasm.headers()[CACHE_CONTROL], "public, max-age=31536000, immutable");
+    let precompressed = server
+        .http
+        .get(format!("{}/payonce-page-0123456789abcdef_bg.wasm", server.url))
+        .header("Accept-Encoding", "br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(precompressed.headers()[CONTENT_ENCODING], "br");
+    assert_eq!(precompressed.bytes().await.unwrap().as_ref(), b"precompressed", "the .br file is sent as it is");
     let api_miss = get("/api/orders/nope").await.unwrap();
     assert_eq!(api_miss.headers()[CONTENT_TYPE], "application/json");
 }

@@ -15,7 +15,9 @@ use tower_http::services::{ServeDir, ServeFile};
 use crate::state::AppState;
 
 pub fn router(dir: &Path) -> Router<AppState> {
-    let files = ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")));
+    // `scripts/build.sh` writes .br and .gz beside each asset at the highest levels.
+    let index = ServeFile::new(dir.join("index.html")).precompressed_br().precompressed_gzip();
+    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip().fallback(index);
     Router::new().fallback_service(files).layer(middleware::from_fn(cache_control))
 }
 
