@@ -1,0 +1,45 @@
+// Screenshots of the cart, the PG window and each confirm-page state, for the README.
+import path from 'node:path';
+import { Page } from '@playwright/test';
+import { test } from '../support/fixtures';
+import { CartPage, OrderPage, checkout } from '../support/pages';
+
+const out = (name: string) => path.join(__dirname, '..', '..', 'docs', 'screenshots', `${name}.png`);
+const shoot = (page: Page, name: string) => page.screenshot({ path: out(name) });
+
+test('screenshots', async ({ page, stack }) => {
+  test.setTimeout(120_000);
+  const cart = new CartPage(page);
+  await cart.open();
+  await shoot(page, 'cart');
+  await cart.pay.click();
+  await page.waitForURL(/\/v1\/window\?/);
+  await shoot(page, 'pg-window');
+
+  await stack.configurePg({ latency_ms: 6_000 });
+  let confirm = await checkout(page, 'approve');
+  await confirm.expectState('submitting');
+  await page.waitForTimeout(1_200); // let the elapsed time read "1 s", as a person would see it
+  await shoot(page, 'state-submitting');
+  await confirm.expectState('checking');
+  await page.waitForTimeout(1_500); // a few checks in, so the progress bar shows
+  await shoot(page, 'state-checking');
+  await confirm.expectState('paid', 15_000);
+  await shoot(page, 'state-paid');
+
+  // A new customer each time, so the recent-order warning does not step in.
+  await page.context().clearCookies();
+  await stack.configurePg({ latency_ms: 300 });
+  confirm = await checkout(page, 'decline_reject_card');
+  await confirm.expectState('failed');
+  await shoot(page, 'state-failed');
+
+  await page.context().clearCookies();
+  confirm = await checkout(page, 'approve_70s');
+  await confirm.expectState('unresolved', 30_000);
+  await shoot(page, 'state-unresolved');
+
+  await new OrderPage(page).open(confirm.orderId);
+  await page.locator('[data-order-status]').waitFor();
+  await shoot(page, 'order-confirming');
+});

@@ -1,0 +1,31 @@
+import { defineConfig } from '@playwright/test';
+
+// Each worker runs its own fake PG and order server (see support/stack.ts), so
+// journeys run in parallel without sharing state. The long real-time journeys
+// spend most of their time waiting, so more workers than cores is fine.
+export default defineConfig({
+  testDir: './tests',
+  fullyParallel: true,
+  workers: Number(process.env.PAYONCE_E2E_WORKERS ?? 4),
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list'], ['json', { outputFile: 'test-results/results.json' }]],
+  outputDir: 'test-results/artifacts',
+  use: {
+    browserName: 'chromium',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+  },
+});

@@ -1,0 +1,106 @@
+// Page objects: what a customer sees and does, by page.
+import { Locator, Page, expect } from '@playwright/test';
+
+/** The ids of the fake PG window's test cards. */
+export type Scenario =
+  | 'approve'
+  | 'approve_40s'
+  | 'approve_70s'
+  | 'decline_reject_card'
+  | 'decline_invalid_expiration'
+  | 'error_500_then_charge'
+  | 'reset_after_charge'
+  | 'rate_limited_429'
+  | 'forbidden_consecutive_403'
+  | 'cancel';
+
+export class CartPage {
+  readonly pay: Locator;
+  readonly total: Locator;
+  readonly recentOrderDialog: Locator;
+
+  constructor(readonly page: Page) {
+    this.pay = page.getByTestId('pay');
+    this.total = page.getByTestId('cart-total');
+    this.recentOrderDialog = page.getByRole('dialog');
+  }
+
+  async open(): Promise<void> {
+    await this.page.goto('/');
+    await expect(this.pay).toBeEnabled();
+    await expect(this.pay).toHaveText(/^Pay ₩/);
+  }
+
+  /** Clicks Pay and waits for the PG's payment window. */
+  async payAndOpenWindow(): Promise<PgWindow> {
+    await this.pay.click();
+    return PgWindow.opened(this.page);
+  }
+}
+
+export class PgWindow {
+  private constructor(readonly page: Page) {}
+
+  static async opened(page: Page): Promise<PgWindow> {
+    await page.waitForURL(/\/v1\/window\?/);
+    return new PgWindow(page);
+  }
+
+  card(scenario: Scenario): Locator {
+    return this.page.locator(`[data-scenario="${scenario}"]`);
+  }
+
+  /** Chooses a test card; the window sends the customer back to the shop. */
+  async choose(scenario: Scenario): Promise<ConfirmPage> {
+    await this.card(scenario).click();
+    return ConfirmPage.opened(this.page);
+  }
+}
+
+export class ConfirmPage {
+  readonly root: Locator;
+  /** The order id in the URL the PG window sent the customer to. */
+  readonly orderId: string;
+
+  private constructor(readonly page: Page) {
+    this.root = page.locator('[data-payment-state]');
+    this.orderId = new URL(page.url()).searchParams.get('orderId')!;
+  }
+
+  static async opened(page: Page): Promise<ConfirmPage> {
+    await page.waitForURL(/\/pay\/success\?/);
+    return new ConfirmPage(page);
+  }
+
+  async expectState(state: string, timeout?: number): Promise<void> {
+    await expect(this.root).toHaveAttribute('data-payment-state', state, { timeout });
+  }
+
+  get heading(): Locator {
+    return this.root.getByRole('heading', { level: 1 });
+  }
+
+  get failureMessage(): Locator {
+    return this.page.getByTestId('failure-message');
+  }
+}
+
+export class OrderPage {
+  readonly status: Locator;
+
+  constructor(readonly page: Page) {
+    this.status = page.locator('[data-order-status]');
+  }
+
+  async open(orderId: string): Promise<void> {
+    await this.page.goto(`/orders/${orderId}`);
+  }
+}
+
+/** From the cart to the confirm page with one test card. */
+export async function checkout(page: Page, scenario: Scenario): Promise<ConfirmPage> {
+  const cart = new CartPage(page);
+  await cart.open();
+  const window = await cart.payAndOpenWindow();
+  return window.choose(scenario);
+}

@@ -1,0 +1,51 @@
+// Starting the real binaries on free ports and reading the URL they print.
+import { ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export const repoRoot = path.resolve(__dirname, '..', '..');
+const binDir = process.env.PAYONCE_BIN_DIR ?? path.join(repoRoot, 'target', 'debug');
+
+export interface Running {
+  url: string;
+  process: ChildProcess;
+  logFile: string;
+}
+
+/** Spawns `binary` with `args`, resolving once it prints its `http://` URL. */
+export function start(binary: string, args: string[], logFile: string): Promise<Running> {
+  const child = spawn(path.join(binDir, binary), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = createWriteStream(logFile, { flags: 'a' });
+  child.stderr!.pipe(log);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${binary} did not start; see ${logFile}`)), 15_000);
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      log.write(line + '\n');
+      const url = line.match(/http:\/\/[\d.:]+/)?.[0];
+      if (url) {
+        clearTimeout(timer);
+        resolve({ url, process: child, logFile });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${binary} exited with ${code}; see ${logFile}`));
+    });
+  });
+}
+
+/** Stops a process and waits until it is gone. `SIGKILL` runs no shutdown code. */
+export function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((resolve) => {
+    if (running.process.exitCode !== null || running.process.signalCode !== null) return resolve();
+    running.process.once('exit', () => resolve());
+    running.process.kill(signal);
+  });
+}
+
+export function scratchDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}

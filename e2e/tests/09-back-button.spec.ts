@@ -1,0 +1,47 @@
+// Back during a payment keeps the customer on the page and tells them why.
+import { expect, test } from '../support/fixtures';
+import { checkout } from '../support/pages';
+
+test('back during submitting and checking stays on the page with a toast', async ({
+  page,
+  stack,
+  confirmPosts,
+  states,
+}) => {
+  await stack.configurePg({ latency_ms: 6_000 });
+  const confirm = await checkout(page, 'approve');
+  const url = page.url();
+  const toast = page.getByTestId('toast');
+
+  await confirm.expectState('submitting');
+  await page.goBack();
+  await expect(toast).toContainText('stay on this page');
+  expect(page.url()).toBe(url);
+  await confirm.expectState('submitting');
+
+  await confirm.expectState('checking');
+  await expect(toast).toBeHidden({ timeout: 10_000 });
+  await page.goBack();
+  await expect(toast).toContainText('stay on this page');
+  expect(page.url()).toBe(url);
+
+  await confirm.expectState('paid', 15_000);
+  expect(states.sequence).toEqual(['submitting', 'checking', 'paid']);
+  expect(confirmPosts.count).toBe(1);
+});
+
+test('the header links are blocked while the payment is in flight', async ({ page, stack, confirmPosts }) => {
+  await stack.configurePg({ latency_ms: 5_000 });
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('submitting');
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
+
+  await expect(page.getByTestId('toast')).toContainText('stay on this page');
+  expect(new URL(page.url()).pathname).toBe('/pay/success');
+  await expect(confirm.root).toHaveAttribute('data-payment-state', /submitting|checking/);
+  await confirm.expectState('paid', 15_000);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
+  await expect(page).toHaveURL(/\/orders$/);
+  expect(confirmPosts.count).toBe(1);
+});

@@ -1,0 +1,28 @@
+// The order server dies while the PG is charging: the page checks, says it
+// could not confirm yet, and once the server is back the payment is settled
+// from what it wrote before calling the PG, with one charge.
+import { expect, test } from '../support/fixtures';
+import { OrderPage, checkout } from '../support/pages';
+
+test('the order server down during confirm leaves the payment unresolved, then settled after restart', async ({
+  page,
+  stack,
+  confirmPosts,
+  states,
+}) => {
+  test.setTimeout(90_000);
+  await stack.configurePg({ latency_ms: 3_000 });
+  const confirm = await checkout(page, 'approve');
+  await expect.poll(async () => (await stack.pgStats()).in_flight, { message: 'the PG is charging' }).toBe(1);
+
+  await stack.killServer();
+
+  await confirm.expectState('unresolved', 30_000);
+  expect(states.sequence).toEqual(['submitting', 'checking', 'unresolved']);
+  await stack.restartServer();
+
+  await page.getByRole('link', { name: 'See your order' }).click();
+  await expect(new OrderPage(page).status).toHaveAttribute('data-order-status', 'PAID', { timeout: 40_000 });
+  expect(confirmPosts.count).toBe(1);
+  expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
+});

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Prints the page's first-load size (wasm + JS + CSS + HTML; raw, gzip, brotli)
+# and the time from navigation to an interactive Pay button in headless Chromium,
+# served by the order server as in production (release page, compression on).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+
+bash scripts/setup.sh >/dev/null
+bash scripts/build.sh >/dev/null
+work="$(mktemp -d)"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+
+target/debug/fake-pg --listen 127.0.0.1:0 >"$work/pg.out" 2>/dev/null &
+pids+=("$!")
+until pg_url=$(grep -o 'http://[0-9.:]*' "$work/pg.out" 2>/dev/null | head -1) && [ -n "$pg_url" ]; do sleep 0.1; done
+cargo build --quiet --profile server -p payonce-server
+target/server/payonce-server --listen 127.0.0.1:0 --db "$work/bench.db" --static-dir dist --pg-url "$pg_url" \
+  >"$work/server.out" 2>/dev/null &
+pids+=("$!")
+until shop_url=$(grep -o 'http://[0-9.:]*' "$work/server.out" 2>/dev/null | head -1) && [ -n "$shop_url" ]; do sleep 0.1; done
+
+cd e2e && node bench/page-load.mjs "$shop_url/" "$REPO_ROOT/dist" "${1:-15}"

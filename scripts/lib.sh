@@ -1,0 +1,23 @@
+# Shared by the scripts in this folder: paths, tool locations, logging.
+# shellcheck shell=bash
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS_DIR="$REPO_ROOT/.tools"
+export PATH="$TOOLS_DIR/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+TRUNK_VERSION="0.21.14"
+BINARYEN_VERSION="132"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+warn() { printf '\033[33mwarning: %s\033[0m\n' "$*" >&2; }
+die() { printf '\033[31merror: %s\033[0m\n' "$*" >&2; exit 1; }
+
+# The wasm-bindgen version the page is built with; the CLI must match it exactly.
+wasm_bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$REPO_ROOT/Cargo.lock"
+}
+
+# Runs a command as root, through sudo when we are not root.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs what building and testing payonce needs, skipping what is already
+# there: the wasm target, trunk, the wasm-bindgen CLI matching Cargo.lock,
+# wasm-opt (binaryen from npm), Chromium, and the e2e suite's npm packages.
+# Only package registries are used (crates.io, npm, Debian).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required: $2"; }
+need cargo "install Rust with rustup"
+need npm "install Node.js 20 or later"
+
+# Network-bound installs run in the background while cargo compiles.
+background=()
+
+if [ ! -x /usr/bin/chromium ]; then
+  say "installing Chromium (Debian package) in the background"
+  (as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null) \
+    >"$TOOLS_DIR.apt.log" 2>&1 &
+  background+=("$!:chromium:$TOOLS_DIR.apt.log")
+fi
+
+if [ "$("$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | awk '{print $3}')" != "$BINARYEN_VERSION" ]; then
+  say "installing wasm-opt (binaryen@$BINARYEN_VERSION from npm)"
+  mkdir -p "$TOOLS_DIR"
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS_DIR" "binaryen@$BINARYEN_VERSION" >/dev/null
+fi
+
+if [ ! -d "$REPO_ROOT/e2e/node_modules/@playwright/test" ] || [ "$REPO_ROOT/e2e/package-lock.json" -nt "$REPO_ROOT/e2e/node_modules/.package-lock.json" ]; then
+  say "installing the e2e suite's npm packages"
+  # Playwright drives Debian's Chromium; it must never download a browser.
+  (cd "$REPO_ROOT/e2e" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund)
+fi
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$TRUNK_VERSION" ]; then
+  say "installing trunk $TRUNK_VERSION (a few minutes, once)"
+  cargo install --quiet trunk --version "$TRUNK_VERSION" --locked
+fi
+
+bindgen="$(wasm_bindgen_version)"
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$bindgen" ]; then
+  say "installing wasm-bindgen-cli $bindgen (a few minutes, once)"
+  # No --locked: the CLI's own lock names a crate version the registry lacks.
+  cargo install --quiet wasm-bindgen-cli --version "$bindgen"
+fi
+
+for job in "${background[@]}"; do
+  IFS=: read -r pid what log <<<"$job"
+  wait "$pid" || { cat "$log" >&2; die "installing $what failed (log above)"; }
+done
+[ -x /usr/bin/chromium ] || die "Chromium is missing: apt-get install chromium"
+say "tools ready: $(trunk --version), wasm-bindgen $(wasm-bindgen --version | awk '{print $2}'), wasm-opt $BINARYEN_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -1)"
