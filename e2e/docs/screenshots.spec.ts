@@ -1,7 +1,7 @@
 // Screenshots of the cart, the PG window and each confirm-page state, for the README.
 import path from 'node:path';
 import { Page } from '@playwright/test';
-import { test } from '../support/fixtures';
+import { expect, test } from '../support/fixtures';
 import { CartPage, OrderPage, checkout } from '../support/pages';
 
 const out = (name: string) => path.join(__dirname, '..', '..', 'docs', 'screenshots', `${name}.png`);
@@ -19,10 +19,10 @@ test('screenshots', async ({ page, stack }) => {
   await stack.configurePg({ latency_ms: 6_000 });
   let confirm = await checkout(page, 'approve');
   await confirm.expectState('submitting');
-  await page.waitForTimeout(1_200); // let the elapsed time read "1 s", as a person would see it
+  await expect(page.getByTestId('elapsed')).toHaveText('Waiting 1 s');
   await shoot(page, 'state-submitting');
   await confirm.expectState('checking');
-  await page.waitForTimeout(1_500); // a few checks in, so the progress bar shows
+  await expect(page.getByTestId('check-count')).toHaveText('Check 4 of 12'); // the progress bar shows
   await shoot(page, 'state-checking');
   await confirm.expectState('paid', 15_000);
   await shoot(page, 'state-paid');

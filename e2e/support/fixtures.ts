@@ -31,10 +31,15 @@ function isConfirm(url: string): boolean {
 
 /** The confirm page's `data-payment-state` values, as the page showed them. */
 export class PaymentStates {
-  readonly seen: { state: string; at: number; document: string }[] = [];
+  readonly seen: { state: string; at: number; document: string; orderId: string }[] = [];
 
-  record(state: string, document: string, at: number): void {
-    this.seen.push({ state, at, document });
+  record(state: string, document: string, at: number, orderId: string): void {
+    this.seen.push({ state, at, document, orderId });
+  }
+
+  /** The last state the page showed for each order. */
+  get lastByOrder(): Map<string, string> {
+    return new Map(this.seen.map((entry) => [entry.orderId, entry.state]));
   }
 
   /** The states in order as the page showed them; a reload shows its first state again. */
@@ -67,7 +72,8 @@ const pageRecorder = `(() => {
   let last = null;
   const check = () => {
     const state = document.querySelector('[data-payment-state]')?.getAttribute('data-payment-state') ?? null;
-    if (state && state !== last && state !== 'starting') window.__recordPaymentState(state, documentId, now());
+    const orderId = new URLSearchParams(location.search).get('orderId') ?? '';
+    if (state && state !== last && state !== 'starting') window.__recordPaymentState(state, documentId, now(), orderId);
     last = state;
   };
   new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-payment-state'] });
@@ -107,8 +113,9 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   states: [
     async ({ context }, use) => {
       const states = new PaymentStates();
-      await context.exposeFunction('__recordPaymentState', (state: string, document: string, at: number) =>
-        states.record(state, document, at),
+      await context.exposeFunction(
+        '__recordPaymentState',
+        (state: string, document: string, at: number, orderId: string) => states.record(state, document, at, orderId),
       );
       await context.addInitScript(pageRecorder);
       await use(states);
@@ -116,10 +123,11 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { auto: true },
   ],
   // After every test: the PG charged each of this customer's orders exactly as the
-  // server reports it (PAID once, FAILED never), nothing twice, and the server got
-  // exactly the confirm POSTs the browser sent.
+  // server reports it (PAID once, FAILED never), nothing twice; the page's final
+  // word on an order is the server's; and the server got exactly the confirm POSTs
+  // the browser sent.
   invariants: [
-    async ({ stack, context, confirmPosts }, use) => {
+    async ({ stack, context, confirmPosts, states }, use) => {
       await stack.configurePg(defaultPgConfig);
       const serverBefore = await stack.serverConfirmRequests();
       const serverProcess = stack.server.process;
@@ -129,6 +137,12 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       ).json();
       const stats = await stack.pgStats();
       expect(stats.double_charges, 'no order was charged twice').toEqual([]);
+      const finalOnPage: Record<string, string> = { paid: 'PAID', failed: 'FAILED' };
+      for (const [orderId, state] of states.lastByOrder) {
+        const shown = finalOnPage[state];
+        const order = orders.find((candidate) => candidate.order_id === orderId);
+        if (shown && order) expect(order.status, `the page showed ${state} for ${orderId}`).toBe(shown);
+      }
       for (const order of orders) {
         const charges = stats.charges_by_order[order.order_id] ?? 0;
         if (order.status === 'PAID') expect(charges, `PAID order ${order.order_id}`).toBe(1);

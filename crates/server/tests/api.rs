@@ -6,7 +6,7 @@ use payonce_api::{OrderStatus, PageConfig, Product};
 use reqwest::StatusCode;
 use reqwest::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE};
 use serde_json::{Value, json};
-use support::{FakePg, Server};
+use support::{FakePg, Server, assert_charges_agree};
 
 async fn error_of(response: reqwest::Response) -> (StatusCode, String, String) {
     let status = response.status();
@@ -152,6 +152,7 @@ async fn orders_are_listed_newest_first_and_the_recent_payment_is_found() {
         server.http.get(format!("{}/api/orders", server.url)).send().await.unwrap().json().await.unwrap();
     let ids: Vec<_> = list.iter().map(|order| order["order_id"].as_str().unwrap()).collect();
     assert_eq!(ids, [second.order.order_id.as_str(), first.order.order_id.as_str()]);
+    assert_charges_agree(&pg, &server, &[&first.order.order_id, &second.order.order_id]).await;
 }
 
 #[tokio::test]

@@ -282,6 +282,7 @@ async fn a_failed_order_refuses_another_key() {
     assert_eq!(body["code"], "ORDER_ALREADY_FAILED");
     assert_eq!(body["order"]["status"], "FAILED");
     assert_eq!(pg.stats().await.confirm_requests, 1);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
 
 #[tokio::test]
@@ -387,4 +388,5 @@ async fn a_confirm_whose_client_hung_up_is_still_counted_as_499() {
     })
     .await;
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
