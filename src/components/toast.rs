@@ -44,7 +44,7 @@ pub fn ToastRegion() -> impl IntoView {
     let toaster = expect_context::<Toaster>();
     view! {
         <div class="toast-region" role="status" aria-live="assertive">
-            {move || toaster.message.get().map(|(_, text)| view! { <p class="toast" data-testid="toast">{text}</p> })}
+            {move || toaster.message.get().map(|(id, text)| view! { <p class="toast" data-testid="toast" data-toast-id=id>{text}</p> })}
         </div>
     }
 }
