@@ -390,3 +390,30 @@ async fn a_confirm_whose_client_hung_up_is_still_counted_as_499() {
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
+
+#[tokio::test]
+async fn a_payment_the_pg_is_still_processing_does_not_hold_up_the_recovery_of_others() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    // B's test card takes 70 s: past the 2 s read timeout it is UNKNOWN, and every
+    // recovery call meets 409 while the PG works on it.
+    let b = server.create_order().await;
+    let payment_key = pg.window_payment_key(&b, "approve_70s").await;
+    let confirm_b = server.confirm_with_key(&b.order, &payment_key, "key-b").send().await.unwrap();
+    assert_eq!(confirm_b.status(), StatusCode::ACCEPTED);
+    eventually("recovery meets B still processing", SETTLE, || async {
+        (pg.stats().await.in_progress_conflicts >= 1).then_some(())
+    })
+    .await;
+
+    // Meanwhile C's answer is lost to a 500 and must still be recovered promptly.
+    let c = server.create_order().await;
+    pg.configure(json!({"faults": {"error_500": 1.0}})).await;
+    let (_, body) = server.confirm(&c.order, "key-c").await;
+    assert_eq!(body["status"], "UNKNOWN");
+    pg.configure(json!({"faults": {"error_500": 0.0}})).await;
+
+    server.wait_for(&c.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(server.order(&b.order.order_id).await.status, OrderStatus::Unknown);
+    assert_charges_agree(&pg, &server, &[&c.order.order_id]).await;
+}

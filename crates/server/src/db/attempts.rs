@@ -130,15 +130,22 @@ impl Db {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Attempts recovery should settle: every UNKNOWN one, and PENDING ones last
-    /// touched before `pending_cutoff_ms` (their server died while waiting). Oldest first.
-    pub async fn unsettled_attempts(&self, pending_cutoff_ms: i64, limit: u32) -> Result<Vec<Attempt>, sqlx::Error> {
+    /// Attempts recovery should settle now: UNKNOWN ones, and PENDING ones last touched
+    /// before `pending_cutoff_ms` (their server died while waiting), whose next recovery
+    /// time has come. Those waiting longest for their turn come first.
+    pub async fn due_attempts(
+        &self,
+        now_ms: i64,
+        pending_cutoff_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, sqlx::Error> {
         let query = format!(
-            "{SELECT_ATTEMPT} WHERE status = 'UNKNOWN' OR (status = 'PENDING' AND updated_at_ms < ?) \
-             ORDER BY created_at_ms LIMIT ?"
+            "{SELECT_ATTEMPT} WHERE next_recovery_at_ms <= ? \
+             AND (status = 'UNKNOWN' OR (status = 'PENDING' AND updated_at_ms < ?)) \
+             ORDER BY next_recovery_at_ms, created_at_ms LIMIT ?"
         );
         let rows: Vec<AttemptRow> =
-            sqlx::query_as(&query).bind(pending_cutoff_ms).bind(limit).fetch_all(&self.pool).await?;
+            sqlx::query_as(&query).bind(now_ms).bind(pending_cutoff_ms).bind(limit).fetch_all(&self.pool).await?;
         rows.into_iter().map(Attempt::try_from).collect()
     }
 
@@ -149,12 +156,16 @@ impl Db {
             .await
     }
 
-    /// Notes one more recovery pass that did not settle the attempt.
-    pub async fn count_recovery_pass(&self, order_id: &str) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE payment_attempts SET recovery_passes = recovery_passes + 1 WHERE order_id = ?")
-            .bind(order_id)
-            .execute(&self.pool)
-            .await?;
+    /// Notes one more recovery pass that did not settle the attempt, and when to try next.
+    pub async fn postpone_recovery(&self, order_id: &str, next_at_ms: i64) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "UPDATE payment_attempts SET recovery_passes = recovery_passes + 1, next_recovery_at_ms = ? \
+             WHERE order_id = ?",
+        )
+        .bind(next_at_ms)
+        .bind(order_id)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use crate::customer::Customer;
 use crate::db::{NewAttempt, Transition};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgConfirm, PgSlot, PgVerdict, classify, customer_message};
+use crate::pg::{PgConfirm, PgSlot, PgVerdict, customer_message, verdict_for};
 use crate::state::AppState;
 
 /// Longest payment key accepted (Toss keys are under 200 characters).
@@ -60,11 +60,14 @@ pub async fn confirm(
         return Err(AppError::AmountMismatch { confirmed: request.amount, expected: order.amount });
     }
 
+    // Without a slot the attempt is stored as failed: it never reached the PG.
     let slot = state.pg.try_slot();
-    let busy = Failure { code: ErrorCode::PgBusy.as_str().to_owned(), message: customer_message("PG_BUSY", None) };
     let (status, failure) = match slot {
         Some(_) => (OrderStatus::Pending, None),
-        None => (OrderStatus::Failed, Some(&busy)),
+        None => (
+            OrderStatus::Failed,
+            Some(Failure { code: ErrorCode::PgBusy.as_str().to_owned(), message: customer_message("PG_BUSY", None) }),
+        ),
     };
     let attempt = NewAttempt {
         order_id,
@@ -72,7 +75,7 @@ pub async fn confirm(
         payment_key: &request.payment_key,
         amount: order.amount,
         status,
-        failure,
+        failure: failure.as_ref(),
     };
     if !state.db.insert_attempt(&attempt).await? {
         // A concurrent confirm stored its attempt first: answer as if we came after it.
@@ -80,7 +83,7 @@ pub async fn confirm(
             .await?
             .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
     }
-    let transition = Transition { to: status, failure: failure.cloned(), unknown_reason: None };
+    let transition = Transition { to: status, failure, unknown_reason: None };
     log_transition(order_id, idempotency_key, OrderStatus::Created, &transition);
 
     let Some(slot) = slot else {
@@ -145,12 +148,14 @@ impl PgCall {
             })
             .await;
         drop(slot);
-        let verdict = classify(&answer);
+        let verdict = verdict_for(&answer, &self.order_id, self.amount);
         let (outcome, transition) = first_call_transition(verdict);
         metrics::pg_confirm_call(outcome);
         let to = transition.to;
-        let order =
-            settle::apply(&state, &self.order_id, &self.idempotency_key, OrderStatus::Pending, transition).await;
+        // Recovery may have given up on this call and marked it UNKNOWN meanwhile;
+        // a definitive answer arriving late still settles it.
+        let from = [OrderStatus::Pending, OrderStatus::Unknown];
+        let order = settle::apply(&state, &self.order_id, &self.idempotency_key, &from, transition).await;
         if to == OrderStatus::Unknown {
             state.recovery_wake.notify_one();
         }

@@ -14,7 +14,7 @@ use super::settle;
 use crate::db::{Attempt, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgConfirm, PgVerdict, classify};
+use crate::pg::{PgAnswer, PgConfirm, PgVerdict, verdict_for};
 use crate::state::AppState;
 
 /// Calls per attempt in one pass before it waits for the next pass.
@@ -25,6 +25,12 @@ const PARALLEL_ATTEMPTS: usize = 4;
 const PASS_LIMIT: u32 = 500;
 /// Extra time before a PENDING attempt counts as abandoned by its server.
 const PENDING_GRACE: Duration = Duration::from_secs(5);
+/// Wait after an attempt's first unsettled pass; it doubles with each further one.
+const PASS_BACKOFF_BASE: Duration = Duration::from_secs(5);
+/// The longest wait between two passes over one attempt.
+const PASS_BACKOFF_CAP: Duration = Duration::from_secs(15 * 60);
+/// Unsettled passes after which an attempt is reported as needing an operator.
+const PASSES_BEFORE_ALERT: u32 = 10;
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +58,11 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     }
 }
 
-/// One pass over every attempt that needs settling.
+/// One pass over every attempt whose recovery is due.
 pub async fn run_pass(state: &AppState) -> Result<PassReport, AppError> {
-    let abandoned_before = now_ms() - millis(state.config.max_processing() + PENDING_GRACE);
-    let attempts = state.db.unsettled_attempts(abandoned_before, PASS_LIMIT).await?;
+    let now = now_ms();
+    let abandoned_before = now - millis(state.config.max_processing() + PENDING_GRACE);
+    let attempts = state.db.due_attempts(now, abandoned_before, PASS_LIMIT).await?;
     let outcomes: Vec<Result<bool, AppError>> = futures::stream::iter(attempts)
         .map(|attempt| recover(state, attempt))
         .buffer_unordered(PARALLEL_ATTEMPTS)
@@ -77,12 +84,12 @@ pub async fn run_pass(state: &AppState) -> Result<PassReport, AppError> {
     Ok(report)
 }
 
-/// Tries to settle one attempt; says whether it did.
+/// Tries to settle one attempt; says whether it did. If not, schedules its next pass.
 async fn recover(state: &AppState, attempt: Attempt) -> Result<bool, AppError> {
     if attempt.status == OrderStatus::Pending {
         // Its server stopped waiting long ago: from here on the outcome is unknown.
         let transition = Transition::unknown("left pending by a server that stopped");
-        settle::apply(state, &attempt.order_id, &attempt.idempotency_key, OrderStatus::Pending, transition).await?;
+        settle::apply(state, &attempt.order_id, &attempt.idempotency_key, &[OrderStatus::Pending], transition).await?;
     }
     for retry in 0..TRIES_PER_PASS {
         if retry > 0 {
@@ -94,21 +101,37 @@ async fn recover(state: &AppState, attempt: Attempt) -> Result<bool, AppError> {
             break;
         }
         if let Some(transition) = ask_pg(state, &attempt).await {
-            settle::apply(state, &attempt.order_id, &attempt.idempotency_key, OrderStatus::Unknown, transition).await?;
+            let from = [OrderStatus::Unknown];
+            settle::apply(state, &attempt.order_id, &attempt.idempotency_key, &from, transition).await?;
             return Ok(true);
         }
     }
     metrics::recovery_exhausted();
-    state.db.count_recovery_pass(&attempt.order_id).await?;
+    let passes = attempt.recovery_passes + 1;
+    if passes == PASSES_BEFORE_ALERT {
+        tracing::error!(
+            order_id = attempt.order_id,
+            idempotency_key = attempt.idempotency_key,
+            passes,
+            "payment still unsettled after many recovery passes; it needs an operator"
+        );
+    }
+    state.db.postpone_recovery(&attempt.order_id, now_ms() + millis(pass_backoff(passes))).await?;
     Ok(false)
+}
+
+/// How long an attempt waits after its `passes`-th unsettled pass: doubling from
+/// [`PASS_BACKOFF_BASE`] up to [`PASS_BACKOFF_CAP`], so one that the PG cannot settle
+/// yet is asked less and less often and never crowds out the others.
+fn pass_backoff(passes: u32) -> Duration {
+    PASS_BACKOFF_BASE.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(PASS_BACKOFF_CAP)
 }
 
 /// One call with the attempt's own key; the transition if the answer settles it.
 async fn ask_pg(state: &AppState, attempt: &Attempt) -> Option<Transition> {
     let slot = state.pg.slot().await;
-    let answer = state
-        .pg
-        .client()
+    let client = state.pg.client();
+    let mut answer = client
         .confirm(PgConfirm {
             payment_key: &attempt.payment_key,
             order_id: &attempt.order_id,
@@ -116,35 +139,48 @@ async fn ask_pg(state: &AppState, attempt: &Attempt) -> Option<Transition> {
             idempotency_key: &attempt.idempotency_key,
         })
         .await;
-    let mut verdict = classify(&answer);
+    let mut verdict = verdict_for(&answer, &attempt.order_id, attempt.amount);
     if verdict == PgVerdict::AlreadyProcessed {
-        // Processed under another request: the payment itself tells the outcome.
-        verdict = classify(&state.pg.client().payment_for_order(&attempt.order_id).await);
+        // Processed under another request: only the payment itself tells the outcome.
+        // An error here (a 404 from a lagging replica, say) proves nothing.
+        answer = client.payment_for_order(&attempt.order_id).await;
+        verdict = match answer {
+            PgAnswer::Payment { .. } => verdict_for(&answer, &attempt.order_id, attempt.amount),
+            _ => PgVerdict::Unknown("the PG did not show the payment it says it processed".to_owned()),
+        };
     }
     drop(slot);
+    if answer.shows_pg_unavailable() {
+        state.breaker.record_failure();
+    } else {
+        state.breaker.record_answer();
+    }
     tracing::debug!(order_id = attempt.order_id, ?verdict, "recovery asked the PG");
     match verdict {
-        PgVerdict::Charged => {
-            state.breaker.record_answer();
-            Some(Transition::paid())
-        }
-        PgVerdict::Declined(failure) => {
-            state.breaker.record_answer();
-            Some(Transition::failed(failure))
-        }
-        PgVerdict::StillProcessing | PgVerdict::AlreadyProcessed => {
-            state.breaker.record_answer();
-            None
-        }
+        PgVerdict::Charged => Some(Transition::paid()),
+        PgVerdict::Declined(failure) => Some(Transition::failed(failure)),
         // On a retry these say nothing about the first request, which may have
         // been charged: only a definitive answer about the payment settles it.
-        PgVerdict::TurnedAway(_) | PgVerdict::NotSent | PgVerdict::Unknown(_) => {
-            state.breaker.record_failure();
-            None
-        }
+        PgVerdict::StillProcessing
+        | PgVerdict::AlreadyProcessed
+        | PgVerdict::TurnedAway(_)
+        | PgVerdict::NotSent
+        | PgVerdict::Unknown(_) => None,
     }
 }
 
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_the_pg_cannot_settle_is_asked_less_and_less_often() {
+        let waits: Vec<u64> = (1..=10).map(|passes| pass_backoff(passes).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 640, 900, 900]);
+        assert_eq!(pass_backoff(u32::MAX), PASS_BACKOFF_CAP);
+    }
 }

@@ -23,21 +23,24 @@ impl Transition {
     }
 }
 
-/// Moves the order's attempt from `from` and returns the order as stored afterwards.
-/// If another worker moved it first, the stored order wins and nothing is logged twice.
+/// Moves the order's attempt from whichever of `from` it is in, and returns the order
+/// as stored afterwards. If another worker moved it elsewhere first, the stored order
+/// wins and nothing is logged twice.
 pub async fn apply(
     state: &AppState,
     order_id: &str,
     idempotency_key: &str,
-    from: OrderStatus,
+    from: &[OrderStatus],
     transition: Transition,
 ) -> Result<Order, AppError> {
-    debug_assert!(can_transition(from, transition.to), "{from:?} -> {:?}", transition.to);
-    if state.db.transition(order_id, from, &transition).await? {
-        log_transition(order_id, idempotency_key, from, &transition);
-    } else {
-        tracing::debug!(order_id, idempotency_key, "transition already applied elsewhere");
+    for &status in from {
+        debug_assert!(can_transition(status, transition.to), "{status:?} -> {:?}", transition.to);
+        if state.db.transition(order_id, status, &transition).await? {
+            log_transition(order_id, idempotency_key, status, &transition);
+            return state.db.order(order_id).await?.ok_or(AppError::OrderNotFound);
+        }
     }
+    tracing::debug!(order_id, idempotency_key, "transition already applied elsewhere");
     state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
 }
 

@@ -50,6 +50,29 @@ pub fn classify(answer: &PgAnswer) -> PgVerdict {
     }
 }
 
+/// Classifies an answer about the payment of `order_id` for `amount`. A payment that
+/// is not that one proves nothing about it: the answer is then unknown (and logged),
+/// never taken as this order's charge or decline.
+pub fn verdict_for(answer: &PgAnswer, order_id: &str, amount: u64) -> PgVerdict {
+    if let PgAnswer::Payment { payment, .. } = answer
+        && (payment.order_id != order_id || payment.total_amount != amount)
+    {
+        tracing::error!(
+            order_id,
+            amount,
+            pg_order_id = payment.order_id,
+            pg_amount = payment.total_amount,
+            payment_key = payment.payment_key,
+            "the PG answered with another payment"
+        );
+        return PgVerdict::Unknown(format!(
+            "the PG answered about order {} for {}",
+            payment.order_id, payment.total_amount
+        ));
+    }
+    classify(answer)
+}
+
 fn classify_error(http_status: u16, code: &str, message: &str) -> PgVerdict {
     if http_status == 429 || code == "FORBIDDEN_CONSECUTIVE_REQUEST" || is_credentials_error(code) {
         return PgVerdict::TurnedAway(failure(code, Some(message)));
@@ -202,6 +225,16 @@ mod tests {
         assert_eq!(classify(&error(409, "IDEMPOTENT_REQUEST_PROCESSING")), PgVerdict::StillProcessing);
         assert_eq!(classify(&error(400, "ALREADY_PROCESSED_PAYMENT")), PgVerdict::AlreadyProcessed);
         assert_eq!(classify(&error(400, "DUPLICATED_ORDER_ID")), PgVerdict::AlreadyProcessed);
+    }
+
+    #[test]
+    fn a_payment_for_another_order_or_amount_proves_nothing() {
+        let done = payment(PaymentStatus::Done);
+        assert_eq!(verdict_for(&done, "ord", 1000), PgVerdict::Charged);
+        assert!(matches!(verdict_for(&done, "other", 1000), PgVerdict::Unknown(_)));
+        assert!(matches!(verdict_for(&done, "ord", 999), PgVerdict::Unknown(_)));
+        let declined = error(403, "REJECT_CARD_PAYMENT");
+        assert!(matches!(verdict_for(&declined, "ord", 1000), PgVerdict::Declined(_)));
     }
 
     #[test]

@@ -25,6 +25,21 @@ pub enum PgAnswer {
     NoAnswer { detail: String },
 }
 
+impl PgAnswer {
+    /// Whether the PG could not serve the request at all: no connection, no answer,
+    /// overloaded (429) or failing (5xx). Recovery's circuit breaker counts only these;
+    /// an answer that settles nothing still shows the PG is up.
+    pub fn shows_pg_unavailable(&self) -> bool {
+        match self {
+            PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => true,
+            PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status } => {
+                *http_status == 429 || *http_status >= 500
+            }
+            PgAnswer::Payment { .. } => false,
+        }
+    }
+}
+
 /// One confirm call: the payment, and the idempotency key every retry reuses.
 #[derive(Debug, Clone, Copy)]
 pub struct PgConfirm<'a> {
@@ -132,4 +147,27 @@ fn error_chain(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PgAnswer;
+
+    fn error(http_status: u16) -> PgAnswer {
+        PgAnswer::Error { http_status, code: "X".into(), message: String::new() }
+    }
+
+    #[test]
+    fn only_missing_overloaded_or_failing_answers_show_the_pg_unavailable() {
+        assert!(PgAnswer::NotSent { detail: String::new() }.shows_pg_unavailable());
+        assert!(PgAnswer::NoAnswer { detail: String::new() }.shows_pg_unavailable());
+        assert!(error(500).shows_pg_unavailable());
+        assert!(error(503).shows_pg_unavailable());
+        assert!(error(429).shows_pg_unavailable());
+        assert!(PgAnswer::Unparsable { http_status: 502 }.shows_pg_unavailable());
+        assert!(!error(400).shows_pg_unavailable(), "an unknown 4xx is an answer");
+        assert!(!error(404).shows_pg_unavailable());
+        assert!(!error(409).shows_pg_unavailable());
+        assert!(!PgAnswer::Unparsable { http_status: 200 }.shows_pg_unavailable());
+    }
 }

@@ -7,7 +7,7 @@ mod gateway;
 mod messages;
 pub mod toss;
 
-pub use classify::{PgVerdict, classify};
+pub use classify::{PgVerdict, classify, verdict_for};
 pub use client::{PgAnswer, PgClient, PgConfirm};
 pub use gateway::{PgGateway, PgSlot};
 pub use messages::customer_message;

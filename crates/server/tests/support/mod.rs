@@ -62,6 +62,24 @@ impl FakePg {
             .unwrap()
     }
 
+    /// Opens the order's payment window, presses the test card `scenario`, and
+    /// returns the paymentKey the window issued, as the browser would.
+    pub async fn window_payment_key(&self, created: &CreatedOrder, scenario: &str) -> String {
+        let html = self.http.get(&created.payment_window_url).send().await.unwrap().text().await.unwrap();
+        let marker = r#"name="paymentKey" value=""#;
+        let start = html.find(marker).expect("the window has a paymentKey field") + marker.len();
+        let payment_key = html[start..start + html[start..].find('"').unwrap()].to_owned();
+        let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let submitted = no_redirects
+            .post(format!("{}/v1/window", self.url))
+            .form(&[("paymentKey", payment_key.as_str()), ("scenario", scenario)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(submitted.status(), StatusCode::SEE_OTHER);
+        payment_key
+    }
+
     /// A URL where nothing listens: connecting is refused.
     pub async fn closed_port_url() -> String {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -180,10 +198,15 @@ impl Server {
     }
 
     pub fn confirm_request(&self, order: &Order, idempotency_key: &str) -> reqwest::RequestBuilder {
+        self.confirm_with_key(order, &payment_key_for(order), idempotency_key)
+    }
+
+    /// A confirm carrying a given paymentKey, such as one a payment window issued.
+    pub fn confirm_with_key(&self, order: &Order, payment_key: &str, idempotency_key: &str) -> reqwest::RequestBuilder {
         self.http
             .post(format!("{}/api/orders/{}/confirm", self.url, order.order_id))
             .header("Idempotency-Key", idempotency_key)
-            .json(&json!({"payment_key": payment_key_for(order), "amount": order.amount}))
+            .json(&json!({"payment_key": payment_key, "amount": order.amount}))
     }
 
     pub async fn confirm(&self, order: &Order, idempotency_key: &str) -> (StatusCode, Value) {
