@@ -61,13 +61,23 @@ async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
     json(send(Request::get(path)).await?).await
 }
 
+/// A GET that gives up after `within`, reported as a network error.
+async fn get_within<T: DeserializeOwned>(path: &str, within: Duration) -> Result<T, ApiError> {
+    let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
+    let signal = controller.signal();
+    let _deadline = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
+    json(send(Request::get(path).abort_signal(Some(&signal))).await?).await
+}
+
 /// The page timings. Gives up after `within`, so a hung server cannot hold the
 /// confirm page before its POST; the caller then uses the compiled-in defaults.
 pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
-    let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
-    let signal = controller.signal();
-    let _timeout = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
-    json(send(Request::get("/api/config").abort_signal(Some(&signal))).await?).await
+    get_within("/api/config", within).await
+}
+
+/// One check of an order; a check that hangs past `within` learned nothing.
+pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiError> {
+    get_within(&format!("/api/orders/{}", segment(order_id)), within).await
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {

@@ -46,9 +46,28 @@ pub fn classify_confirm(reply: &ConfirmReply) -> Option<Verdict> {
     }
 }
 
-/// The definitive outcome in a check of the order, or `None` while it is not final.
-pub fn classify_poll(order: &Order) -> Option<Verdict> {
-    final_verdict(order)
+/// What one check of the order learned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// The order is paid or failed.
+    Settled(Verdict),
+    /// The server has the confirm and is still settling it.
+    InProgress,
+    /// The order exists but the server never received a confirm for it.
+    NotReceived,
+    /// The check itself failed (network, server error, timeout).
+    NothingLearned,
+}
+
+/// What a check of the order says about its payment.
+pub fn classify_poll(order: &Order) -> Check {
+    match (order.status, final_verdict(order)) {
+        (_, Some(verdict)) => Check::Settled(verdict),
+        (OrderStatus::Created, None) => Check::NotReceived,
+        (OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Paid | OrderStatus::Failed, None) => {
+            Check::InProgress
+        }
+    }
 }
 
 /// "the amount ..." -> "The amount ...", without a trailing full stop.

@@ -13,10 +13,13 @@ mod classify;
 #[cfg(test)]
 mod tests;
 
-pub use classify::{ConfirmReply, Verdict, classify_confirm, classify_poll};
+pub use classify::{Check, ConfirmReply, Verdict, classify_confirm, classify_poll};
 
 use payonce_api::{Failure, PageConfig};
 use serde::{Deserialize, Serialize};
+
+/// The failure code shown when the confirm never reached the server.
+pub const NOT_RECEIVED: &str = "CONFIRM_NOT_RECEIVED";
 
 /// Milliseconds since the Unix epoch (`Date.now()`), so stored times survive reloads.
 pub type Millis = u64;
@@ -144,8 +147,8 @@ pub enum Event {
     ConfirmWaitElapsed { now: Millis },
     /// Time for the next check.
     PollDue { now: Millis },
-    /// A check ended; `None` when it learned nothing (error, or not final yet).
-    PollReplied { verdict: Option<Verdict>, now: Millis },
+    /// A check of the order ended.
+    PollReplied { check: Check, now: Millis },
 }
 
 /// Something the component must do.
@@ -193,11 +196,13 @@ pub struct Flow {
     /// Set when `SendConfirm` is emitted and never cleared: the reducer's own
     /// guarantee that one flow sends at most one POST.
     confirm_sent: bool,
+    /// What the latest informative check said: whether the server has the confirm.
+    server_has_confirm: Option<bool>,
 }
 
 impl Flow {
     pub fn new(timings: PageConfig) -> Self {
-        Self { state: State::Starting, timings, order_id: None, confirm_sent: false }
+        Self { state: State::Starting, timings, order_id: None, confirm_sent: false, server_has_confirm: None }
     }
 
     pub fn state(&self) -> &State {
@@ -231,16 +236,17 @@ impl Flow {
             },
             (
                 State::Checking { started_at, polls_done, polls_total, window_ends_at },
-                Event::PollReplied { verdict, .. },
+                Event::PollReplied { check, now },
             ) => {
-                if let Some(verdict) = verdict {
-                    return self.settle(verdict);
+                match check {
+                    Check::Settled(verdict) => return self.settle(verdict),
+                    Check::InProgress => self.server_has_confirm = Some(true),
+                    Check::NotReceived => self.server_has_confirm = Some(false),
+                    Check::NothingLearned => {}
                 }
                 let polls_done = polls_done + 1;
-                if polls_done >= polls_total {
-                    let order_id = self.order_id.clone().unwrap_or_default();
-                    self.state = State::Unresolved { order_id };
-                    return vec![Effect::UnlockNavigation];
+                if polls_done >= polls_total || now >= window_ends_at {
+                    return self.stop_checking();
                 }
                 self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
                 vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms }]
@@ -323,6 +329,23 @@ impl Flow {
         self.state = State::Checking { started_at, polls_done: 0, polls_total, window_ends_at };
         effects.push(Effect::SchedulePoll { after_ms: interval });
         effects
+    }
+
+    /// The window is over without an outcome. If the server, when last asked, still
+    /// had no confirm for the order, the POST never arrived: nothing can have been
+    /// charged. Otherwise the server holds the payment and will settle it.
+    fn stop_checking(&mut self) -> Vec<Effect> {
+        let order_id = self.order_id.clone().unwrap_or_default();
+        if self.server_has_confirm == Some(false) {
+            return self.settle(Verdict::Failed(Failure {
+                code: NOT_RECEIVED.to_owned(),
+                message: "The shop did not receive your payment confirmation, so the payment was not made. \
+                          You have not been charged; please try again."
+                    .to_owned(),
+            }));
+        }
+        self.state = State::Unresolved { order_id };
+        vec![Effect::UnlockNavigation]
     }
 
     fn settle(&mut self, verdict: Verdict) -> Vec<Effect> {

@@ -214,7 +214,7 @@ fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
     let mut flow = checking();
     for check in 1..=25 {
         assert_eq!(flow.handle(Event::PollDue { now: 0 }), vec![Effect::Poll { order_id: "ord_1".into() }]);
-        let effects = flow.handle(Event::PollReplied { verdict: None, now: 0 });
+        let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: 0 });
         if check < 25 {
             assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 2_000 }], "check {check}");
             assert!(matches!(flow.state(), State::Checking { polls_done, .. } if *polls_done == check));
@@ -230,18 +230,63 @@ fn a_final_check_settles_the_flow() {
     for (status, expected) in [(OrderStatus::Paid, "paid"), (OrderStatus::Failed, "failed")] {
         let mut flow = checking();
         flow.handle(Event::PollDue { now: 0 });
-        let verdict = classify_poll(&order(status));
-        let effects = flow.handle(Event::PollReplied { verdict, now: 0 });
+        let check = classify_poll(&order(status));
+        let effects = flow.handle(Event::PollReplied { check, now: 0 });
         assert_eq!(flow.state().name(), expected);
         assert!(effects.contains(&Effect::UnlockNavigation));
     }
 }
 
 #[test]
-fn checks_of_an_order_not_final_yet_learn_nothing() {
-    for status in [OrderStatus::Created, OrderStatus::Pending, OrderStatus::Unknown] {
-        assert_eq!(classify_poll(&order(status)), None, "{status:?}");
+fn checks_tell_a_confirm_in_progress_from_one_never_received() {
+    assert_eq!(classify_poll(&order(OrderStatus::Created)), Check::NotReceived);
+    assert_eq!(classify_poll(&order(OrderStatus::Pending)), Check::InProgress);
+    assert_eq!(classify_poll(&order(OrderStatus::Unknown)), Check::InProgress);
+    assert_eq!(classify_poll(&order(OrderStatus::Paid)), Check::Settled(Verdict::Paid { amount: 12_900 }));
+}
+
+fn run_checks(flow: &mut Flow, checks: &[Check]) -> Vec<Effect> {
+    let mut effects = vec![];
+    for check in checks {
+        flow.handle(Event::PollDue { now: 0 });
+        effects = flow.handle(Event::PollReplied { check: check.clone(), now: 0 });
     }
+    effects
+}
+
+#[test]
+fn a_confirm_the_server_never_received_fails_as_not_charged_when_the_window_ends() {
+    let mut flow = checking();
+    let effects = run_checks(&mut flow, &vec![Check::NotReceived; 25]);
+    let State::Failed { failure, .. } = flow.state().clone() else { panic!("{:?}", flow.state()) };
+    assert_eq!(failure.code, NOT_RECEIVED);
+    assert!(failure.message.contains("You have not been charged"));
+    assert!(effects.contains(&Effect::UnlockNavigation));
+}
+
+#[test]
+fn a_server_holding_the_confirm_without_an_outcome_leaves_it_unresolved() {
+    let mut checks = vec![Check::NotReceived, Check::InProgress];
+    checks.extend(vec![Check::NothingLearned; 23]);
+    let mut flow = checking();
+    run_checks(&mut flow, &checks);
+    assert_eq!(flow.state().name(), "unresolved", "the latest thing learned was that the server has it");
+
+    let mut flow = checking();
+    run_checks(&mut flow, &vec![Check::NothingLearned; 25]);
+    assert_eq!(flow.state().name(), "unresolved", "a server that never answered may hold the payment");
+}
+
+#[test]
+fn checking_ends_with_its_window_even_when_checks_are_slow() {
+    let mut flow = checking();
+    let State::Checking { window_ends_at, .. } = flow.state().clone() else { panic!() };
+    flow.handle(Event::PollDue { now: 0 });
+    flow.handle(Event::PollReplied { check: Check::NothingLearned, now: window_ends_at - 1 });
+    assert_eq!(flow.state().name(), "checking");
+    flow.handle(Event::PollDue { now: 0 });
+    flow.handle(Event::PollReplied { check: Check::NothingLearned, now: window_ends_at });
+    assert_eq!(flow.state().name(), "unresolved");
 }
 
 #[test]
@@ -330,8 +375,9 @@ fn all_events() -> Vec<Event> {
         Event::ConfirmReplied { reply: response(200, order(OrderStatus::Paid)), now: T0 + 1 },
         Event::ConfirmWaitElapsed { now: T0 + 15_000 },
         Event::PollDue { now: T0 + 17_000 },
-        Event::PollReplied { verdict: None, now: T0 + 17_000 },
-        Event::PollReplied { verdict: Some(Verdict::Paid { amount: 12_900 }), now: T0 + 17_000 },
+        Event::PollReplied { check: Check::NothingLearned, now: T0 + 17_000 },
+        Event::PollReplied { check: Check::NotReceived, now: T0 + 17_000 },
+        Event::PollReplied { check: Check::Settled(Verdict::Paid { amount: 12_900 }), now: T0 + 17_000 },
     ]
 }
 

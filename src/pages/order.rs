@@ -24,7 +24,7 @@ pub fn OrderPage() -> impl IntoView {
         async move { api::order(&order_id).await }
     });
     refresh_while(
-        move || order.get().and_then(Result::ok).is_some_and(|order| !order.status.is_final()),
+        move || order.get().and_then(Result::ok).is_some_and(|order| order.status.is_in_progress()),
         move || order.reload(),
         REFRESH,
     );

@@ -17,7 +17,7 @@ const REFRESH: Duration = Duration::from_secs(3);
 pub fn OrdersPage() -> impl IntoView {
     let orders = Loaded::new(api::orders);
     refresh_while(
-        move || orders.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|o| !o.status.is_final())),
+        move || orders.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|o| o.status.is_in_progress())),
         move || orders.reload(),
         REFRESH,
     );

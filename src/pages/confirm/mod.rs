@@ -5,6 +5,8 @@
 mod runner;
 
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -38,12 +40,19 @@ pub fn ConfirmPage() -> impl IntoView {
     let toaster = expect_context::<Toaster>();
     let runner = StoredValue::new_local(None::<Rc<Runner>>);
 
-    let guard = NavGuard::install(move || toaster.show(STAY_MESSAGE));
+    // Cleared when the page goes away: a customer who leaves while the timings load
+    // has not started a payment, and none must start behind their back.
+    let on_page = Arc::new(AtomicBool::new(true));
+    let still_here = on_page.clone();
     spawn_local(async move {
         let timings = api::page_config(CONFIG_WAIT).await.unwrap_or_else(|error| {
             leptos::logging::warn!("using default timings: {error:?}");
             PageConfig::DEFAULT
         });
+        if !still_here.load(Ordering::SeqCst) {
+            return;
+        }
+        let guard = NavGuard::install(move || toaster.show(STAY_MESSAGE));
         let started = Runner::new(Flow::new(timings), state, guard);
         runner.set_value(Some(started.clone()));
         let stored = params.as_ref().ok().and_then(|params| storage::load_attempt(&params.order_id));
@@ -53,6 +62,7 @@ pub fn ConfirmPage() -> impl IntoView {
 
     let ticker = set_interval_with_handle(move || now.set(now_ms()), TICK).ok();
     on_cleanup(move || {
+        on_page.store(false, Ordering::SeqCst);
         if let Some(ticker) = ticker {
             ticker.clear();
         }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::Duration;
 
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use payonce_api::ConfirmRequest;
@@ -13,9 +14,12 @@ use web_sys::AbortController;
 
 use crate::api;
 use crate::clock::now_ms;
-use crate::flow::{Effect, Event, Flow, Outcome, State, classify_poll};
+use crate::flow::{Check, Effect, Event, Flow, Outcome, State, classify_poll};
 use crate::nav_guard::NavGuard;
 use crate::storage;
+
+/// A check that takes longer than this learned nothing; the next one follows.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
 thread_local! {
     /// Orders whose confirm this page has sent since it loaded. A second line of
@@ -26,9 +30,11 @@ thread_local! {
 pub struct Runner {
     flow: RefCell<Flow>,
     state: RwSignal<State>,
-    guard: NavGuard,
+    /// Taken (and its listeners removed) when the page goes away.
+    guard: RefCell<Option<NavGuard>>,
     abort: RefCell<Option<AbortController>>,
-    timers: RefCell<Vec<TimeoutHandle>>,
+    /// Dropping a `Timeout` cancels it and frees its closure, which holds the runner.
+    timers: RefCell<Vec<Timeout>>,
     disposed: Cell<bool>,
 }
 
@@ -37,7 +43,7 @@ impl Runner {
         Rc::new(Self {
             flow: RefCell::new(flow),
             state,
-            guard,
+            guard: RefCell::new(Some(guard)),
             abort: RefCell::new(None),
             timers: RefCell::new(Vec::new()),
             disposed: Cell::new(false),
@@ -55,13 +61,17 @@ impl Runner {
         }
     }
 
-    /// The page is going away: stop timers and stop unblocking or blocking anything.
-    /// An in-flight POST is left alone; the server finishes it either way.
+    /// The page is going away: stop the timers and the navigation guard. An in-flight
+    /// POST is left alone; the server finishes it either way.
     pub fn dispose(&self) {
         self.disposed.set(true);
-        self.guard.unlock();
-        for timer in self.timers.borrow_mut().drain(..) {
-            timer.clear();
+        self.guard.borrow_mut().take();
+        self.timers.borrow_mut().clear();
+    }
+
+    fn with_guard(&self, action: impl FnOnce(&NavGuard)) {
+        if let Some(guard) = self.guard.borrow().as_ref() {
+            action(guard);
         }
     }
 
@@ -103,9 +113,11 @@ impl Runner {
             Effect::Poll { order_id } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    // A failed check is a check that learned nothing.
-                    let verdict = api::order(&order_id).await.ok().and_then(|order| classify_poll(&order));
-                    this.dispatch(Event::PollReplied { verdict, now: now_ms() });
+                    let check = match api::check_order(&order_id, CHECK_TIMEOUT).await {
+                        Ok(order) => classify_poll(&order),
+                        Err(_) => Check::NothingLearned,
+                    };
+                    this.dispatch(Event::PollReplied { check, now: now_ms() });
                 });
             }
             Effect::RecordOutcome { order_id, outcome } => {
@@ -116,8 +128,8 @@ impl Runner {
                     leptos::logging::warn!("payment outcome not stored: {reason}");
                 }
             }
-            Effect::LockNavigation => self.guard.lock(),
-            Effect::UnlockNavigation => self.guard.unlock(),
+            Effect::LockNavigation => self.with_guard(NavGuard::lock),
+            Effect::UnlockNavigation => self.with_guard(NavGuard::unlock),
             Effect::Log(message) => leptos::logging::log!("payonce: {message}"),
         }
     }
@@ -125,9 +137,8 @@ impl Runner {
     /// Dispatches `event(now)` after `after_ms`, unless the page is gone by then.
     fn after(self: &Rc<Self>, after_ms: u64, event: fn(u64) -> Event) {
         let this = self.clone();
-        let fire = move || this.dispatch(event(now_ms()));
-        if let Ok(handle) = set_timeout_with_handle(fire, Duration::from_millis(after_ms)) {
-            self.timers.borrow_mut().push(handle);
-        }
+        let timer = Timeout::new(u32::try_from(after_ms).unwrap_or(u32::MAX), move || this.dispatch(event(now_ms())));
+        // Kept until the page goes away: a page sets a few dozen at most.
+        self.timers.borrow_mut().push(timer);
     }
 }
