@@ -1,6 +1,9 @@
 // Back during a payment keeps the customer on the page and tells them why.
+// Real timings: 15 s of submitting and then checking leave room to press Back in each.
 import { expect, test } from '../support/fixtures';
 import { checkout } from '../support/pages';
+
+test.use({ timings: 'real' });
 
 test('back during submitting and checking stays on the page with a toast', async ({
   page,
@@ -8,7 +11,8 @@ test('back during submitting and checking stays on the page with a toast', async
   confirmPosts,
   states,
 }) => {
-  await stack.configurePg({ latency_ms: 3_500 });
+  test.setTimeout(60_000);
+  await stack.configurePg({ latency_ms: 20_000 });
   const confirm = await checkout(page, 'approve');
   const url = page.url();
   const toast = page.getByTestId('toast');
@@ -19,7 +23,7 @@ test('back during submitting and checking stays on the page with a toast', async
   expect(page.url()).toBe(url);
   const firstToast = await toast.getAttribute('data-toast-id');
 
-  await confirm.expectState('checking');
+  await confirm.expectState('checking', 20_000);
   await page.goBack();
   await expect(toast).not.toHaveAttribute('data-toast-id', firstToast!);
   await expect(toast).toContainText('stay on this page');

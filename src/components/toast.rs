@@ -9,16 +9,19 @@ const TOAST_FOR: Duration = Duration::from_secs(4);
 #[derive(Clone, Copy)]
 pub struct Toaster {
     message: RwSignal<Option<(u64, String)>>,
+    /// Every toast gets a new id, so a repeated notice is a new one to a screen reader.
+    shown: StoredValue<u64>,
 }
 
 impl Toaster {
     pub fn new() -> Self {
-        Self { message: RwSignal::new(None) }
+        Self { message: RwSignal::new(None), shown: StoredValue::new(0) }
     }
 
     /// Shows `text`, replacing any toast on screen.
     pub fn show(&self, text: impl Into<String>) {
-        let id = self.message.get_untracked().map_or(0, |(id, _)| id + 1);
+        self.shown.update_value(|shown| *shown += 1);
+        let id = self.shown.get_value();
         self.message.set(Some((id, text.into())));
         let message = self.message;
         set_timeout(
