@@ -8,6 +8,7 @@ test('a 40-second approval shows checking at 15 s and paid by 43 s', async ({ pa
   test.setTimeout(90_000);
   const confirm = await checkout(page, 'approve_40s');
   await confirm.expectState('submitting');
+  await expect(page.getByTestId('elapsed')).toHaveText('Waiting 2 s', { timeout: 5_000 });
 
   await confirm.expectState('checking', 20_000);
   await expect(page.getByTestId('check-count')).toHaveText(/^Check \d+ of 25$/);

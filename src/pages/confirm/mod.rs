@@ -80,11 +80,11 @@ pub fn ConfirmPage() -> impl IntoView {
 
 fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
     match state.clone() {
-        State::Starting => busy_view("Preparing your payment", "One moment.".to_owned(), None).into_any(),
+        State::Starting => busy_view("Preparing your payment", "One moment.", None).into_any(),
         State::Submitting { started_at } => busy_view(
             "Processing your payment",
-            "Please keep this page open while your card is charged. This usually takes a few seconds.".to_owned(),
-            Some(started_at),
+            "Please keep this page open while your card is charged. This usually takes a few seconds.",
+            Some((started_at, now)),
         )
         .into_any(),
         State::Checking { started_at, polls_done, polls_total, window_ends_at } => {
@@ -105,23 +105,19 @@ fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
     }
 }
 
-fn busy_view(title: &'static str, text: String, started_at: Option<Millis>) -> impl IntoView {
+fn busy_view(title: &'static str, text: &'static str, waiting: Option<(Millis, RwSignal<Millis>)>) -> impl IntoView {
     view! {
         <div class="spinner" aria-hidden="true"></div>
         <div role="status" aria-live="polite">
             <h1 id="confirm-title">{title}</h1>
             <p>{text}</p>
         </div>
-        {started_at.map(|started_at| view! {
+        {waiting.map(|(started_at, now)| view! {
             <p class="muted elapsed" data-testid="elapsed">
-                {move || format!("Waiting {}", seconds(now_ms_since(started_at)))}
+                {move || format!("Waiting {}", seconds(now.get().saturating_sub(started_at)))}
             </p>
         })}
     }
-}
-
-fn now_ms_since(started_at: Millis) -> u64 {
-    crate::clock::now_ms().saturating_sub(started_at)
 }
 
 fn checking_view(
