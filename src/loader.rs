@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -54,5 +55,24 @@ impl<T: Clone + Send + Sync + 'static> Loaded<T> {
     /// Loads again, keeping the current value on screen until the new one arrives.
     pub fn reload(&self) {
         self.reloads.update(|count| *count += 1);
+    }
+
+    /// Reloads every `every` for as long as `pending` holds for the loaded value,
+    /// and stops when the page goes away.
+    pub fn reload_every_while(self, every: Duration, pending: impl Fn(&T) -> bool + 'static) {
+        let handle = set_interval_with_handle(
+            move || {
+                if self.value.with_untracked(|value| value.as_ref().is_some_and(&pending)) {
+                    self.reload();
+                }
+            },
+            every,
+        )
+        .ok();
+        on_cleanup(move || {
+            if let Some(handle) = handle {
+                handle.clear();
+            }
+        });
     }
 }

@@ -5,7 +5,6 @@ use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 use payonce_api::{Order, OrderStatus};
 
-use super::orders::refresh_while;
 use crate::api::{self, ApiError};
 use crate::components::status_badge::StatusBadge;
 use crate::format::{date_time, format_krw};
@@ -23,11 +22,7 @@ pub fn OrderPage() -> impl IntoView {
         let order_id = order_id();
         async move { api::order(&order_id).await }
     });
-    refresh_while(
-        move || order.get().and_then(Result::ok).is_some_and(|order| order.status.is_in_progress()),
-        move || order.reload(),
-        REFRESH,
-    );
+    order.reload_every_while(REFRESH, |loaded| loaded.as_ref().is_ok_and(|order| order.status.is_in_progress()));
     view! {
         <section class="card" aria-labelledby="order-title">
             {move || match order.get() {

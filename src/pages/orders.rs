@@ -16,11 +16,9 @@ const REFRESH: Duration = Duration::from_secs(3);
 #[component]
 pub fn OrdersPage() -> impl IntoView {
     let orders = Loaded::new(api::orders);
-    refresh_while(
-        move || orders.get().and_then(Result::ok).is_some_and(|list| list.iter().any(|o| o.status.is_in_progress())),
-        move || orders.reload(),
-        REFRESH,
-    );
+    orders.reload_every_while(REFRESH, |loaded| {
+        loaded.as_ref().is_ok_and(|list| list.iter().any(|order| order.status.is_in_progress()))
+    });
     view! {
         <section class="card" aria-labelledby="orders-title">
             <h1 id="orders-title">"Your orders"</h1>
@@ -54,23 +52,4 @@ fn OrderRow(order: Order) -> impl IntoView {
             </A>
         </li>
     }
-}
-
-/// Calls `refresh` every `every` for as long as `pending()` holds, and stops when
-/// the page goes away.
-pub fn refresh_while(pending: impl Fn() -> bool + 'static, refresh: impl Fn() + 'static, every: Duration) {
-    let handle = set_interval_with_handle(
-        move || {
-            if pending() {
-                refresh();
-            }
-        },
-        every,
-    )
-    .ok();
-    on_cleanup(move || {
-        if let Some(handle) = handle {
-            handle.clear();
-        }
-    });
 }
