@@ -24,7 +24,8 @@ pub mod pages;
 pub mod storage;
 
 use leptos::prelude::*;
-use leptos_router::components::{Route, Router, Routes};
+use leptos_router::components::{FlatRoutes, Route, Router};
+use leptos_router::hooks::use_location;
 use leptos_router::path;
 
 use crate::components::header::SiteHeader;
@@ -36,17 +37,22 @@ pub fn App() -> impl IntoView {
     provide_context(Toaster::new());
     view! {
         <Router>
-            <SiteHeader/>
+            <RoutedHeader/>
             <main id="main" class="page">
-                <Routes fallback=pages::not_found::NotFoundPage>
+                <FlatRoutes fallback=pages::not_found::NotFoundPage>
                     <Route path=path!("/") view=pages::cart::CartPage/>
                     <Route path=path!("/pay/success") view=pages::confirm::ConfirmPage/>
                     <Route path=path!("/pay/fail") view=pages::pay_fail::PayFailPage/>
                     <Route path=path!("/orders") view=pages::orders::OrdersPage/>
                     <Route path=path!("/orders/:id") view=pages::order::OrderPage/>
-                </Routes>
+                </FlatRoutes>
             </main>
             <ToastRegion/>
         </Router>
     }
+}
+
+#[component]
+fn RoutedHeader() -> impl IntoView {
+    view! { <SiteHeader pathname=use_location().pathname/> }
 }

@@ -1,17 +1,34 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 
-/// The shop's name and the way to past orders.
+/// The shop's name and the way to past orders. `pathname` marks the current
+/// section; links are plain anchors, which the router (where there is one)
+/// turns into in-app navigation.
 #[component]
-pub fn SiteHeader() -> impl IntoView {
+pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
+    let current = move |section: Section| section.contains(&pathname.read()).then_some("page");
     view! {
         <header class="site-header">
             <a class="skip-link" href="#main">"Skip to content"</a>
-            <A href="/" attr:class="brand">"payonce"<span class="brand-tag">" coffee"</span></A>
+            <a href="/" class="brand">"payonce"<span class="brand-tag">" coffee"</span></a>
             <nav aria-label="Main">
-                <A href="/">"Cart"</A>
-                <A href="/orders">"Orders"</A>
+                <a href="/" aria-current=move || current(Section::Cart)>"Cart"</a>
+                <a href="/orders" aria-current=move || current(Section::Orders)>"Orders"</a>
             </nav>
         </header>
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Section {
+    Cart,
+    Orders,
+}
+
+impl Section {
+    fn contains(self, path: &str) -> bool {
+        match self {
+            Section::Cart => path == "/",
+            Section::Orders => path == "/orders" || path.starts_with("/orders/"),
+        }
     }
 }

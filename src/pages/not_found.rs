@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 
 /// Any path the page does not know.
 #[component]
@@ -8,7 +7,7 @@ pub fn NotFoundPage() -> impl IntoView {
         <section class="card" aria-labelledby="not-found-title">
             <h1 id="not-found-title">"Page not found"</h1>
             <p>"There is nothing at this address."</p>
-            <div class="actions"><A href="/" attr:class="button primary">"Go to your cart"</A></div>
+            <div class="actions"><a href="/" class="button primary">"Go to your cart"</a></div>
         </section>
     }
 }

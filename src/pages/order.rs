@@ -1,7 +1,6 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 use payonce_api::{Order, OrderStatus};
 
@@ -30,7 +29,7 @@ pub fn OrderPage() -> impl IntoView {
                 Some(Err(ApiError::Server { status: 404, .. })) => view! {
                     <h1 id="order-title">"Order not found"</h1>
                     <p>"This order does not exist, or it belongs to another browser."</p>
-                    <div class="actions"><A href="/orders" attr:class="button secondary">"See your orders"</A></div>
+                    <div class="actions"><a href="/orders" class="button secondary">"See your orders"</a></div>
                 }.into_any(),
                 Some(Err(error)) => view! {
                     <h1 id="order-title">"Order"</h1>
@@ -83,6 +82,6 @@ fn OrderDetails(order: Order) -> impl IntoView {
             <dt>"Placed"</dt><dd>{date_time(&order.created_at)}</dd>
             <dt>"Last update"</dt><dd>{date_time(&order.updated_at)}</dd>
         </dl>
-        <div class="actions"><A href="/orders" attr:class="button secondary">"All orders"</A></div>
+        <div class="actions"><a href="/orders" class="button secondary">"All orders"</a></div>
     }
 }

@@ -1,7 +1,6 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::components::A;
 use payonce_api::Order;
 
 use crate::api;
@@ -27,7 +26,7 @@ pub fn OrdersPage() -> impl IntoView {
                 Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message()}</p> }.into_any(),
                 Some(Ok(list)) if list.is_empty() => view! {
                     <p>"You have no orders yet."</p>
-                    <div class="actions"><A href="/" attr:class="button primary">"Go to your cart"</A></div>
+                    <div class="actions"><a href="/" class="button primary">"Go to your cart"</a></div>
                 }.into_any(),
                 Some(Ok(list)) => view! {
                     <ul class="order-list">
@@ -44,12 +43,12 @@ pub fn OrdersPage() -> impl IntoView {
 fn OrderRow(order: Order) -> impl IntoView {
     view! {
         <li>
-            <A href=format!("/orders/{}", order.order_id) attr:class="order-row" attr:data-order-id=order.order_id.clone()>
+            <a href=format!("/orders/{}", order.order_id) class="order-row" data-order-id=order.order_id.clone()>
                 <span class="order-row-name">{order.order_name.clone()}</span>
                 <span class="muted small">{date_time(&order.created_at)}</span>
                 <span class="order-row-amount">{format_krw(order.amount)}</span>
                 <StatusBadge status=order.status/>
-            </A>
+            </a>
         </li>
     }
 }

@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;
 
 /// `/pay/fail`: the PG window sends the customer here when they cancel or the
@@ -23,9 +22,9 @@ pub fn PayFailPage() -> impl IntoView {
             <p>{explanation}</p>
             {(!code.is_empty()).then(|| view! { <p class="muted small">"Reason code " <code>{code.clone()}</code></p> })}
             <div class="actions">
-                <A href="/" attr:class="button primary">"Try again"</A>
+                <a href="/" class="button primary">"Try again"</a>
                 {order_id.map(|order_id| view! {
-                    <A href=format!("/orders/{order_id}") attr:class="button secondary">"View the order"</A>
+                    <a href=format!("/orders/{order_id}") class="button secondary">"View the order"</a>
                 })}
             </div>
         </section>

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use payonce_api::{Failure, PageConfig};
 
@@ -99,7 +98,7 @@ fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
                 <p>{message}</p>
                 <p class="muted">"No payment was sent from this page."</p>
             </div>
-            <div class="actions"><A href="/orders" attr:class="button secondary">"See your orders"</A></div>
+            <div class="actions"><a href="/orders" class="button secondary">"See your orders"</a></div>
         }
         .into_any(),
     }
@@ -157,8 +156,8 @@ fn paid_view(order_id: String, amount: u64) -> impl IntoView {
             <p class="muted">"Order " <code>{order_id.clone()}</code></p>
         </div>
         <div class="actions">
-            <A href=format!("/orders/{order_id}") attr:class="button primary">"View your order"</A>
-            <A href="/" attr:class="button secondary">"Continue shopping"</A>
+            <a href=format!("/orders/{order_id}") class="button primary">"View your order"</a>
+            <a href="/" class="button secondary">"Continue shopping"</a>
         </div>
     }
 }
@@ -174,7 +173,7 @@ fn failed_view(order_id: String, failure: Failure) -> impl IntoView {
         </div>
         <div class="actions">
             <button class="button primary" on:click=move |_| navigate("/", Default::default())>"Try again"</button>
-            <A href=format!("/orders/{order_id}") attr:class="button secondary">"View the order"</A>
+            <a href=format!("/orders/{order_id}") class="button secondary">"View the order"</a>
         </div>
     }
 }
@@ -187,7 +186,7 @@ fn unresolved_view(order_id: String) -> impl IntoView {
             <p>"It will be settled shortly, and you will not be charged twice. Your order page shows the result as soon as we know it."</p>
         </div>
         <div class="actions">
-            <A href=format!("/orders/{order_id}") attr:class="button primary">"See your order"</A>
+            <a href=format!("/orders/{order_id}") class="button primary">"See your order"</a>
         </div>
     }
 }
