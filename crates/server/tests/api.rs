@@ -221,6 +221,8 @@ async fn the_page_is_served_with_an_spa_fallback_and_the_right_caching() {
     let root = get("/").await.unwrap();
     assert_eq!(root.headers()[CACHE_CONTROL], "no-cache");
     assert_eq!(root.headers()[CONTENT_ENCODING], "gzip");
+    let root = server.http.get(format!("{}/", server.url)).send().await.unwrap().text().await.unwrap();
+    assert_eq!(root, index, "without cart.html, / is the whole app");
     let deep_link = server.http.get(format!("{}/pay/success?paymentKey=pk&orderId=o&amount=1", server.url));
     let deep_link = deep_link.send().await.unwrap();
     assert_eq!(deep_link.status(), StatusCode::OK);
@@ -240,4 +242,27 @@ async fn the_page_is_served_with_an_spa_fallback_and_the_right_caching() {
     assert_eq!(precompressed.bytes().await.unwrap().as_ref(), b"precompressed", "the .br file is sent as it is");
     let api_miss = get("/api/orders/nope").await.unwrap();
     assert_eq!(api_miss.headers()[CONTENT_TYPE], "application/json");
+}
+
+#[tokio::test]
+async fn the_cart_bundle_is_served_at_the_root_and_the_whole_app_everywhere_else() {
+    let pg = FakePg::start().await;
+    let page = tempfile::tempdir().unwrap();
+    std::fs::write(page.path().join("index.html"), "<title>whole app</title>").unwrap();
+    std::fs::write(page.path().join("cart.html"), "<title>cart alone</title>").unwrap();
+    let static_dir = page.path().to_path_buf();
+    let server = Server::start_with(&pg.url, move |config| config.static_dir = Some(static_dir)).await;
+    let body = |path: &'static str| {
+        let request = server.http.get(format!("{}{path}", server.url)).send();
+        async move {
+            let response = request.await.unwrap();
+            assert_eq!(response.headers()[CACHE_CONTROL], "no-cache", "{path}");
+            response.text().await.unwrap()
+        }
+    };
+
+    assert_eq!(body("/").await, "<title>cart alone</title>");
+    assert_eq!(body("/?from=ad").await, "<title>cart alone</title>");
+    assert_eq!(body("/orders").await, "<title>whole app</title>");
+    assert_eq!(body("/pay/success?paymentKey=pk&orderId=o&amount=1").await, "<title>whole app</title>");
 }

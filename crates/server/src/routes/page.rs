@@ -1,8 +1,9 @@
 //! The built page: static files with a fallback to `index.html` for client-side
-//! routes. Trunk names assets with a content hash, so those can be cached forever;
+//! routes, and `cart.html` for `/`: the cart alone, so a first visit downloads
+//! the small bundle (a build without it serves the whole app there too). Trunk names assets with a content hash, so those can be cached forever;
 //! `index.html` must be revalidated so a deploy is picked up at once.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use axum::Router;
 use axum::extract::Request;
@@ -15,10 +16,15 @@ use tower_http::services::{ServeDir, ServeFile};
 use crate::state::AppState;
 
 pub fn router(dir: &Path) -> Router<AppState> {
-    // `scripts/build.sh` writes .br and .gz beside each asset at the highest levels.
-    let index = ServeFile::new(dir.join("index.html")).precompressed_br().precompressed_gzip();
-    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip().fallback(index);
-    Router::new().fallback_service(files).layer(middleware::from_fn(cache_control))
+    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip().fallback(html(dir.join("index.html")));
+    let cart = dir.join("cart.html");
+    let router = if cart.is_file() { Router::new().route_service("/", html(cart)) } else { Router::new() };
+    router.fallback_service(files).layer(middleware::from_fn(cache_control))
+}
+
+/// `scripts/build.sh` writes .br and .gz beside each file at the highest levels.
+fn html(path: PathBuf) -> ServeFile {
+    ServeFile::new(path).precompressed_br().precompressed_gzip()
 }
 
 async fn cache_control(request: Request, next: Next) -> Response {
