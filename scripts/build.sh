@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Builds the two servers (debug, as the tests and the demo run them) and the
-# page (release, as shipped) into dist/.
+# page (release, as shipped) into dist/: the whole app (index.html) and the
+# cart alone (cart.html), which the order server sends for `/`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 say "building the order server and the fake PG"
 cargo build --quiet -p payonce-server -p fake-pg
+
+# Trunk empties its dist folder on every build, so the cart is built beside it and copied in.
+trunk_build() {
+  local log="$REPO_ROOT/target/trunk-build-$1.log"
+  shift
+  trunk build --release --offline "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "trunk build failed (log above)"; }
+}
 say "building the page (trunk, release)"
-trunk build --release --offline >"$REPO_ROOT/target/trunk-build.log" 2>&1 \
-  || { tail -n 40 "$REPO_ROOT/target/trunk-build.log" >&2; die "trunk build failed (log above)"; }
+trunk_build app
+trunk_build cart --dist target/trunk-cart --html-output cart.html cart.html
+cp target/trunk-cart/* dist/
 node scripts/precompress.mjs dist

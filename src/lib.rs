@@ -31,7 +31,8 @@ use leptos_router::path;
 use crate::components::header::SiteHeader;
 use crate::components::toast::{ToastRegion, Toaster};
 
-/// The whole page: header, routes, and the toast region.
+/// The whole page: header, routes, and the toast region. Served for every
+/// route but `/`, and for `/` too under `trunk serve`.
 #[component]
 pub fn App() -> impl IntoView {
     provide_context(Toaster::new());
@@ -49,6 +50,19 @@ pub fn App() -> impl IntoView {
             </main>
             <ToastRegion/>
         </Router>
+    }
+}
+
+/// The cart on its own, the page a customer lands on at `/`. It has no router:
+/// its links are full page loads into `App`, so the first visit downloads only
+/// what the cart needs (the router alone is a fifth of `App`'s wasm).
+#[component]
+pub fn CartApp() -> impl IntoView {
+    view! {
+        <SiteHeader pathname=Signal::stored("/".to_owned())/>
+        <main id="main" class="page">
+            <pages::cart::CartPage/>
+        </main>
     }
 }
 

@@ -15,6 +15,27 @@ test('every page loads without console errors', async ({ page }) => {
   expect(errors).toEqual([]);
 });
 
+test('the header takes the customer between the cart and the orders and shows where they are', async ({ page }) => {
+  const cart = new CartPage(page);
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  const current = nav.locator('[aria-current="page"]');
+  await cart.open();
+  await expect(current).toHaveText('Cart');
+
+  // The landing cart is its own small bundle; Orders is a full load of the whole app.
+  await nav.getByRole('link', { name: 'Orders' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Your orders');
+  await expect(current).toHaveText('Orders');
+
+  // From there the cart is an in-app route, and it works as the landing one does.
+  await nav.getByRole('link', { name: 'Cart' }).click();
+  await expect(cart.pay).toBeEnabled();
+  await expect(cart.total).toHaveText('₩12,900');
+  await expect(current).toHaveText('Cart');
+  await page.getByRole('button', { name: 'One more Ceramic mug' }).click();
+  await expect(cart.pay).toHaveText('Pay ₩21,400');
+});
+
 test('an order that does not exist says so', async ({ page }) => {
   await page.goto('/orders/ord_missing');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Order not found');
