@@ -21,4 +21,4 @@ target/server/payonce-server --listen 127.0.0.1:0 --db "$work/bench.db" --static
 pids+=("$!")
 until shop_url=$(grep -o 'http://[0-9.:]*' "$work/server.out" 2>/dev/null | head -1) && [ -n "$shop_url" ]; do sleep 0.1; done
 
-cd e2e && node bench/page-load.mjs "$shop_url/" "$REPO_ROOT/dist" "${1:-15}"
+cd e2e && node bench/page-load.mjs "$shop_url/" "${1:-15}"

@@ -1,38 +1,50 @@
 // Measures the page's first load: bytes transferred (wasm + JS + CSS + HTML) and
 // the time from navigation to an interactive Pay button, in headless Chromium.
-// Usage: node bench/page-load.mjs <shop url> <dist dir> [runs]
+// Usage: node bench/page-load.mjs <shop url> [runs]
 import { chromium } from '@playwright/test';
-import { readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 
-const [shopUrl, distDir, runsArg] = process.argv.slice(2);
+const [shopUrl, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg ?? 15);
-
-const kinds = { '.wasm': 'wasm', '.js': 'js', '.css': 'css', '.html': 'html' };
-const sizes = {};
-for (const name of readdirSync(distDir)) {
-  const kind = kinds[path.extname(name)];
-  if (!kind) continue;
-  const bytes = readFileSync(path.join(distDir, name));
-  const entry = (sizes[kind] ??= { raw: 0, gzip: 0, brotli: 0 });
-  entry.raw += bytes.length;
-  entry.gzip += gzipSync(bytes, { level: 9 }).length;
-  entry.brotli += brotliCompressSync(bytes).length;
-}
-const kb = (bytes) => (bytes / 1024).toFixed(1).padStart(7);
-console.log('first-load size (KB)      raw    gzip  brotli');
-let total = { raw: 0, gzip: 0, brotli: 0 };
-for (const [kind, entry] of Object.entries(sizes)) {
-  console.log(`  ${kind.padEnd(20)} ${kb(entry.raw)} ${kb(entry.gzip)} ${kb(entry.brotli)}`);
-  for (const key of Object.keys(total)) total[key] += entry[key];
-}
-console.log(`  ${'total'.padEnd(20)} ${kb(total.raw)} ${kb(total.gzip)} ${kb(total.brotli)}`);
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
+
+// What the first visit downloads is whatever the browser fetched to show the
+// cart: the sizes come from those responses, not from a listing of dist/.
+const kinds = { document: 'html', script: 'js', stylesheet: 'css' };
+const kindOf = (response) =>
+  new URL(response.url()).pathname.endsWith('.wasm') ? 'wasm' : kinds[response.request().resourceType()];
+const sizes = {};
+{
+  const page = await browser.newPage();
+  const bodies = [];
+  page.on('response', (response) => {
+    const kind = kindOf(response);
+    if (kind) bodies.push(response.body().then((bytes) => [kind, bytes]));
+  });
+  await page.goto(shopUrl);
+  await page.waitForSelector('[data-testid="pay"]:not([disabled])');
+  for (const [kind, bytes] of await Promise.all(bodies)) {
+    const entry = (sizes[kind] ??= { files: 0, raw: 0, gzip: 0, brotli: 0 });
+    entry.files += 1;
+    entry.raw += bytes.length;
+    entry.gzip += gzipSync(bytes, { level: 9 }).length;
+    entry.brotli += brotliCompressSync(bytes).length;
+  }
+  await page.close();
+}
+const kb = (bytes) => (bytes / 1024).toFixed(1).padStart(7);
+console.log(`first-load size of ${shopUrl} (KB)   raw    gzip  brotli`);
+let total = { raw: 0, gzip: 0, brotli: 0 };
+for (const [kind, entry] of Object.entries(sizes)) {
+  console.log(`  ${`${kind} (${entry.files} file${entry.files > 1 ? 's' : ''})`.padEnd(33)} ${kb(entry.raw)} ${kb(entry.gzip)} ${kb(entry.brotli)}`);
+  for (const key of Object.keys(total)) total[key] += entry[key];
+}
+console.log(`  ${'total'.padEnd(33)} ${kb(total.raw)} ${kb(total.gzip)} ${kb(total.brotli)}`);
+
 const timings = [];
 let transferred = 0;
 for (let run = 0; run < runs; run++) {
