@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the two servers (debug, as the tests and the demo run them) and the
 # page (release, as shipped) into dist/: the whole app (index.html) and the
-# cart alone (cart.html), which the order server sends for `/`.
+# cart alone (cart.html), which the order server sends for `/` and which
+# prefetches the whole app for the return from the PG window.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -19,4 +20,5 @@ say "building the page (trunk, release)"
 trunk_build app
 trunk_build cart --dist target/trunk-cart --html-output cart.html cart.html
 cp target/trunk-cart/* dist/
+node scripts/prefetch-app.mjs dist
 node scripts/precompress.mjs dist

@@ -36,6 +36,26 @@ test('the header takes the customer between the cart and the orders and shows wh
   await expect(cart.pay).toHaveText('Pay ₩21,400');
 });
 
+test('the landing cart fetches the whole app ahead, so the return from the payment window starts from cache', async ({ page }) => {
+  const wholeApp = /\/payonce-page-[0-9a-f]{16}(_bg\.wasm|\.js)$/;
+  const prefetched = page.waitForResponse((response) => wholeApp.test(response.url()) && response.url().endsWith('.wasm'));
+  const cart = new CartPage(page);
+  await cart.open();
+  await (await prefetched).finished();
+
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  const loads: { url: string; cached: boolean }[] = [];
+  cdp.on('Network.responseReceived', ({ response }) => {
+    if (wholeApp.test(response.url)) loads.push({ url: response.url, cached: response.fromDiskCache || response.fromPrefetchCache });
+  });
+  const confirm = await (await cart.payAndOpenWindow()).choose('approve');
+  await confirm.expectState('paid');
+
+  expect(loads.map((load) => load.url.split('.').pop()).sort()).toEqual(['js', 'wasm']);
+  expect(loads.filter((load) => !load.cached)).toEqual([]);
+});
+
 test('an order that does not exist says so', async ({ page }) => {
   await page.goto('/orders/ord_missing');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Order not found');
