@@ -55,7 +55,7 @@ pub fn App() -> impl IntoView {
 
 /// The cart on its own, the page a customer lands on at `/`. It has no router:
 /// its links are full page loads into `App`, so the first visit downloads only
-/// what the cart needs (the router alone is a fifth of `App`'s wasm).
+/// what the cart needs, about half of `App`'s wasm.
 #[component]
 pub fn CartApp() -> impl IntoView {
     view! {

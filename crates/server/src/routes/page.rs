@@ -1,7 +1,8 @@
 //! The built page: static files with a fallback to `index.html` for client-side
 //! routes, and `cart.html` for `/`: the cart alone, so a first visit downloads
-//! the small bundle (a build without it serves the whole app there too). Trunk names assets with a content hash, so those can be cached forever;
-//! `index.html` must be revalidated so a deploy is picked up at once.
+//! the small bundle (a build without it serves the whole app there too).
+//! Trunk names assets with a content hash, so those can be cached forever; the
+//! HTML must be revalidated so a deploy is picked up at once.
 
 use std::path::{Path, PathBuf};
 
