@@ -1,0 +1,81 @@
+// One burst of customers confirming at once: each creates an order, then all
+// confirms leave together. Prints what the customers got and how long they
+// waited, then what the PG saw. Every charge must belong to a PAID order.
+// Usage: node bench/confirm-burst.mjs <shop url> <pg url> <customers>
+import { randomUUID } from 'node:crypto';
+
+const [shopUrl, pgUrl, customersArg] = process.argv.slice(2);
+const customers = Number(customersArg ?? 120);
+
+async function json(response) {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${response.url}: ${response.status} ${text}`);
+  }
+}
+
+async function newCustomerWithOrder() {
+  const response = await fetch(`${shopUrl}/api/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] }),
+  });
+  if (response.status !== 201) throw new Error(`creating an order: ${response.status} ${await response.text()}`);
+  const cookie = response.headers.get('set-cookie').split(';')[0];
+  return { cookie, order: await json(response) };
+}
+
+async function confirm({ cookie, order }, index) {
+  const started = performance.now();
+  const response = await fetch(`${shopUrl}/api/orders/${order.order_id}/confirm`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), cookie },
+    body: JSON.stringify({ payment_key: `pk_burst_${index}`, amount: order.amount }),
+  });
+  const body = await json(response);
+  const answered = body.status ?? body.order?.status ?? body.code;
+  const outcome = `${response.status} ${answered}${body.failure ? ` ${body.failure.code}` : ''}`;
+  return { outcome, ms: performance.now() - started };
+}
+
+/** Waits for orders answered as still in progress to settle, as the page's checks would. */
+async function settled({ cookie, order }) {
+  for (let check = 0; check < 120; check++) {
+    const current = await json(await fetch(`${shopUrl}/api/orders/${order.order_id}`, { headers: { cookie } }));
+    if (current.status === 'PAID' || current.status === 'FAILED') return current.status;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return 'still unsettled after 60 s';
+}
+
+const shoppers = await Promise.all(Array.from({ length: customers }, newCustomerWithOrder));
+const burstStarted = performance.now();
+const answers = await Promise.all(shoppers.map(confirm));
+const burstMs = performance.now() - burstStarted;
+
+const byOutcome = new Map();
+for (const { outcome, ms } of answers) byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), ms]);
+const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(0);
+console.log(`  ${customers} confirms at once, all answered in ${(burstMs / 1000).toFixed(1)} s`);
+console.log('  answer                               count   p50 ms   p90 ms   max ms');
+for (const [outcome, times] of [...byOutcome].sort((a, b) => b[1].length - a[1].length)) {
+  times.sort((a, b) => a - b);
+  const cells = [percentile(times, 0.5), percentile(times, 0.9), times.at(-1).toFixed(0)].map((cell) => cell.padStart(8));
+  console.log(`  ${outcome.padEnd(36)} ${String(times.length).padStart(5)} ${cells.join(' ')}`);
+}
+
+const finals = await Promise.all(shoppers.map(settled));
+const paid = finals.filter((status) => status === 'PAID').length;
+const stats = await json(await fetch(`${pgUrl}/__admin/stats`));
+const charges = Object.values(stats.charges_by_order).reduce((sum, count) => sum + count, 0);
+console.log(`  settled: ${paid} PAID, ${finals.filter((status) => status === 'FAILED').length} FAILED, ` +
+  `${finals.filter((status) => status !== 'PAID' && status !== 'FAILED').length} unsettled`);
+console.log(`  PG: ${stats.confirm_requests} confirms received, peak ${stats.peak_in_flight} in processing, ` +
+  `${stats.contract_limit_rejections} refused over the contract limit, ${charges} charges, ` +
+  `${stats.double_charges.length} double charges`);
+if (charges !== paid || stats.double_charges.length > 0) {
+  console.log('  MISMATCH: charges and PAID orders differ');
+  process.exitCode = 1;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Experiment: a burst of customers confirming at once against a slow PG that
+# has a contract limit, once with the server's PG concurrency cap under the
+# limit and once over it. Prints what customers got and what the PG saw.
+# Usage: scripts/experiment-burst.sh [customers=120] [pg latency=3s] [contract limit=50]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+
+customers="${1:-120}" latency="${2:-3s}" contract="${3:-50}"
+bash scripts/setup.sh >/dev/null
+cargo build --quiet --profile server -p payonce-server -p fake-pg
+work="$(mktemp -d)"
+pids=()
+stop_all() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=(); }
+trap 'stop_all; rm -rf "$work"' EXIT
+
+url_in() { # file: waits for the first URL a process prints
+  local url
+  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | head -1) && [ -n "$url" ]; do sleep 0.1; done
+  echo "$url"
+}
+
+for cap in $((contract * 4 / 5)) $((contract * 8 / 5)); do
+  say "--pg-max-concurrency $cap; PG latency $latency, contract limit $contract"
+  target/server/fake-pg --listen 127.0.0.1:0 --latency "$latency" --contract-limit "$contract" >"$work/pg-$cap.out" 2>/dev/null &
+  pids+=("$!")
+  pg_url=$(url_in "$work/pg-$cap.out")
+  target/server/payonce-server --listen 127.0.0.1:0 --db "$work/burst-$cap.db" --pg-url "$pg_url" \
+    --pg-max-concurrency "$cap" >"$work/server-$cap.out" 2>/dev/null &
+  pids+=("$!")
+  shop_url=$(url_in "$work/server-$cap.out")
+  (cd e2e && node bench/confirm-burst.mjs "$shop_url" "$pg_url" "$customers")
+  stop_all
+done
