@@ -24,7 +24,12 @@ impl Clock {
 
     /// The real wait for a configured latency.
     pub(crate) fn scaled_ms(&self, latency_ms: u64) -> Duration {
-        Duration::from_millis(latency_ms).mul_f64(self.time_scale)
+        self.scaled(Duration::from_millis(latency_ms))
+    }
+
+    /// The real length of one of Toss's periods (ten minutes, fifteen days).
+    pub(crate) fn scaled(&self, period: Duration) -> Duration {
+        period.mul_f64(self.time_scale)
     }
 }
 

@@ -81,8 +81,35 @@ pub struct RuntimeConfig {
     pub contract_limit: Option<u32>,
     /// Seed of the random draws (faults, slow tail), for repeatable runs.
     pub seed: u64,
+    /// What a repeated Idempotency-Key is answered with.
+    pub replay: ReplayMode,
     /// Fault rates, each from 0 to 1.
     pub faults: Faults,
+}
+
+/// What a repeated Idempotency-Key gets once its first request is complete.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayMode {
+    /// As Toss documents: the status and body of the first complete response,
+    /// a 500 included, for 15 days.
+    #[default]
+    Toss,
+    /// The payment's outcome: the DONE payment after a charge, even if the first
+    /// caller got a 500 or a reset. Kinder than Toss; for experiments only.
+    Outcome,
+}
+
+impl std::str::FromStr for ReplayMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "toss" => Ok(ReplayMode::Toss),
+            "outcome" => Ok(ReplayMode::Outcome),
+            other => Err(format!("{other:?} is not a replay mode; use toss or outcome")),
+        }
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -93,6 +120,7 @@ impl Default for RuntimeConfig {
             continue_after_disconnect: true,
             contract_limit: None,
             seed: 1,
+            replay: ReplayMode::Toss,
             faults: Faults::default(),
         }
     }
@@ -127,18 +155,22 @@ pub struct Faults {
     pub forbidden_consecutive: f64,
     /// Processing completes and charges, then the connection is reset.
     pub reset_after_charge: f64,
+    /// Processing completes and charges, then the answer is 500
+    /// `FAILED_INTERNAL_SYSTEM_PROCESSING`.
+    pub error_500_after_charge: f64,
     /// The connection is reset at once; nothing is processed.
     pub reset_before_processing: f64,
 }
 
 impl Faults {
-    fn rates(&self) -> [(&'static str, f64); 6] {
+    fn rates(&self) -> [(&'static str, f64); 7] {
         [
             ("faults.decline", self.decline),
             ("faults.error_500", self.error_500),
             ("faults.rate_limit_429", self.rate_limit_429),
             ("faults.forbidden_consecutive", self.forbidden_consecutive),
             ("faults.reset_after_charge", self.reset_after_charge),
+            ("faults.error_500_after_charge", self.error_500_after_charge),
             ("faults.reset_before_processing", self.reset_before_processing),
         ]
     }
@@ -228,9 +260,10 @@ mod tests {
             "continue_after_disconnect": true,
             "contract_limit": null,
             "seed": 1,
+            "replay": "toss",
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
-                       "reset_before_processing": 0.0}
+                       "error_500_after_charge": 0.0, "reset_before_processing": 0.0}
         });
         assert_eq!(serde_json::to_value(RuntimeConfig::default()).unwrap(), expected);
     }
@@ -269,6 +302,14 @@ mod tests {
         assert!(err.to_string().contains("latency_ms"), "{err}");
         let err = RuntimeConfig::default().merged(&json!([1])).unwrap_err();
         assert!(err.to_string().contains("object"), "{err}");
+    }
+
+    #[test]
+    fn merge_switches_the_replay_mode_and_refuses_unknown_ones() {
+        let outcome = RuntimeConfig::default().merged(&json!({"replay": "outcome"})).unwrap();
+        assert_eq!(outcome.replay, ReplayMode::Outcome);
+        let err = RuntimeConfig::default().merged(&json!({"replay": "kind"})).unwrap_err();
+        assert!(err.to_string().contains("replay"), "{err}");
     }
 
     #[test]

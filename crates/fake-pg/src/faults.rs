@@ -84,11 +84,13 @@ impl FaultRng {
         let latency_ms = draw_latency_ms(&mut self.rng, config.latency_ms, &config.slow_tail);
         let decline = self.chance(config.faults.decline);
         let reset = self.chance(config.faults.reset_after_charge);
-        Plan {
-            latency_ms,
-            decline: decline.then_some(PgError::RejectCardPayment),
-            delivery: if reset { Delivery::Reset } else { Delivery::Respond },
-        }
+        let error_500 = self.chance(config.faults.error_500_after_charge);
+        let delivery = match (reset, error_500) {
+            (true, _) => Delivery::Reset,
+            (false, true) => Delivery::Error500,
+            (false, false) => Delivery::Respond,
+        };
+        Plan { latency_ms, decline: decline.then_some(PgError::RejectCardPayment), delivery }
     }
 
     fn chance(&mut self, rate: f64) -> bool {

@@ -53,7 +53,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use config::{Config, DEFAULT_SECRET_KEY, Faults, RuntimeConfig, SlowTail};
+pub use config::{Config, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
 pub use error::ErrorBody;
 pub use payment::{Payment, PaymentStatus};
 pub use scenario::Scenario;
@@ -82,9 +82,10 @@ pub async fn serve_with_shutdown(
         None => format!("http://{}", listener.local_addr()?),
     };
     let (stopping_tx, stopping_rx) = watch::channel(false);
+    let clock = Clock::new(config.time_scale);
     let state = AppState {
-        store: Arc::new(Store::new(config.runtime, config.secret_key.clone(), config.strict_sessions)),
-        settings: Arc::new(Settings { secret_key: config.secret_key, clock: Clock::new(config.time_scale), base_url }),
+        store: Arc::new(Store::new(config.runtime, config.secret_key.clone(), config.strict_sessions, clock)),
+        settings: Arc::new(Settings { secret_key: config.secret_key, clock, base_url }),
         stopping: stopping_rx,
     };
     serve::run(routes::router(state), listener, shutdown, stopping_tx).await

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use fake_pg::{Config, DEFAULT_SECRET_KEY, Faults, RuntimeConfig, SlowTail};
+use fake_pg::{Config, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -55,9 +55,18 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_RESET_AFTER_CHARGE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     reset_after_charge_rate: f64,
 
+    /// Share of charged processings answered 500 although charged (0 to 1).
+    #[arg(long, env = "FAKE_PG_ERROR_500_AFTER_CHARGE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    error_500_after_charge_rate: f64,
+
     /// Share of confirms whose connection is reset at once, nothing processed (0 to 1).
     #[arg(long, env = "FAKE_PG_RESET_BEFORE_PROCESSING_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     reset_before_processing_rate: f64,
+
+    /// What a repeated Idempotency-Key gets: `toss` (the first response, as Toss
+    /// documents) or `outcome` (the payment's outcome; kinder than Toss).
+    #[arg(long, env = "FAKE_PG_REPLAY", default_value = "toss")]
+    replay: ReplayMode,
 
     /// Seed of the random fault and slow-tail draws.
     #[arg(long, env = "FAKE_PG_SEED", default_value_t = 1)]
@@ -89,12 +98,14 @@ impl Flags {
                 continue_after_disconnect: self.continue_after_disconnect,
                 contract_limit: self.contract_limit,
                 seed: self.seed,
+                replay: self.replay,
                 faults: Faults {
                     decline: self.decline_rate,
                     error_500: self.error_500_rate,
                     rate_limit_429: self.rate_limit_429_rate,
                     forbidden_consecutive: self.forbidden_consecutive_rate,
                     reset_after_charge: self.reset_after_charge_rate,
+                    error_500_after_charge: self.error_500_after_charge_rate,
                     reset_before_processing: self.reset_before_processing_rate,
                 },
             },
@@ -132,19 +143,21 @@ fn describe(config: &Config) -> String {
     let faults = &runtime.faults;
     format!(
         "latency {}, slow tail {} at {}, contract limit {limit}, continue after disconnect {}, \
-         time scale {}, seed {}, faults: decline {} error_500 {} rate_limit_429 {} \
-         forbidden_consecutive {} reset_after_charge {} reset_before_processing {}",
+         time scale {}, seed {}, replay {:?}, faults: decline {} error_500 {} rate_limit_429 {} \
+         forbidden_consecutive {} reset_after_charge {} error_500_after_charge {} reset_before_processing {}",
         duration(runtime.latency_ms),
         runtime.slow_tail.fraction,
         duration(runtime.slow_tail.latency_ms),
         runtime.continue_after_disconnect,
         config.time_scale,
         runtime.seed,
+        runtime.replay,
         faults.decline,
         faults.error_500,
         faults.rate_limit_429,
         faults.forbidden_consecutive,
         faults.reset_after_charge,
+        faults.error_500_after_charge,
         faults.reset_before_processing,
     )
 }
@@ -222,6 +235,8 @@ mod tests {
             "false",
             "--contract-limit",
             "40",
+            "--replay",
+            "outcome",
         ])
         .unwrap();
         let config = flags.into_config();
@@ -230,6 +245,7 @@ mod tests {
         assert_eq!(config.runtime.faults.decline, 0.25);
         assert!(!config.runtime.continue_after_disconnect);
         assert_eq!(config.runtime.contract_limit, Some(40));
+        assert_eq!(config.runtime.replay, ReplayMode::Outcome);
     }
 
     #[test]
@@ -247,6 +263,7 @@ mod tests {
             ["fake-pg", "--slow-tail", "0.5"],
             ["fake-pg", "--latency", "fast"],
             ["fake-pg", "--time-scale", "0"],
+            ["fake-pg", "--replay", "kind"],
         ] {
             assert!(Flags::try_parse_from(args).is_err(), "{args:?} accepted");
         }

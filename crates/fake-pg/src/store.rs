@@ -4,15 +4,22 @@
 //!
 //! One lock keeps every confirm decision atomic (replay or process, the
 //! contract limit, duplicate orders) and is never held across an `.await`.
+//!
+//! Time-bound rules of Toss (a paymentKey must be confirmed within ten minutes
+//! of its window; idempotency records live fifteen days) run on the server's
+//! clock, scaled by `time_scale` like every latency.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::Instant;
 
-use crate::config::{ConfigError, RuntimeConfig};
+use crate::clock::Clock;
+use crate::config::{ConfigError, ReplayMode, RuntimeConfig};
 use crate::error::PgError;
-use crate::faults::{self, FaultRng, FrontDoorFault, Plan};
+use crate::faults::{self, Delivery, FaultRng, FrontDoorFault, Plan};
 use crate::payment::{self, Failure, Payment, PaymentStatus};
 use crate::scenario::Scenario;
 use crate::stats::{Counters, FaultKind, Stats};
@@ -20,6 +27,11 @@ use crate::stats::{Counters, FaultKind, Stats};
 /// Toss scopes an idempotency key to the merchant, the method and the URL.
 const CONFIRM_METHOD: &str = "POST";
 const CONFIRM_PATH: &str = "/v1/payments/confirm";
+/// Toss keeps an idempotency record for 15 days.
+const IDEMPOTENCY_TTL: Duration = Duration::from_secs(15 * 24 * 60 * 60);
+/// Toss: a payment must be confirmed within 10 minutes of its payment window;
+/// after that the session is gone and the payment is EXPIRED.
+pub(crate) const CONFIRM_DEADLINE: Duration = Duration::from_secs(10 * 60);
 
 /// A confirm that passed input validation.
 #[derive(Clone, Debug)]
@@ -30,11 +42,16 @@ pub(crate) struct ConfirmRequest {
     pub(crate) idempotency_key: Option<String>,
 }
 
+/// A complete answer to a confirm: the Payment (200) or an error.
+pub(crate) type Answer = Result<Box<Payment>, PgError>;
+
 /// What a confirm leads to, decided under the lock.
 pub(crate) enum Begin {
-    /// The idempotency key's settled outcome, answered again.
-    Replay(Result<Box<Payment>, PgError>),
-    /// Refused before processing; nothing is stored.
+    /// The idempotency key's stored answer, answered again.
+    Replay(Answer),
+    /// Refused before processing. Refusals about the payment itself (its
+    /// session expired or was canceled, it was processed under another key) are
+    /// stored for the idempotency key in Toss's replay mode; validation is not.
     Refused(PgError),
     /// Turned away by an injected fault before processing; nothing is stored.
     FrontDoor(FrontDoorFault),
@@ -103,6 +120,8 @@ struct Record {
     scenario: Option<Scenario>,
     phase: Phase,
     window: Option<WindowReturn>,
+    /// Past this, an unconfirmed payment is EXPIRED and a confirm gets 404.
+    confirm_by: Instant,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -115,7 +134,17 @@ struct Scope {
 
 enum Entry {
     Processing,
-    Settled { payment_key: String, outcome: Outcome },
+    Settled(Settled),
+}
+
+/// A key whose first request is complete.
+struct Settled {
+    /// What the first request was answered, or would have been had its caller
+    /// stayed: a reset after a charge still produced the DONE payment.
+    first_answer: Answer,
+    /// The processing it ran, if any: the paymentKey and how it ended.
+    processed: Option<(String, Outcome)>,
+    forget_at: Instant,
 }
 
 struct Inner {
@@ -126,6 +155,9 @@ struct Inner {
     /// orderId -> its paymentKeys, oldest first.
     orders: HashMap<String, Vec<String>>,
     idempotency: HashMap<Scope, Entry>,
+    /// paymentKeys no window issued, first seen in a lookup: their ten minutes
+    /// run from then.
+    first_seen: HashMap<String, Instant>,
     counters: Counters,
 }
 
@@ -134,10 +166,11 @@ pub(crate) struct Store {
     /// The merchant is identified by its secret key; this fake has one.
     merchant: String,
     strict_sessions: bool,
+    clock: Clock,
 }
 
 impl Store {
-    pub(crate) fn new(config: RuntimeConfig, merchant: String, strict_sessions: bool) -> Self {
+    pub(crate) fn new(config: RuntimeConfig, merchant: String, strict_sessions: bool, clock: Clock) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 rng: FaultRng::seeded(config.seed),
@@ -146,10 +179,12 @@ impl Store {
                 payments: HashMap::new(),
                 orders: HashMap::new(),
                 idempotency: HashMap::new(),
+                first_seen: HashMap::new(),
                 counters: Counters::default(),
             }),
             merchant,
             strict_sessions,
+            clock,
         }
     }
 
@@ -168,78 +203,101 @@ impl Store {
     pub(crate) fn begin(&self, request: &ConfirmRequest) -> Begin {
         let mut inner = self.lock();
         let inner = &mut *inner;
+        let now = Instant::now();
         let scope = request.idempotency_key.as_deref().map(|key| self.scope(key));
-        if let Some(scope) = &scope {
-            match inner.idempotency.get(scope) {
-                Some(Entry::Processing) => {
-                    inner.counters.in_progress_conflicts += 1;
-                    return Begin::Refused(PgError::IdempotentRequestProcessing);
+        if let Some(scope) = &scope
+            && let Some(answer) = inner.replay(scope, now)
+        {
+            return answer;
+        }
+        match self.admit(inner, request, now) {
+            Ok(scenario) => self.start(inner, request, scope, scenario),
+            Err(refusal) => {
+                if let (Some(scope), Refusal::AboutThePayment(error)) = (scope, &refusal)
+                    && inner.config.replay == ReplayMode::Toss
+                {
+                    let forget_at = now + self.clock.scaled(IDEMPOTENCY_TTL);
+                    let settled = Settled { first_answer: Err(error.clone()), processed: None, forget_at };
+                    inner.idempotency.insert(scope, Entry::Settled(settled));
                 }
-                Some(Entry::Settled { payment_key, outcome }) => {
-                    inner.counters.replays += 1;
-                    let replay = match outcome {
-                        Outcome::Charged => inner
-                            .payments
-                            .get(payment_key)
-                            .map(|record| Box::new(record.payment.clone()))
-                            .ok_or_else(|| PgError::NotFoundPayment(payment_key.clone())),
-                        Outcome::Failed(error) => Err(error.clone()),
-                    };
-                    return Begin::Replay(replay);
+                match refusal {
+                    Refusal::AboutThePayment(error) | Refusal::AtTheDoor(error) => Begin::Refused(error),
+                    Refusal::Fault(fault) => {
+                        inner.counters.faults.count(fault.into());
+                        Begin::FrontDoor(fault)
+                    }
                 }
-                None => {}
             }
         }
+    }
 
-        let scenario = match inner.payments.get(&request.payment_key) {
-            None if self.strict_sessions => {
-                return Begin::Refused(PgError::NotFoundPaymentSession(format!(
+    /// Checks a confirm that has no stored answer against the payment, in
+    /// Toss's order. The payment's scenario, if its window set one, on success.
+    fn admit(&self, inner: &mut Inner, request: &ConfirmRequest, now: Instant) -> Result<Option<Scenario>, Refusal> {
+        if !inner.payments.contains_key(&request.payment_key) {
+            if self.strict_sessions {
+                return Err(Refusal::AtTheDoor(PgError::NotFoundPaymentSession(format!(
                     "No payment window issued paymentKey {}; this PG runs with strict sessions.",
                     request.payment_key
-                )));
+                ))));
             }
-            None => None,
-            Some(record) => {
-                if let Err(error) = check_matches(&record.payment, request) {
-                    return Begin::Refused(error);
-                }
-                if record.phase != Phase::Open {
-                    return Begin::Refused(PgError::AlreadyProcessedPayment);
-                }
-                if record.scenario == Some(Scenario::Cancel) {
-                    return Begin::Refused(PgError::NotFoundPaymentSession(
-                        "The customer canceled this payment in the payment window.".to_owned(),
-                    ));
-                }
-                record.scenario
-            }
-        };
-        if inner.order_charged_elsewhere(&request.order_id, &request.payment_key) {
-            return Begin::Refused(PgError::DuplicatedOrderId);
+            // A paymentKey no window issued: its first confirm opens it, and
+            // fixes its orderId and amount; its ten minutes run from its first sight.
+            let first_seen = inner.first_seen.remove(&request.payment_key).unwrap_or(now);
+            let confirm_by = first_seen + self.clock.scaled(CONFIRM_DEADLINE);
+            inner.insert_made_up(request, confirm_by);
         }
-
+        inner.expire_if_due(&request.payment_key, now);
+        let record = inner.payments.get(&request.payment_key).expect("the record exists by now");
+        check_matches(&record.payment, request).map_err(Refusal::AtTheDoor)?;
+        if record.payment.status == PaymentStatus::Expired {
+            return Err(Refusal::AboutThePayment(PgError::NotFoundPaymentSession(
+                "The payment session expired: a payment must be confirmed within 10 minutes of its window.".to_owned(),
+            )));
+        }
+        if record.phase != Phase::Open {
+            return Err(Refusal::AboutThePayment(PgError::AlreadyProcessedPayment));
+        }
+        if record.scenario == Some(Scenario::Cancel) {
+            return Err(Refusal::AboutThePayment(PgError::NotFoundPaymentSession(
+                "The customer canceled this payment in the payment window.".to_owned(),
+            )));
+        }
+        let scenario = record.scenario;
+        if inner.order_charged_elsewhere(&request.order_id, &request.payment_key) {
+            return Err(Refusal::AboutThePayment(PgError::DuplicatedOrderId));
+        }
         let fault = match scenario {
             Some(scenario) => faults::scenario_front_door(scenario),
             None => inner.rng.front_door(&inner.config.faults),
         };
         if let Some(fault) = fault {
-            inner.counters.faults.count(fault.into());
-            return Begin::FrontDoor(fault);
+            return Err(Refusal::Fault(fault));
         }
         if let Some(limit) = inner.config.contract_limit
             && inner.counters.in_flight >= u64::from(limit)
         {
             inner.counters.contract_limit_rejections += 1;
-            return Begin::Refused(PgError::TooManyRequests(format!(
+            return Err(Refusal::AtTheDoor(PgError::TooManyRequests(format!(
                 "The contract allows {limit} confirms in processing at once; nothing was processed."
-            )));
+            ))));
         }
+        Ok(scenario)
+    }
 
+    /// Starts a processing that `admit` let through.
+    fn start(
+        &self,
+        inner: &mut Inner,
+        request: &ConfirmRequest,
+        scope: Option<Scope>,
+        scenario: Option<Scenario>,
+    ) -> Begin {
         let plan = match scenario {
             Some(scenario) => faults::scenario_plan(scenario, &inner.config),
             None => inner.rng.plan(&inner.config),
         };
-        let record = inner.open_record(request);
+        let record = inner.payments.get_mut(&request.payment_key).expect("admitted payments exist");
         record.phase = Phase::Processing;
         record.payment.authenticate();
         if let Some(scope) = scope {
@@ -287,15 +345,24 @@ impl Store {
         record.phase = Phase::Settled;
         let payment = record.payment.clone();
         if let Some(key) = &ticket.idempotency_key {
-            inner.idempotency.insert(
-                self.scope(key),
-                Entry::Settled { payment_key: ticket.payment_key.clone(), outcome: outcome.clone() },
-            );
+            let first_answer = match (outcome, ticket.plan.delivery) {
+                // The caller of a reset never read it, but this is what the PG produced.
+                (Outcome::Charged, Delivery::Respond | Delivery::Reset) => Ok(Box::new(payment.clone())),
+                (Outcome::Charged, Delivery::Error500) => Err(PgError::FailedInternalSystemProcessing),
+                (Outcome::Failed(error), _) => Err(error.clone()),
+            };
+            let settled = Settled {
+                first_answer,
+                processed: Some((ticket.payment_key.clone(), outcome.clone())),
+                forget_at: Instant::now() + self.clock.scaled(IDEMPOTENCY_TTL),
+            };
+            inner.idempotency.insert(self.scope(key), Entry::Settled(settled));
         }
         Some(payment)
     }
 
-    /// Opens a payment window: a new READY payment under a new paymentKey.
+    /// Opens a payment window: a new READY payment under a new paymentKey,
+    /// to be confirmed within ten minutes.
     pub(crate) fn open_window(&self, request: WindowRequest, checkout_url: String, now: String) -> String {
         let payment_key = payment::new_payment_key();
         let payment = Payment::ready(
@@ -306,8 +373,10 @@ impl Store {
             now,
             Some(checkout_url),
         );
+        let confirm_by = Instant::now() + self.clock.scaled(CONFIRM_DEADLINE);
         let mut inner = self.lock();
-        inner.insert(payment, Some(WindowReturn { success_url: request.success_url, fail_url: request.fail_url }));
+        let window = WindowReturn { success_url: request.success_url, fail_url: request.fail_url };
+        inner.insert(payment, Some(window), confirm_by);
         payment_key
     }
 
@@ -315,6 +384,7 @@ impl Store {
     /// confirmed the choice is fixed, so a late double submit changes nothing.
     pub(crate) fn submit_window(&self, payment_key: &str, scenario: Scenario) -> Result<Submitted, PgError> {
         let mut inner = self.lock();
+        inner.expire_if_due(payment_key, Instant::now());
         let (record, window) = inner
             .payments
             .get_mut(payment_key)
@@ -329,6 +399,13 @@ impl Store {
                         .to_owned(),
                 )
             })?;
+        if record.payment.status == PaymentStatus::Expired {
+            return Err(PgError::NotFoundPaymentSession(
+                "This payment window expired: payments must be confirmed within 10 minutes. \
+                 Start the payment again from the shop."
+                    .to_owned(),
+            ));
+        }
         let open = record.phase == Phase::Open;
         if open {
             record.scenario = Some(scenario);
@@ -348,14 +425,33 @@ impl Store {
         })
     }
 
+    /// The payment as it stands now (an overdue one is EXPIRED), for the receipt.
     pub(crate) fn payment(&self, payment_key: &str) -> Option<Payment> {
-        let inner = self.lock();
+        let mut inner = self.lock();
+        inner.expire_if_due(payment_key, Instant::now());
+        inner.payments.get(payment_key).map(|record| record.payment.clone())
+    }
+
+    /// `GET /v1/payments/{paymentKey}`: the payment as it stands now. A key no
+    /// window issued is not found, and its ten minutes start now.
+    pub(crate) fn lookup(&self, payment_key: &str) -> Option<Payment> {
+        let mut inner = self.lock();
+        let now = Instant::now();
+        if !inner.payments.contains_key(payment_key) {
+            inner.first_seen.entry(payment_key.to_owned()).or_insert(now);
+            return None;
+        }
+        inner.expire_if_due(payment_key, now);
         inner.payments.get(payment_key).map(|record| record.payment.clone())
     }
 
     /// The order's payment: its charge if it has one, else its newest attempt.
     pub(crate) fn payment_for_order(&self, order_id: &str) -> Option<Payment> {
-        let inner = self.lock();
+        let mut inner = self.lock();
+        let now = Instant::now();
+        for key in inner.orders.get(order_id).cloned().unwrap_or_default() {
+            inner.expire_if_due(&key, now);
+        }
         let keys = inner.orders.get(order_id)?;
         let payments: Vec<&Payment> =
             keys.iter().filter_map(|key| inner.payments.get(key).map(|record| &record.payment)).collect();
@@ -421,33 +517,81 @@ impl Store {
         inner.payments.clear();
         inner.orders.clear();
         inner.idempotency.clear();
+        inner.first_seen.clear();
         inner.counters = Counters::default();
         inner.rng = FaultRng::seeded(inner.config.seed);
     }
 }
 
+/// Why a confirm is not processed.
+enum Refusal {
+    /// Validation or capacity: nothing about the payment was decided.
+    AtTheDoor(PgError),
+    /// An answer about the payment itself, which Toss replays for the key.
+    AboutThePayment(PgError),
+    /// An injected front-door fault.
+    Fault(FrontDoorFault),
+}
+
 impl Inner {
-    fn insert(&mut self, payment: Payment, window: Option<WindowReturn>) {
+    fn insert(&mut self, payment: Payment, window: Option<WindowReturn>, confirm_by: Instant) {
         self.orders.entry(payment.order_id.clone()).or_default().push(payment.payment_key.clone());
-        self.payments
-            .insert(payment.payment_key.clone(), Record { payment, scenario: None, phase: Phase::Open, window });
+        let record = Record { payment, scenario: None, phase: Phase::Open, window, confirm_by };
+        self.payments.insert(record.payment.payment_key.clone(), record);
     }
 
-    /// The confirm's record; a paymentKey no window issued gets one now, and
-    /// its first confirm fixes its orderId and amount.
-    fn open_record(&mut self, request: &ConfirmRequest) -> &mut Record {
-        if !self.payments.contains_key(&request.payment_key) {
-            let payment = Payment::ready(
-                request.payment_key.clone(),
-                request.order_id.clone(),
-                format!("Order {}", request.order_id),
-                request.amount,
-                crate::clock::now_kst(),
-                None,
-            );
-            self.insert(payment, None);
+    /// A READY payment for a paymentKey no window issued, shaped by its first confirm.
+    fn insert_made_up(&mut self, request: &ConfirmRequest, confirm_by: Instant) {
+        let payment = Payment::ready(
+            request.payment_key.clone(),
+            request.order_id.clone(),
+            format!("Order {}", request.order_id),
+            request.amount,
+            crate::clock::now_kst(),
+            None,
+        );
+        self.insert(payment, None, confirm_by);
+    }
+
+    /// The stored answer for a key, counted; `None` if the key is new (or forgotten).
+    fn replay(&mut self, scope: &Scope, now: Instant) -> Option<Begin> {
+        let answer = match self.idempotency.get(scope)? {
+            Entry::Processing => {
+                self.counters.in_progress_conflicts += 1;
+                return Some(Begin::Refused(PgError::IdempotentRequestProcessing));
+            }
+            Entry::Settled(settled) if now >= settled.forget_at => None,
+            Entry::Settled(settled) => Some(match (self.config.replay, &settled.processed) {
+                (ReplayMode::Toss, _) | (ReplayMode::Outcome, None) => settled.first_answer.clone(),
+                (ReplayMode::Outcome, Some((payment_key, Outcome::Charged))) => self
+                    .payments
+                    .get(payment_key)
+                    .map(|record| Box::new(record.payment.clone()))
+                    .ok_or_else(|| PgError::NotFoundPayment(payment_key.clone())),
+                (ReplayMode::Outcome, Some((_, Outcome::Failed(error)))) => Err(error.clone()),
+            }),
+        };
+        match answer {
+            Some(answer) => {
+                self.counters.replays += 1;
+                Some(Begin::Replay(answer))
+            }
+            None => {
+                self.idempotency.remove(scope);
+                None
+            }
         }
-        self.payments.get_mut(&request.payment_key).expect("the record was just inserted")
+    }
+
+    /// A payment never confirmed within its ten minutes becomes EXPIRED.
+    fn expire_if_due(&mut self, payment_key: &str, now: Instant) {
+        if let Some(record) = self.payments.get_mut(payment_key)
+            && record.phase == Phase::Open
+            && now >= record.confirm_by
+        {
+            record.phase = Phase::Settled;
+            record.payment.status = PaymentStatus::Expired;
+        }
     }
 
     fn order_charged_elsewhere(&self, order_id: &str, payment_key: &str) -> bool {
@@ -482,7 +626,31 @@ mod tests {
     use super::*;
 
     fn store() -> Store {
-        Store::new(RuntimeConfig::default(), "sk".into(), false)
+        Store::new(RuntimeConfig::default(), "sk".into(), false, Clock::new(1.0))
+    }
+
+    fn store_with(patch: serde_json::Value) -> Store {
+        let store = store();
+        store.update_config(&patch).unwrap();
+        store
+    }
+
+    fn replayed(store: &Store, request: &ConfirmRequest) -> Answer {
+        match store.begin(request) {
+            Begin::Replay(answer) => answer,
+            _ => panic!("expected a replay"),
+        }
+    }
+
+    fn window(store: &Store, order_id: &str) -> String {
+        let request = WindowRequest {
+            order_id: order_id.into(),
+            order_name: "Mug".into(),
+            amount: 1_000,
+            success_url: "http://shop/ok".into(),
+            fail_url: "http://shop/fail".into(),
+        };
+        store.open_window(request, "http://pg/window".into(), "now".into())
     }
 
     fn request(key: Option<&str>, payment_key: &str, order_id: &str) -> ConfirmRequest {
@@ -583,7 +751,94 @@ mod tests {
 
     #[test]
     fn strict_sessions_refuse_unknown_payment_keys() {
-        let store = Store::new(RuntimeConfig::default(), "sk".into(), true);
+        let store = Store::new(RuntimeConfig::default(), "sk".into(), true, Clock::new(1.0));
         assert!(matches!(store.begin(&request(None, "pk1", "o1")), Begin::Refused(PgError::NotFoundPaymentSession(_))));
+    }
+
+    #[test]
+    fn a_500_after_a_charge_replays_the_500_as_toss_does_and_the_charge_in_outcome_mode() {
+        for (mode, expect_charge) in [("toss", false), ("outcome", true)] {
+            let store = store_with(serde_json::json!({"replay": mode, "faults": {"error_500_after_charge": 1.0}}));
+            let first = request(Some("k1"), "pk1", "o1");
+            let ticket = start(&store, &first);
+            assert_eq!(ticket.plan.delivery, Delivery::Error500);
+            settle(&store, &ticket, Outcome::Charged);
+            match replayed(&store, &first) {
+                Ok(payment) => assert!(expect_charge && payment.status == PaymentStatus::Done, "{mode}"),
+                Err(error) => assert!(!expect_charge && error == PgError::FailedInternalSystemProcessing, "{mode}"),
+            }
+            assert_eq!(store.lookup("pk1").unwrap().status, PaymentStatus::Done, "the lookup tells the truth");
+        }
+    }
+
+    #[test]
+    fn a_reset_after_a_charge_replays_the_payment_the_pg_produced() {
+        let store = store_with(serde_json::json!({"faults": {"reset_after_charge": 1.0}}));
+        let first = request(Some("k1"), "pk1", "o1");
+        let ticket = start(&store, &first);
+        assert_eq!(ticket.plan.delivery, Delivery::Reset);
+        settle(&store, &ticket, Outcome::Charged);
+        assert_eq!(replayed(&store, &first).unwrap().status, PaymentStatus::Done);
+    }
+
+    #[test]
+    fn front_door_faults_are_not_stored_and_a_retry_processes() {
+        let store = store_with(serde_json::json!({"faults": {"error_500": 1.0}}));
+        let first = request(Some("k1"), "pk1", "o1");
+        assert!(matches!(store.begin(&first), Begin::FrontDoor(FrontDoorFault::Error500)));
+        assert_eq!(store.lookup("pk1").unwrap().status, PaymentStatus::Ready, "seen, never confirmed");
+        store.update_config(&serde_json::json!({"faults": {"error_500": 0.0}})).unwrap();
+        start(&store, &first);
+    }
+
+    #[test]
+    fn refusals_about_the_payment_are_replayed_for_their_key_in_toss_mode() {
+        let store = store();
+        let ticket = start(&store, &request(Some("k1"), "pk1", "o1"));
+        settle(&store, &ticket, Outcome::Charged);
+        let other_key = request(Some("k2"), "pk1", "o1");
+        assert!(matches!(store.begin(&other_key), Begin::Refused(PgError::AlreadyProcessedPayment)));
+        assert_eq!(replayed(&store, &other_key).unwrap_err(), PgError::AlreadyProcessedPayment);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_not_confirmed_within_ten_minutes_expires() {
+        let store = store();
+        let payment_key = window(&store, "o1");
+        tokio::time::advance(CONFIRM_DEADLINE - Duration::from_secs(1)).await;
+        assert_eq!(store.lookup(&payment_key).unwrap().status, PaymentStatus::Ready);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(store.lookup(&payment_key).unwrap().status, PaymentStatus::Expired);
+        let late = request(Some("k1"), &payment_key, "o1");
+        assert!(matches!(store.begin(&late), Begin::Refused(PgError::NotFoundPaymentSession(_))));
+        assert!(matches!(replayed(&store, &late), Err(PgError::NotFoundPaymentSession(_))));
+        assert!(store.stats().charges_by_order.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_made_up_key_starts_its_ten_minutes_at_its_first_lookup() {
+        let store = store();
+        assert!(store.lookup("pk-made-up").is_none(), "an unknown key is not found");
+        tokio::time::advance(CONFIRM_DEADLINE).await;
+        let late = request(Some("k1"), "pk-made-up", "o1");
+        assert!(matches!(store.begin(&late), Begin::Refused(PgError::NotFoundPaymentSession(_))));
+        assert_eq!(store.lookup("pk-made-up").unwrap().status, PaymentStatus::Expired);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn time_scale_shortens_the_deadline_and_idempotency_records_are_forgotten_after_fifteen_days() {
+        let store = Store::new(RuntimeConfig::default(), "sk".into(), false, Clock::new(0.001));
+        let payment_key = window(&store, "o1");
+        tokio::time::advance(Duration::from_millis(600)).await;
+        assert_eq!(store.lookup(&payment_key).unwrap().status, PaymentStatus::Expired, "10 min x 0.001");
+
+        let first = request(Some("k1"), "pk1", "o2");
+        let ticket = start(&store, &first);
+        settle(&store, &ticket, Outcome::Failed(PgError::RejectCardPayment));
+        tokio::time::advance(IDEMPOTENCY_TTL.mul_f64(0.001) - Duration::from_millis(1)).await;
+        assert!(replayed(&store, &first).is_err());
+        tokio::time::advance(Duration::from_millis(1)).await;
+        // Forgotten: the key is new again, and the payment was processed already.
+        assert!(matches!(store.begin(&first), Begin::Refused(PgError::AlreadyProcessedPayment)));
     }
 }

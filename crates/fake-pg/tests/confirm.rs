@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{basic_auth, body, error_code, eventually, fast_config, start};
+use common::{basic_auth, body, error_code, fast_config, start};
 use fake_pg::{Config, Payment};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -154,7 +154,8 @@ async fn the_contract_limit_counts_abandoned_calls() {
 
     let (status, code, _) = error_code(pg.confirm(Some("key-3"), &body("pk-3", "order-3", 1_000)).await).await;
     assert_eq!((status, code.as_str()), (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS"));
-    assert_eq!(pg.order_payment("order-3").await, None);
+    let refused = pg.order_payment("order-3").await.expect("a confirmed key is known from then on");
+    assert_eq!(refused.status.as_str(), "READY", "seen, never processed");
     let stats = pg.stats().await;
     assert_eq!((stats.contract_limit_rejections, stats.processings), (1, 2));
 
@@ -360,12 +361,19 @@ async fn lookups_need_the_key_and_answer_404_for_unknown_payments() {
 #[tokio::test]
 async fn stats_decode_and_count_every_confirm() {
     let pg = start(fast_config()).await;
-    let started = eventually(Duration::from_secs(5), || async {
-        let response = pg.client.get(format!("{}/__admin/health", pg.url)).send().await.ok()?;
-        response.status().is_success().then_some(())
-    })
-    .await;
-    assert!(started.is_some());
-    let empty = pg.stats().await;
-    assert_eq!(empty, fake_pg::Stats::default());
+    assert_eq!(pg.stats().await, fake_pg::Stats::default(), "a new PG has counted nothing");
+
+    let charged = pg.confirm(Some("key-1"), &body("pk-1", "order-1", 1_000)).await;
+    assert_eq!(charged.status(), StatusCode::OK);
+    let replayed = pg.confirm(Some("key-1"), &body("pk-1", "order-1", 1_000)).await;
+    assert_eq!(replayed.status(), StatusCode::OK);
+    let negative = json!({"paymentKey": "pk-2", "orderId": "order-2", "amount": -5});
+    let (status, _, _) = error_code(pg.confirm(None, &negative).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let stats = pg.stats().await;
+    assert_eq!((stats.confirm_requests, stats.processings, stats.replays), (3, 1, 1));
+    assert_eq!(stats.charges_by_order.get("order-1"), Some(&1));
+    assert_eq!(stats.payments_by_status.get("DONE"), Some(&1));
+    assert!(stats.double_charges.is_empty());
 }

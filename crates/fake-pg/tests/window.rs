@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use common::{SHOP, body, error_code, fast_config, is_connection_reset, payment_key_in, start};
 use fake_pg::{Payment, Scenario};
 use reqwest::{Response, StatusCode};
+use serde_json::json;
 
 fn location(response: &Response) -> String {
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
@@ -138,22 +139,39 @@ async fn decline_scenarios_decline_with_their_codes() {
 }
 
 #[tokio::test]
-async fn error_500_then_charge_answers_500_but_the_retry_gets_the_payment() {
+async fn error_500_then_charge_answers_500_and_replays_it_as_toss_does_while_the_lookup_shows_the_charge() {
     let pg = start(fast_config()).await;
     let payment_key = pg.window_with("order-1", 1_000, "error_500_then_charge").await;
     let request = body(&payment_key, "order-1", 1_000);
     let (status, code, _) = error_code(pg.confirm(Some("key-1"), &request).await).await;
     assert_eq!((status, code.as_str()), (StatusCode::INTERNAL_SERVER_ERROR, "FAILED_INTERNAL_SYSTEM_PROCESSING"));
-    assert_eq!(pg.order_payment("order-1").await.unwrap().status.as_str(), "DONE");
+
+    // Toss answers a repeated key with the first response, a 500 included.
+    let (status, code, _) = error_code(pg.confirm(Some("key-1"), &request).await).await;
+    assert_eq!((status, code.as_str()), (StatusCode::INTERNAL_SERVER_ERROR, "FAILED_INTERNAL_SYSTEM_PROCESSING"));
+    // Only a lookup tells that the payment was charged.
+    let looked_up = pg.payment(&payment_key).await.unwrap();
+    assert_eq!((looked_up.order_id.as_str(), looked_up.status.as_str()), ("order-1", "DONE"));
+    let stats = pg.stats().await;
+    assert_eq!((stats.processings, stats.replays), (1, 1));
+    assert_eq!(stats.faults_injected.error_500_after_charge, 1);
+    assert_eq!(stats.charges_by_order.get("order-1"), Some(&1));
+}
+
+#[tokio::test]
+async fn in_outcome_mode_a_retry_after_error_500_then_charge_gets_the_payment() {
+    let pg = start(fast_config()).await;
+    pg.set_config(json!({"replay": "outcome"})).await;
+    let payment_key = pg.window_with("order-1", 1_000, "error_500_then_charge").await;
+    let request = body(&payment_key, "order-1", 1_000);
+    let (status, _, _) = error_code(pg.confirm(Some("key-1"), &request).await).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
 
     let retry = pg.confirm(Some("key-1"), &request).await;
     assert_eq!(retry.status(), StatusCode::OK);
     let payment: Payment = retry.json().await.unwrap();
     assert_eq!((payment.payment_key, payment.status.as_str()), (payment_key, "DONE"));
-    let stats = pg.stats().await;
-    assert_eq!((stats.processings, stats.replays), (1, 1));
-    assert_eq!(stats.faults_injected.error_500_after_charge, 1);
-    assert_eq!(stats.charges_by_order.get("order-1"), Some(&1));
+    assert_eq!(pg.stats().await.charges_by_order.get("order-1"), Some(&1));
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Payment lookups: `GET /v1/payments/{paymentKey}` and
-//! `GET /v1/payments/orders/{orderId}`. They show a payment in any status,
-//! including IN_PROGRESS while a confirm is being processed.
+//! `GET /v1/payments/orders/{orderId}`. They show a payment as it stands at
+//! that moment: READY, IN_PROGRESS (authenticated, or being processed), DONE,
+//! ABORTED or EXPIRED.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -24,7 +25,7 @@ async fn payments_by_key(
     Path(payment_key): Path<String>,
 ) -> Result<Json<Payment>, PgError> {
     auth::authorize(&headers, &state.settings.secret_key)?;
-    state.store.payment(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
+    state.store.lookup(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }
 
 async fn payments_by_order(

@@ -72,6 +72,16 @@ impl Pg {
             .unwrap()
     }
 
+    /// `GET /v1/payments/{paymentKey}`, or `None` on 404.
+    pub async fn payment(&self, payment_key: &str) -> Option<Payment> {
+        let response = self.get(&format!("/v1/payments/{payment_key}")).await;
+        match response.status() {
+            StatusCode::OK => Some(response.json().await.unwrap()),
+            StatusCode::NOT_FOUND => None,
+            other => panic!("unexpected status {other}"),
+        }
+    }
+
     pub async fn order_payment(&self, order_id: &str) -> Option<Payment> {
         let response = self.get(&format!("/v1/payments/orders/{order_id}")).await;
         match response.status() {
