@@ -9,6 +9,8 @@ pub fn label(status: OrderStatus) -> &'static str {
         OrderStatus::Paid => "Paid",
         OrderStatus::Failed => "Failed",
         OrderStatus::Unknown => "Confirming",
+        OrderStatus::Canceled => "Refunded",
+        OrderStatus::PartiallyRefunded => "Partly refunded",
     }
 }
 

@@ -64,9 +64,15 @@ pub fn classify_poll(order: &Order) -> Check {
     match (order.status, final_verdict(order)) {
         (_, Some(verdict)) => Check::Settled(verdict),
         (OrderStatus::Created, None) => Check::NotReceived,
-        (OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Paid | OrderStatus::Failed, None) => {
-            Check::InProgress
-        }
+        (
+            OrderStatus::Pending
+            | OrderStatus::Unknown
+            | OrderStatus::Paid
+            | OrderStatus::Failed
+            | OrderStatus::Canceled
+            | OrderStatus::PartiallyRefunded,
+            None,
+        ) => Check::InProgress,
     }
 }
 
@@ -82,7 +88,10 @@ fn sentence(message: &str) -> String {
 
 fn final_verdict(order: &Order) -> Option<Verdict> {
     match order.status {
-        OrderStatus::Paid => Some(Verdict::Paid { amount: order.amount }),
+        // Charged; what was refunded since is the order page's to tell.
+        OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
+            Some(Verdict::Paid { amount: order.amount })
+        }
         OrderStatus::Failed => Some(Verdict::Failed(order.failure.clone().unwrap_or_else(|| Failure {
             code: "PAYMENT_FAILED".to_owned(),
             message: "The payment failed. You have not been charged.".to_owned(),

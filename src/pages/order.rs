@@ -50,6 +50,10 @@ fn OrderDetails(order: Order) -> impl IntoView {
         }
         OrderStatus::Paid => "Paid. Thank you.",
         OrderStatus::Failed => "The payment failed. You have not been charged.",
+        OrderStatus::Canceled => {
+            "This payment was cancelled after it went through; the whole amount is refunded to your card."
+        }
+        OrderStatus::PartiallyRefunded => "Paid, and part of the amount has been refunded to your card.",
     };
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>

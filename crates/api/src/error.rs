@@ -46,6 +46,9 @@ pub enum ErrorCode {
     PgBusy,
     /// The PG could not be reached; the payment was not sent. Nothing was charged.
     PgUnreachable,
+    /// The page's checking window ended and the server had never received the
+    /// confirm, so it closed the order. Nothing was charged.
+    ConfirmNotReceived,
     /// The server failed; details are in its log.
     Internal,
 }
@@ -68,6 +71,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::PgBusy => "PG_BUSY",
             ErrorCode::PgUnreachable => "PG_UNREACHABLE",
+            ErrorCode::ConfirmNotReceived => "CONFIRM_NOT_RECEIVED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

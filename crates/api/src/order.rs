@@ -14,13 +14,18 @@ pub enum OrderStatus {
     Failed,
     /// The PG call ended without a definitive answer; recovery will settle it.
     Unknown,
+    /// The PG charged the customer, then the whole payment was cancelled and
+    /// refunded. Final.
+    Canceled,
+    /// The PG charged the customer, then part of it was refunded. Final.
+    PartiallyRefunded,
 }
 
 impl OrderStatus {
     /// Whether the status can no longer change.
     pub fn is_final(self) -> bool {
         match self {
-            OrderStatus::Paid | OrderStatus::Failed => true,
+            OrderStatus::Paid | OrderStatus::Failed | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => true,
             OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => false,
         }
     }
@@ -29,7 +34,11 @@ impl OrderStatus {
     pub fn is_in_progress(self) -> bool {
         match self {
             OrderStatus::Pending | OrderStatus::Unknown => true,
-            OrderStatus::Created | OrderStatus::Paid | OrderStatus::Failed => false,
+            OrderStatus::Created
+            | OrderStatus::Paid
+            | OrderStatus::Failed
+            | OrderStatus::Canceled
+            | OrderStatus::PartiallyRefunded => false,
         }
     }
 
@@ -41,14 +50,25 @@ impl OrderStatus {
             OrderStatus::Paid => "PAID",
             OrderStatus::Failed => "FAILED",
             OrderStatus::Unknown => "UNKNOWN",
+            OrderStatus::Canceled => "CANCELED",
+            OrderStatus::PartiallyRefunded => "PARTIALLY_REFUNDED",
         }
     }
 
+    /// Every status, in lifecycle order.
+    pub const ALL: [OrderStatus; 7] = [
+        Self::Created,
+        Self::Pending,
+        Self::Paid,
+        Self::Failed,
+        Self::Unknown,
+        Self::Canceled,
+        Self::PartiallyRefunded,
+    ];
+
     /// Parses the wire spelling.
     pub fn parse(value: &str) -> Option<Self> {
-        [Self::Created, Self::Pending, Self::Paid, Self::Failed, Self::Unknown]
-            .into_iter()
-            .find(|status| status.as_str() == value)
+        Self::ALL.into_iter().find(|status| status.as_str() == value)
     }
 }
 
@@ -119,9 +139,7 @@ mod tests {
 
     #[test]
     fn statuses_round_trip_through_their_wire_spelling() {
-        for status in
-            [OrderStatus::Created, OrderStatus::Pending, OrderStatus::Paid, OrderStatus::Failed, OrderStatus::Unknown]
-        {
+        for status in OrderStatus::ALL {
             let json = serde_json::to_string(&status).unwrap();
             assert_eq!(json, format!("\"{}\"", status.as_str()));
             assert_eq!(OrderStatus::parse(status.as_str()), Some(status));
@@ -130,9 +148,11 @@ mod tests {
     }
 
     #[test]
-    fn only_paid_and_failed_are_final() {
+    fn only_settled_payments_are_final() {
         assert!(OrderStatus::Paid.is_final());
         assert!(OrderStatus::Failed.is_final());
+        assert!(OrderStatus::Canceled.is_final());
+        assert!(OrderStatus::PartiallyRefunded.is_final());
         assert!(!OrderStatus::Unknown.is_final());
         assert!(!OrderStatus::Pending.is_final());
         assert!(!OrderStatus::Created.is_final());

@@ -25,7 +25,16 @@ pub fn handle() -> PrometheusHandle {
 
 fn describe() {
     metrics::describe_counter!("payment_pg_confirm_calls_total", "Confirm calls to the PG by outcome");
-    metrics::describe_counter!("payment_pg_query_retry_total", "Recovery calls to the PG that will be retried");
+    metrics::describe_counter!("payment_pg_query_retry_total", "Recovery lookups retried after no usable answer");
+    metrics::describe_counter!("payment_pg_recovery_calls_total", "Recovery calls to the PG by call and verdict");
+    metrics::describe_counter!(
+        "payment_pg_recovery_over_budget_total",
+        "Recovery calls not made because the retry budget was spent"
+    );
+    metrics::describe_counter!(
+        "payment_recovery_alerts_total",
+        "Payments still unsettled after many answered recovery passes: they need an operator"
+    );
     metrics::describe_counter!(
         "payment_pg_query_retry_exhausted_total",
         "Recovery passes that ended without settling a payment"
@@ -52,6 +61,19 @@ pub fn order_transition(status: OrderStatus) {
 
 pub fn recovery_retry() {
     counter!("payment_pg_query_retry_total").increment(1);
+}
+
+/// One recovery call (`lookup` or `resend`) and what its answer settled.
+pub fn recovery_call(call: &'static str, verdict: &'static str) {
+    counter!("payment_pg_recovery_calls_total", "call" => call, "verdict" => verdict).increment(1);
+}
+
+pub fn recovery_over_budget() {
+    counter!("payment_pg_recovery_over_budget_total").increment(1);
+}
+
+pub fn recovery_alert() {
+    counter!("payment_recovery_alerts_total").increment(1);
 }
 
 pub fn recovery_exhausted() {

@@ -11,7 +11,8 @@ use crate::db::{NewOrder, now_ms};
 use crate::error::AppError;
 use crate::state::AppState;
 
-/// How far back a paid or in-progress order makes the page warn about a duplicate.
+/// How far back a paid order makes the page warn about a duplicate (an order
+/// still being paid warns however old it is).
 pub const RECENT_WINDOW: Duration = Duration::from_secs(10 * 60);
 /// Most orders listed.
 const LIST_LIMIT: u32 = 100;
@@ -48,7 +49,7 @@ pub async fn show(state: &AppState, customer: &Customer, order_id: &str) -> Resu
     state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)
 }
 
-/// The customer's newest order paid or being paid in the last ten minutes.
+/// The customer's newest order being paid (however old) or paid in the last ten minutes.
 pub async fn recent_payment(state: &AppState, customer: &Customer) -> Result<Option<Order>, AppError> {
     let since = now_ms() - i64::try_from(RECENT_WINDOW.as_millis()).unwrap_or(i64::MAX);
     Ok(state.db.recent_payment(&customer.0, since).await?)

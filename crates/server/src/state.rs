@@ -8,7 +8,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
 use crate::db::Db;
-use crate::payment::CircuitBreaker;
+use crate::payment::{CircuitBreaker, RecoveryBudget};
 use crate::pg::{PgClient, PgGateway};
 
 #[derive(Debug, Clone)]
@@ -18,6 +18,8 @@ pub struct AppState {
     pub pg: PgGateway,
     /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
     pub breaker: Arc<CircuitBreaker>,
+    /// Bounds recovery's calls to a tenth of customers' confirms (with a floor).
+    pub budget: Arc<RecoveryBudget>,
     /// Wakes the recovery job early, when a confirm has just ended unknown.
     pub recovery_wake: Arc<Notify>,
     /// PG calls detached from their requests; shutdown waits for them.
@@ -35,6 +37,7 @@ impl AppState {
             db,
             pg,
             breaker: Arc::new(CircuitBreaker::default()),
+            budget: Arc::new(RecoveryBudget::default()),
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),
             metrics: crate::metrics::handle(),

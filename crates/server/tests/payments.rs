@@ -186,12 +186,14 @@ async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
 
     let (_, body) = server.confirm(&created.order, "key-slow").await;
     assert_eq!(body["status"], "UNKNOWN");
-    eventually("recovery asks while the PG is processing", SETTLE, || async {
+    eventually("recovery looks up and resends while the PG is processing", SETTLE, || async {
         (pg.stats().await.in_progress_conflicts >= 2).then_some(())
     })
     .await;
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Unknown);
-    assert!(server.metrics().await.contains("payment_pg_query_retry_total"));
+    let metrics = server.metrics().await;
+    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{call="lookup",verdict="not_confirmed"}"#), "{metrics}");
+    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{call="resend",verdict="nothing"}"#), "{metrics}");
 
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;

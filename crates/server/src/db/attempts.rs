@@ -3,7 +3,8 @@ use sqlx::FromRow;
 
 use super::{Db, now_ms};
 
-/// A stored payment attempt: what was sent to the PG, under which key, and where it stands.
+/// A payment attempt that was sent (or is about to be) to the PG: what was sent,
+/// under which key, and where it stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
     pub order_id: String,
@@ -11,6 +12,7 @@ pub struct Attempt {
     pub payment_key: String,
     pub amount: u64,
     pub status: OrderStatus,
+    /// Recovery passes in which the PG answered without settling the attempt.
     pub recovery_passes: u32,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
@@ -25,21 +27,58 @@ pub struct NewAttempt<'a> {
     pub amount: u64,
     pub status: OrderStatus,
     pub failure: Option<&'a Failure>,
+    /// Until when the confirm task owns it; recovery waits for this to lapse.
+    pub lease_until_ms: i64,
 }
 
-/// A change of an attempt's status, with what explains it.
+/// A change of an attempt's status, with what explains it. The data lives in
+/// the variant, so a paid transition cannot carry a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transition {
-    pub to: OrderStatus,
-    pub failure: Option<Failure>,
-    pub unknown_reason: Option<String>,
+pub enum Transition {
+    /// The customer was charged.
+    Paid,
+    /// Nothing was charged, for this reason.
+    Failed(Failure),
+    /// The outcome is not known; the reason is for operators.
+    Unknown(String),
+    /// Charged, then cancelled in full at the PG.
+    Canceled,
+    /// Charged, then cancelled in part at the PG.
+    PartiallyRefunded,
+}
+
+impl Transition {
+    /// The status the attempt moves to.
+    pub fn status(&self) -> OrderStatus {
+        match self {
+            Transition::Paid => OrderStatus::Paid,
+            Transition::Failed(_) => OrderStatus::Failed,
+            Transition::Unknown(_) => OrderStatus::Unknown,
+            Transition::Canceled => OrderStatus::Canceled,
+            Transition::PartiallyRefunded => OrderStatus::PartiallyRefunded,
+        }
+    }
+
+    pub fn failure(&self) -> Option<&Failure> {
+        match self {
+            Transition::Failed(failure) => Some(failure),
+            Transition::Paid | Transition::Unknown(_) | Transition::Canceled | Transition::PartiallyRefunded => None,
+        }
+    }
+
+    pub fn unknown_reason(&self) -> Option<&str> {
+        match self {
+            Transition::Unknown(reason) => Some(reason),
+            Transition::Paid | Transition::Failed(_) | Transition::Canceled | Transition::PartiallyRefunded => None,
+        }
+    }
 }
 
 #[derive(Debug, FromRow)]
 struct AttemptRow {
     order_id: String,
-    idempotency_key: String,
-    payment_key: String,
+    idempotency_key: Option<String>,
+    payment_key: Option<String>,
     amount: i64,
     status: String,
     recovery_passes: i64,
@@ -55,18 +94,27 @@ impl TryFrom<AttemptRow> for Attempt {
 
     fn try_from(row: AttemptRow) -> Result<Self, Self::Error> {
         let decode = |error: std::num::TryFromIntError| sqlx::Error::Decode(Box::new(error));
+        let (Some(idempotency_key), Some(payment_key)) = (row.idempotency_key, row.payment_key) else {
+            return Err(sqlx::Error::Decode(
+                format!("order {} was closed without a confirm; it has no sent attempt", row.order_id).into(),
+            ));
+        };
         Ok(Attempt {
             status: OrderStatus::parse(&row.status)
                 .ok_or_else(|| sqlx::Error::Decode(format!("unknown payment status {:?}", row.status).into()))?,
             order_id: row.order_id,
-            idempotency_key: row.idempotency_key,
-            payment_key: row.payment_key,
+            idempotency_key,
+            payment_key,
             amount: u64::try_from(row.amount).map_err(decode)?,
             recovery_passes: u32::try_from(row.recovery_passes).map_err(decode)?,
             created_at_ms: row.created_at_ms,
             updated_at_ms: row.updated_at_ms,
         })
     }
+}
+
+fn encode_amount(amount: u64) -> Result<i64, sqlx::Error> {
+    i64::try_from(amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))
 }
 
 impl Db {
@@ -76,29 +124,39 @@ impl Db {
         row.map(Attempt::try_from).transpose()
     }
 
-    pub async fn attempt_for_order(&self, order_id: &str) -> Result<Option<Attempt>, sqlx::Error> {
-        let query = format!("{SELECT_ATTEMPT} WHERE order_id = ?");
+    /// The order's sent attempt, if it has one that is still waiting for an outcome or was settled.
+    pub async fn sent_attempt_for_order(&self, order_id: &str) -> Result<Option<Attempt>, sqlx::Error> {
+        let query = format!("{SELECT_ATTEMPT} WHERE order_id = ? AND idempotency_key IS NOT NULL");
         let row: Option<AttemptRow> = sqlx::query_as(&query).bind(order_id).fetch_optional(&self.pool).await?;
         row.map(Attempt::try_from).transpose()
+    }
+
+    /// Whether the order has an attempt of any kind (sent, or closed without one).
+    pub async fn has_attempt(&self, order_id: &str) -> Result<bool, sqlx::Error> {
+        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM payment_attempts WHERE order_id = ?")
+            .bind(order_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(found.is_some())
     }
 
     /// Stores the attempt unless the order or the key already has one; says whether it did.
     /// The constraints decide races between two confirms, so no lock is needed.
     pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
         let now = now_ms();
-        let amount = i64::try_from(attempt.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
-             failure_code, failure_message, created_at_ms, updated_at_ms) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+             failure_code, failure_message, lease_until_ms, created_at_ms, updated_at_ms) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         )
         .bind(attempt.order_id)
         .bind(attempt.idempotency_key)
         .bind(attempt.payment_key)
-        .bind(amount)
+        .bind(encode_amount(attempt.amount)?)
         .bind(attempt.status.as_str())
         .bind(attempt.failure.map(|failure| failure.code.as_str()))
         .bind(attempt.failure.map(|failure| failure.message.as_str()))
+        .bind(attempt.lease_until_ms)
         .bind(now)
         .bind(now)
         .execute(&self.pool)
@@ -106,22 +164,47 @@ impl Db {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Moves the attempt from `from` to the transition's status. Says whether it moved:
-    /// it does not if someone else moved it first, so a transition is applied once.
+    /// Closes an order that never had a confirm: a FAILED attempt with no keys.
+    /// Says whether it did; it does not if the order already has an attempt
+    /// (a confirm won the race), which the primary key decides atomically.
+    pub async fn close_unconfirmed(&self, order_id: &str, amount: u64, failure: &Failure) -> Result<bool, sqlx::Error> {
+        let now = now_ms();
+        let result = sqlx::query(
+            "INSERT INTO payment_attempts (order_id, amount, status, failure_code, failure_message, \
+             created_at_ms, updated_at_ms) VALUES (?, ?, 'FAILED', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        )
+        .bind(order_id)
+        .bind(encode_amount(amount)?)
+        .bind(&failure.code)
+        .bind(&failure.message)
+        .bind(now)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Moves the attempt from `from` to the transition's status, releases its
+    /// lease, and sets when recovery should look at it next (for an unsettled
+    /// status). Says whether it moved: it does not if someone else moved it
+    /// first, so a transition is applied once.
     pub async fn transition(
         &self,
         order_id: &str,
         from: OrderStatus,
         transition: &Transition,
+        next_recovery_at_ms: i64,
     ) -> Result<bool, sqlx::Error> {
         let result = sqlx::query(
             "UPDATE payment_attempts SET status = ?, failure_code = ?, failure_message = ?, \
-             unknown_reason = ?, updated_at_ms = ? WHERE order_id = ? AND status = ?",
+             unknown_reason = ?, lease_until_ms = 0, next_recovery_at_ms = ?, updated_at_ms = ? \
+             WHERE order_id = ? AND status = ?",
         )
-        .bind(transition.to.as_str())
-        .bind(transition.failure.as_ref().map(|failure| failure.code.as_str()))
-        .bind(transition.failure.as_ref().map(|failure| failure.message.as_str()))
-        .bind(transition.unknown_reason.as_deref())
+        .bind(transition.status().as_str())
+        .bind(transition.failure().map(|failure| failure.code.as_str()))
+        .bind(transition.failure().map(|failure| failure.message.as_str()))
+        .bind(transition.unknown_reason())
+        .bind(next_recovery_at_ms)
         .bind(now_ms())
         .bind(order_id)
         .bind(from.as_str())
@@ -130,23 +213,106 @@ impl Db {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Attempts recovery should settle now: UNKNOWN ones, and PENDING ones last touched
-    /// before `pending_cutoff_ms` (their server died while waiting), whose next recovery
-    /// time has come. Those waiting longest for their turn come first.
-    pub async fn due_attempts(
+    /// Orders of unsettled attempts recovery may take now: UNKNOWN or PENDING,
+    /// whose lease has lapsed (a PENDING one's confirm task is gone) and whose
+    /// next recovery time has come. Those waiting longest for their turn come first.
+    pub async fn due_attempts(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
+        sqlx::query_scalar(
+            "SELECT order_id FROM payment_attempts WHERE status IN ('PENDING', 'UNKNOWN') \
+             AND next_recovery_at_ms <= ? AND lease_until_ms <= ? \
+             ORDER BY next_recovery_at_ms, created_at_ms LIMIT ?",
+        )
+        .bind(now_ms)
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+    }
+
+    /// When recovery should look next: the earliest time an unsettled attempt
+    /// becomes due (its next recovery time, or its lease's end if later).
+    pub async fn next_due_ms(&self) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(
+            "SELECT MIN(MAX(next_recovery_at_ms, lease_until_ms)) FROM payment_attempts \
+             WHERE status IN ('PENDING', 'UNKNOWN')",
+        )
+        .fetch_one(&self.pool)
+        .await
+    }
+
+    /// Takes the lease of an unsettled attempt whose lease has lapsed, and returns
+    /// the attempt as it is now. `None` if it is settled or someone else holds it:
+    /// only the holder of the lease calls the PG about it.
+    pub async fn claim_for_recovery(
         &self,
+        order_id: &str,
         now_ms: i64,
-        pending_cutoff_ms: i64,
-        limit: u32,
-    ) -> Result<Vec<Attempt>, sqlx::Error> {
-        let query = format!(
-            "{SELECT_ATTEMPT} WHERE next_recovery_at_ms <= ? \
-             AND (status = 'UNKNOWN' OR (status = 'PENDING' AND updated_at_ms < ?)) \
-             ORDER BY next_recovery_at_ms, created_at_ms LIMIT ?"
-        );
-        let rows: Vec<AttemptRow> =
-            sqlx::query_as(&query).bind(now_ms).bind(pending_cutoff_ms).bind(limit).fetch_all(&self.pool).await?;
-        rows.into_iter().map(Attempt::try_from).collect()
+        lease_until_ms: i64,
+    ) -> Result<Option<Attempt>, sqlx::Error> {
+        let claimed = sqlx::query(
+            "UPDATE payment_attempts SET lease_until_ms = ? WHERE order_id = ? \
+             AND status IN ('PENDING', 'UNKNOWN') AND lease_until_ms <= ? AND idempotency_key IS NOT NULL",
+        )
+        .bind(lease_until_ms)
+        .bind(order_id)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        if claimed.rows_affected() != 1 {
+            return Ok(None);
+        }
+        self.sent_attempt_for_order(order_id).await
+    }
+
+    /// Whether the attempt is still unsettled. Recovery re-reads this before
+    /// every call to the PG, so it never acts on an attempt settled meanwhile.
+    pub async fn is_unsettled(&self, order_id: &str) -> Result<bool, sqlx::Error> {
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM payment_attempts WHERE order_id = ?")
+            .bind(order_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(status.as_deref().and_then(OrderStatus::parse).is_some_and(OrderStatus::is_in_progress))
+    }
+
+    /// Ends a recovery worker's hold without settling the attempt. `next_at_ms`
+    /// is when to look again; `answered` says the PG answered this pass (only
+    /// those passes count toward backoff and the operator alert). Returns the
+    /// number of answered passes so far.
+    pub async fn release_unsettled(
+        &self,
+        order_id: &str,
+        next_at_ms: Option<i64>,
+        answered: bool,
+        last_pg_answer: Option<&str>,
+    ) -> Result<u32, sqlx::Error> {
+        let passes: i64 = sqlx::query_scalar(
+            "UPDATE payment_attempts SET lease_until_ms = 0, \
+             next_recovery_at_ms = COALESCE(?, next_recovery_at_ms), \
+             recovery_passes = recovery_passes + ?, last_pg_answer = COALESCE(?, last_pg_answer) \
+             WHERE order_id = ? RETURNING recovery_passes",
+        )
+        .bind(next_at_ms)
+        .bind(i64::from(answered))
+        .bind(last_pg_answer)
+        .bind(order_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u32::try_from(passes).unwrap_or(u32::MAX))
+    }
+
+    /// Moves a PENDING attempt whose confirm task is gone to UNKNOWN, keeping the
+    /// lease of the worker that found it. Says whether it moved.
+    pub async fn mark_pending_unknown(&self, order_id: &str, reason: &str) -> Result<bool, sqlx::Error> {
+        let result = sqlx::query(
+            "UPDATE payment_attempts SET status = 'UNKNOWN', unknown_reason = ?, updated_at_ms = ? \
+             WHERE order_id = ? AND status = 'PENDING'",
+        )
+        .bind(reason)
+        .bind(now_ms())
+        .bind(order_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
     }
 
     /// When the oldest attempt still waiting for an outcome was made.
@@ -154,18 +320,5 @@ impl Db {
         sqlx::query_scalar("SELECT MIN(created_at_ms) FROM payment_attempts WHERE status IN ('PENDING', 'UNKNOWN')")
             .fetch_one(&self.pool)
             .await
-    }
-
-    /// Notes one more recovery pass that did not settle the attempt, and when to try next.
-    pub async fn postpone_recovery(&self, order_id: &str, next_at_ms: i64) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "UPDATE payment_attempts SET recovery_passes = recovery_passes + 1, next_recovery_at_ms = ? \
-             WHERE order_id = ?",
-        )
-        .bind(next_at_ms)
-        .bind(order_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
     }
 }

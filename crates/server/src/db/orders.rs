@@ -101,14 +101,15 @@ impl Db {
         rows.into_iter().map(Order::try_from).collect()
     }
 
-    /// The customer's newest order paid, or being paid, since `since_ms`.
-    pub async fn recent_payment(&self, customer_id: &str, since_ms: i64) -> Result<Option<Order>, sqlx::Error> {
+    /// The customer's newest order that is being paid (however old), or was
+    /// paid since `paid_since_ms`.
+    pub async fn recent_payment(&self, customer_id: &str, paid_since_ms: i64) -> Result<Option<Order>, sqlx::Error> {
         let query = format!(
-            "{SELECT_ORDER} WHERE o.customer_id = ? AND a.created_at_ms >= ? \
-             AND a.status IN ('PAID', 'PENDING', 'UNKNOWN') ORDER BY a.created_at_ms DESC LIMIT 1"
+            "{SELECT_ORDER} WHERE o.customer_id = ? AND (a.status IN ('PENDING', 'UNKNOWN') \
+             OR (a.status = 'PAID' AND a.created_at_ms >= ?)) ORDER BY a.created_at_ms DESC LIMIT 1"
         );
         let row: Option<OrderRow> =
-            sqlx::query_as(&query).bind(customer_id).bind(since_ms).fetch_optional(&self.pool).await?;
+            sqlx::query_as(&query).bind(customer_id).bind(paid_since_ms).fetch_optional(&self.pool).await?;
         row.map(Order::try_from).transpose()
     }
 }

@@ -49,9 +49,16 @@ impl CircuitBreaker {
         }
     }
 
-    /// The PG answered (whatever it said).
-    pub fn record_answer(&self) {
-        *self.state.lock().expect("breaker lock") = State::Closed { failures: 0 };
+    /// The PG answered (whatever it said). Says whether this closed an open or
+    /// half-open breaker, so recovery can go on at once with what it held back.
+    pub fn record_answer(&self) -> bool {
+        let mut state = self.state.lock().expect("breaker lock");
+        let was_closed = matches!(*state, State::Closed { .. });
+        *state = State::Closed { failures: 0 };
+        if !was_closed {
+            tracing::info!("PG circuit breaker closed: the PG answers again");
+        }
+        !was_closed
     }
 
     /// The PG gave no usable answer: unreachable, timed out, 5xx or overloaded.
@@ -64,6 +71,15 @@ impl CircuitBreaker {
                 State::Open { until: Instant::now() + COOL_DOWN }
             }
         };
+    }
+
+    /// How long the breaker still refuses every call, if it does: it is open and
+    /// its cool-down has not ended. (After the cool-down one probe may go.)
+    pub fn refuses_for(&self) -> Option<Duration> {
+        match *self.state.lock().expect("breaker lock") {
+            State::Open { until } => until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero()),
+            State::Closed { .. } | State::HalfOpen => None,
+        }
     }
 
     pub fn is_open(&self) -> bool {
@@ -86,7 +102,9 @@ mod tests {
         assert!(breaker.is_open());
         assert!(!breaker.allows_call());
 
+        assert_eq!(breaker.refuses_for(), Some(COOL_DOWN));
         tokio::time::advance(COOL_DOWN).await;
+        assert_eq!(breaker.refuses_for(), None, "the cool-down is over");
         assert!(breaker.allows_call(), "one probe after the cool-down");
         assert!(!breaker.allows_call(), "only one");
 
@@ -94,8 +112,9 @@ mod tests {
         assert!(!breaker.allows_call(), "a failed probe opens it again");
         tokio::time::advance(COOL_DOWN).await;
         assert!(breaker.allows_call());
-        breaker.record_answer();
+        assert!(breaker.record_answer(), "the probe's answer closes it");
         assert!(breaker.allows_call() && breaker.allows_call(), "an answer closes it");
+        assert!(!breaker.record_answer(), "it was closed already");
     }
 
     #[tokio::test(start_paused = true)]

@@ -3,12 +3,15 @@
 
 use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus};
 
-use super::settle::{self, log_transition};
+use super::settle::{self, log_attempt_stored};
 use crate::customer::Customer;
-use crate::db::{NewAttempt, Transition};
+use crate::db::{NewAttempt, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgConfirm, PgSlot, PgVerdict, customer_message, verdict_for};
+use crate::pg::{
+    ConfirmVerdict, Expected, PgAnswer, PgConfirm, PgSlot, confirm_answer, customer_message, describe, failure_of,
+    first_call_verdict,
+};
 use crate::state::AppState;
 
 /// Longest payment key accepted (Toss keys are under 200 characters).
@@ -44,6 +47,10 @@ fn validate_payment_key(payment_key: &str) -> Result<(), AppError> {
 
 /// Confirms the customer's payment for an order. Returns the order as stored: final
 /// (PAID or FAILED) or still unknown/pending when the PG gave no definitive answer.
+///
+/// Everything after input validation runs in a task detached from the request:
+/// a customer who hangs up at any point leaves either no attempt, or one whose
+/// PG call goes out and whose answer is stored.
 pub async fn confirm(
     state: &AppState,
     customer: &Customer,
@@ -52,53 +59,113 @@ pub async fn confirm(
     request: &ConfirmRequest,
 ) -> Result<Order, AppError> {
     validate_payment_key(&request.payment_key)?;
-    let order = state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
-    if let Some(replay) = answer_existing(state, &order, idempotency_key).await? {
-        return Ok(replay);
-    }
-    if request.amount != order.amount {
-        return Err(AppError::AmountMismatch { confirmed: request.amount, expected: order.amount });
-    }
-
-    // Without a slot the attempt is stored as failed: it never reached the PG.
-    let slot = state.pg.try_slot();
-    let (status, failure) = match slot {
-        Some(_) => (OrderStatus::Pending, None),
-        None => (
-            OrderStatus::Failed,
-            Some(Failure { code: ErrorCode::PgBusy.as_str().to_owned(), message: customer_message("PG_BUSY", None) }),
-        ),
-    };
-    let attempt = NewAttempt {
-        order_id,
-        idempotency_key,
-        payment_key: &request.payment_key,
-        amount: order.amount,
-        status,
-        failure: failure.as_ref(),
-    };
-    if !state.db.insert_attempt(&attempt).await? {
-        // A concurrent confirm stored its attempt first: answer as if we came after it.
-        return answer_existing(state, &order, idempotency_key)
-            .await?
-            .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
-    }
-    let transition = Transition { to: status, failure, unknown_reason: None };
-    log_transition(order_id, idempotency_key, OrderStatus::Created, &transition);
-
-    let Some(slot) = slot else {
-        metrics::pg_confirm_call("busy");
-        return state.db.order(order_id).await?.ok_or(AppError::OrderNotFound);
-    };
-    // Detached: if the customer's browser gives up, the call and its bookkeeping go on.
-    let call = PgCall {
+    let job = ConfirmJob {
+        customer: customer.clone(),
         order_id: order_id.to_owned(),
         idempotency_key: idempotency_key.to_owned(),
         payment_key: request.payment_key.clone(),
-        amount: order.amount,
+        amount: request.amount,
     };
-    let task = state.pg_tasks.spawn(call.send(state.clone(), slot));
+    let task = state.pg_tasks.spawn(job.run(state.clone()));
     task.await.map_err(|error| AppError::Internal(format!("confirm task failed: {error}")))?
+}
+
+/// A validated confirm, owned so that it can outlive its request.
+struct ConfirmJob {
+    customer: Customer,
+    order_id: String,
+    idempotency_key: String,
+    payment_key: String,
+    amount: u64,
+}
+
+impl ConfirmJob {
+    async fn run(self, state: AppState) -> Result<Order, AppError> {
+        let order = state.db.customer_order(&self.customer.0, &self.order_id).await?.ok_or(AppError::OrderNotFound)?;
+        if let Some(replay) = answer_existing(&state, &order, &self.idempotency_key).await? {
+            return Ok(replay);
+        }
+        if self.amount != order.amount {
+            return Err(AppError::AmountMismatch { confirmed: self.amount, expected: order.amount });
+        }
+
+        // Without a slot the attempt is stored as failed: it never reached the PG.
+        let slot = state.pg.try_slot();
+        let (status, failure) = match slot {
+            Some(_) => (OrderStatus::Pending, None),
+            None => (
+                OrderStatus::Failed,
+                Some(Failure {
+                    code: ErrorCode::PgBusy.as_str().to_owned(),
+                    message: customer_message("PG_BUSY", None),
+                }),
+            ),
+        };
+        // The confirm task owns the attempt until its longest call could have ended;
+        // recovery takes over only after that.
+        let lease_until_ms = now_ms() + millis(state.config.max_processing() + CONFIRM_LEASE_MARGIN);
+        let attempt = NewAttempt {
+            order_id: &self.order_id,
+            idempotency_key: &self.idempotency_key,
+            payment_key: &self.payment_key,
+            amount: order.amount,
+            status,
+            failure: failure.as_ref(),
+            lease_until_ms,
+        };
+        if !state.db.insert_attempt(&attempt).await? {
+            // A concurrent confirm (or the page closing the order) stored first:
+            // answer as if we came after it.
+            return answer_existing(&state, &order, &self.idempotency_key)
+                .await?
+                .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
+        }
+        log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
+        match slot {
+            Some(slot) => self.call_pg(&state, slot, order.amount).await,
+            None => {
+                metrics::pg_confirm_call("busy");
+                state.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
+            }
+        }
+    }
+
+    /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
+    async fn call_pg(&self, state: &AppState, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
+        state.budget.record_first_call();
+        let answer = state
+            .pg
+            .client()
+            .confirm(PgConfirm {
+                payment_key: &self.payment_key,
+                order_id: &self.order_id,
+                amount,
+                idempotency_key: &self.idempotency_key,
+            })
+            .await;
+        drop(slot);
+        let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
+        let verdict = first_call_verdict(confirm_answer(&answer, expected));
+        let (outcome, transition) = first_call_transition(verdict, &answer);
+        metrics::pg_confirm_call(outcome);
+        // A definitive answer still settles an attempt that recovery marked UNKNOWN
+        // meanwhile (the lease lapsed under a very slow database, say).
+        let from = [OrderStatus::Pending, OrderStatus::Unknown];
+        let unknown = transition.status() == OrderStatus::Unknown;
+        let applied = settle::apply(state, &self.order_id, &self.idempotency_key, &from, transition).await?;
+        if unknown && applied.moved {
+            // Recovery may be asleep for a whole interval: let it plan its first look.
+            state.recovery_wake.notify_one();
+        }
+        Ok(applied.order)
+    }
+}
+
+/// The lease of a confirm task beyond its longest PG call: time to store the answer.
+const CONFIRM_LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn millis(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The answer when this key or this order already has an attempt, or `None` if neither has.
@@ -114,12 +181,14 @@ async fn answer_existing(state: &AppState, order: &Order, idempotency_key: &str)
             Err(AppError::PaymentInProgress { order: Box::new(current) })
         };
     }
-    if state.db.attempt_for_order(&order.order_id).await?.is_none() {
+    if !state.db.has_attempt(&order.order_id).await? {
         return Ok(None);
     }
     let current = Box::new(state.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?);
     Err(match current.status {
-        OrderStatus::Paid => AppError::OrderAlreadyPaid { order: current },
+        OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
+            AppError::OrderAlreadyPaid { order: current }
+        }
         OrderStatus::Failed => AppError::OrderAlreadyFailed { order: current },
         OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created => {
             AppError::PaymentInProgress { order: current }
@@ -127,57 +196,13 @@ async fn answer_existing(state: &AppState, order: &Order, idempotency_key: &str)
     })
 }
 
-/// One confirm call to the PG for a stored PENDING attempt.
-struct PgCall {
-    order_id: String,
-    idempotency_key: String,
-    payment_key: String,
-    amount: u64,
-}
-
-impl PgCall {
-    async fn send(self, state: AppState, slot: PgSlot) -> Result<Order, AppError> {
-        let answer = state
-            .pg
-            .client()
-            .confirm(PgConfirm {
-                payment_key: &self.payment_key,
-                order_id: &self.order_id,
-                amount: self.amount,
-                idempotency_key: &self.idempotency_key,
-            })
-            .await;
-        drop(slot);
-        let verdict = verdict_for(&answer, &self.order_id, self.amount);
-        let (outcome, transition) = first_call_transition(verdict);
-        metrics::pg_confirm_call(outcome);
-        let to = transition.to;
-        // Recovery may have given up on this call and marked it UNKNOWN meanwhile;
-        // a definitive answer arriving late still settles it.
-        let from = [OrderStatus::Pending, OrderStatus::Unknown];
-        let order = settle::apply(&state, &self.order_id, &self.idempotency_key, &from, transition).await;
-        if to == OrderStatus::Unknown {
-            state.recovery_wake.notify_one();
-        }
-        order
-    }
-}
-
 /// What the first confirm call's verdict means for the order, with the metric label.
-fn first_call_transition(verdict: PgVerdict) -> (&'static str, Transition) {
+fn first_call_transition(verdict: ConfirmVerdict, answer: &PgAnswer) -> (&'static str, Transition) {
     match verdict {
-        PgVerdict::Charged => ("paid", Transition::paid()),
-        PgVerdict::Declined(failure) | PgVerdict::TurnedAway(failure) => ("failed", Transition::failed(failure)),
-        PgVerdict::NotSent => (
-            "unreachable",
-            Transition::failed(Failure {
-                code: ErrorCode::PgUnreachable.as_str().to_owned(),
-                message: customer_message("PG_UNREACHABLE", None),
-            }),
-        ),
-        PgVerdict::StillProcessing => ("unknown", Transition::unknown("the PG is still processing this key")),
-        PgVerdict::AlreadyProcessed => ("unknown", Transition::unknown("the PG already processed this payment")),
-        PgVerdict::Unknown(reason) => ("unknown", Transition::unknown(reason)),
+        ConfirmVerdict::Paid => ("paid", Transition::Paid),
+        ConfirmVerdict::Failed => ("failed", Transition::Failed(failure_of(answer))),
+        ConfirmVerdict::Unreachable => ("unreachable", Transition::Failed(failure_of(answer))),
+        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => ("unknown", Transition::Unknown(describe(answer))),
     }
 }
 
@@ -196,16 +221,14 @@ mod tests {
     }
 
     #[test]
-    fn the_first_call_maps_the_table_of_the_design() {
-        let failure = Failure { code: "X".into(), message: "m".into() };
-        let to = |verdict| first_call_transition(verdict).1.to;
-        assert_eq!(to(PgVerdict::Charged), OrderStatus::Paid);
-        assert_eq!(to(PgVerdict::Declined(failure.clone())), OrderStatus::Failed);
-        assert_eq!(to(PgVerdict::TurnedAway(failure)), OrderStatus::Failed);
-        assert_eq!(to(PgVerdict::NotSent), OrderStatus::Failed);
-        assert_eq!(first_call_transition(PgVerdict::NotSent).1.failure.unwrap().code, "PG_UNREACHABLE");
-        assert_eq!(to(PgVerdict::StillProcessing), OrderStatus::Unknown);
-        assert_eq!(to(PgVerdict::AlreadyProcessed), OrderStatus::Unknown);
-        assert_eq!(to(PgVerdict::Unknown("reset".into())), OrderStatus::Unknown);
+    fn the_first_call_stores_what_the_verdict_says() {
+        let declined = PgAnswer::Error { http_status: 403, code: "REJECT_CARD_PAYMENT".into(), message: "m".into() };
+        let status = |verdict| first_call_transition(verdict, &declined).1.status();
+        assert_eq!(status(ConfirmVerdict::Paid), OrderStatus::Paid);
+        assert_eq!(status(ConfirmVerdict::Failed), OrderStatus::Failed);
+        assert_eq!(status(ConfirmVerdict::Unknown), OrderStatus::Unknown);
+        let not_sent = PgAnswer::NotSent { detail: "refused".into() };
+        let (label, transition) = first_call_transition(ConfirmVerdict::Unreachable, &not_sent);
+        assert_eq!((label, transition.failure().map(|f| f.code.as_str())), ("unreachable", Some("PG_UNREACHABLE")));
     }
 }

@@ -1,45 +1,51 @@
 //! The payment lifecycle: confirming, settling outcomes, and recovering the
 //! ones the PG left unknown.
 //!
-//! `CREATED -> PENDING -> PAID | FAILED | UNKNOWN`, then `UNKNOWN -> PAID | FAILED`
-//! by recovery. Every transition is committed before it is reported.
+//! `CREATED -> PENDING -> PAID | FAILED | UNKNOWN`, then `UNKNOWN -> PAID |
+//! FAILED | CANCELED | PARTIALLY_REFUNDED` by recovery (the last two when the
+//! PG shows the charge cancelled since). `CREATED -> FAILED` when the order is
+//! closed without a confirm. Every transition is committed before it is reported.
 
+pub mod abandon;
 mod backoff;
 mod breaker;
+mod budget;
 pub mod confirm;
 pub mod recovery;
 mod settle;
 
 pub use breaker::CircuitBreaker;
+pub use budget::RecoveryBudget;
 
 use payonce_api::OrderStatus;
 
 /// Whether an attempt may move from one status to another.
 pub fn can_transition(from: OrderStatus, to: OrderStatus) -> bool {
-    use OrderStatus::{Created, Failed, Paid, Pending, Unknown};
+    use OrderStatus::{Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown};
     match (from, to) {
         (Created, Pending | Failed) => true,
         (Pending, Paid | Failed | Unknown) => true,
-        (Unknown, Paid | Failed) => true,
-        (Created, Created | Paid | Unknown)
-        | (Pending, Created | Pending)
+        (Unknown, Paid | Failed | Canceled | PartiallyRefunded) => true,
+        (Created, Created | Paid | Unknown | Canceled | PartiallyRefunded)
+        | (Pending, Created | Pending | Canceled | PartiallyRefunded)
         | (Unknown, Created | Pending | Unknown)
-        | (Paid | Failed, _) => false,
+        | (Paid | Failed | Canceled | PartiallyRefunded, _) => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::can_transition;
-    use payonce_api::OrderStatus::{self, Created, Failed, Paid, Pending, Unknown};
+    use payonce_api::OrderStatus::{self, Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown};
 
-    const ALL: [OrderStatus; 5] = [Created, Pending, Paid, Failed, Unknown];
+    const ALL: [OrderStatus; 7] = OrderStatus::ALL;
 
     #[test]
     fn final_statuses_never_change() {
-        for to in ALL {
-            assert!(!can_transition(Paid, to), "PAID -> {to:?}");
-            assert!(!can_transition(Failed, to), "FAILED -> {to:?}");
+        for from in ALL.into_iter().filter(|status| status.is_final()) {
+            for to in ALL {
+                assert!(!can_transition(from, to), "{from:?} -> {to:?}");
+            }
         }
     }
 
@@ -60,6 +66,8 @@ mod tests {
                 (Pending, Unknown),
                 (Unknown, Paid),
                 (Unknown, Failed),
+                (Unknown, Canceled),
+                (Unknown, PartiallyRefunded),
             ]
         );
     }

@@ -1,60 +1,68 @@
 //! Applying a transition: commit it, then log and count it. Nothing reports an
-//! outcome that is not committed.
+//! outcome that is not committed, and a transition that did not apply (someone
+//! settled the attempt first) is not reported as applied.
 
 use payonce_api::{Failure, Order, OrderStatus};
 
 use super::can_transition;
-use crate::db::Transition;
+use crate::db::{Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::state::AppState;
 
-impl Transition {
-    pub fn paid() -> Self {
-        Self { to: OrderStatus::Paid, failure: None, unknown_reason: None }
-    }
-
-    pub fn failed(failure: Failure) -> Self {
-        Self { to: OrderStatus::Failed, failure: Some(failure), unknown_reason: None }
-    }
-
-    pub fn unknown(reason: impl Into<String>) -> Self {
-        Self { to: OrderStatus::Unknown, failure: None, unknown_reason: Some(reason.into()) }
-    }
+/// The order as stored after a transition was tried, and whether this call moved it.
+#[derive(Debug)]
+pub struct Applied {
+    pub order: Order,
+    pub moved: bool,
 }
 
-/// Moves the order's attempt from whichever of `from` it is in, and returns the order
-/// as stored afterwards. If another worker moved it elsewhere first, the stored order
-/// wins and nothing is logged twice.
+/// Moves the order's attempt from whichever of `from` it is in (skipping the
+/// pairs the lifecycle forbids, such as UNKNOWN to UNKNOWN), and returns the
+/// order as stored afterwards. If another worker moved it elsewhere first,
+/// the stored order wins and nothing is logged.
 pub async fn apply(
     state: &AppState,
     order_id: &str,
     idempotency_key: &str,
     from: &[OrderStatus],
     transition: Transition,
-) -> Result<Order, AppError> {
-    for &status in from {
-        debug_assert!(can_transition(status, transition.to), "{status:?} -> {:?}", transition.to);
-        if state.db.transition(order_id, status, &transition).await? {
+) -> Result<Applied, AppError> {
+    let to = transition.status();
+    // An unsettled attempt is looked at again after a first short wait; recovery
+    // backs off from there.
+    let next_recovery_at = now_ms() + super::recovery::first_check_delay_ms(state);
+    for &status in from.iter().filter(|&&status| can_transition(status, to)) {
+        if state.db.transition(order_id, status, &transition, next_recovery_at).await? {
             log_transition(order_id, idempotency_key, status, &transition);
-            return state.db.order(order_id).await?.ok_or(AppError::OrderNotFound);
+            let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+            return Ok(Applied { order, moved: true });
         }
     }
-    tracing::debug!(order_id, idempotency_key, "transition already applied elsewhere");
-    state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
+    tracing::debug!(order_id, idempotency_key, to = to.as_str(), "transition not applied: settled elsewhere");
+    let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    Ok(Applied { order, moved: false })
+}
+
+/// One line when an attempt is first stored (PENDING, or FAILED without a call).
+pub fn log_attempt_stored(order_id: &str, idempotency_key: &str, status: OrderStatus, failure: Option<&Failure>) {
+    metrics::order_transition(status);
+    let code = failure.map(|failure| failure.code.as_str());
+    tracing::info!(order_id, idempotency_key, from = "CREATED", to = status.as_str(), code, "payment transition");
 }
 
 /// One line per payment transition, with what operators search by.
 pub fn log_transition(order_id: &str, idempotency_key: &str, from: OrderStatus, transition: &Transition) {
-    metrics::order_transition(transition.to);
-    let code = transition.failure.as_ref().map(|failure| failure.code.as_str());
+    let to = transition.status();
+    metrics::order_transition(to);
+    let code = transition.failure().map(|failure| failure.code.as_str());
     tracing::info!(
         order_id,
         idempotency_key,
         from = from.as_str(),
-        to = transition.to.as_str(),
+        to = to.as_str(),
         code,
-        reason = transition.unknown_reason.as_deref(),
+        reason = transition.unknown_reason(),
         "payment transition"
     );
 }

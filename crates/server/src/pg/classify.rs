@@ -1,131 +1,339 @@
-//! The classification table of DESIGN.md, line for line: what a PG answer
-//! tells us about the money. Anything not known to be definitive is unknown.
+//! What a PG answer proves about the money: the only place PG answers get a
+//! meaning. Two steps, each a literal table:
+//!
+//! 1. the answer's *kind* ([`ConfirmAnswer`] for a confirm, [`StatusAnswer`] for
+//!    a lookup of the payment), from the HTTP status, the documented code or
+//!    the Payment's status;
+//! 2. what that kind means for the attempt: [`CONFIRM_VERDICTS`] puts the
+//!    customer's first call and recovery's resend side by side, and
+//!    [`STATUS_VERDICTS`] says what a lookup settles.
+//!
+//! Only codes Toss documents for these APIs are definitive. Any other code,
+//! whatever it looks like, says nothing: the outcome stays unknown and a
+//! lookup decides.
 
-use payonce_api::Failure;
+use payonce_api::{ErrorCode, Failure};
 
 use super::client::PgAnswer;
 use super::messages::customer_message;
-use super::toss::PaymentStatus;
+use super::toss::{Payment, PaymentStatus};
 
-/// What one PG answer proves about the payment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PgVerdict {
-    /// The PG charged the customer.
-    Charged,
-    /// The PG processed the payment and refused it (card or validation). Nothing charged.
-    Declined(Failure),
-    /// The PG turned this request away before processing it (rate limit, consecutive
-    /// requests, credentials). Nothing was charged *by this request*.
-    TurnedAway(Failure),
-    /// The request never left this server (connection refused, connect timeout).
-    NotSent,
-    /// The PG is still processing an earlier request with the same idempotency key.
+/// What one answer to a confirm is, before it means anything for an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfirmAnswer {
+    /// 200 with this attempt's payment, `DONE`: charged.
+    Approved,
+    /// 200 with a payment that is not `DONE`, or not this attempt's.
+    NotAnApproval,
+    /// A documented code for a refusal after looking at the payment (card,
+    /// account, limits, invalid request): nothing was charged.
+    Declined,
+    /// `NOT_FOUND_PAYMENT_SESSION` or `NOT_FOUND_PAYMENT`: the payment session is
+    /// gone (expired, cancelled in the window) or never existed. Nothing was charged.
+    SessionGone,
+    /// Refused before processing: 429, `FORBIDDEN_CONSECUTIVE_REQUEST`,
+    /// `FORBIDDEN_REQUEST`, credentials. Nothing was charged *by this request*.
+    TurnedAway,
+    /// 409 `IDEMPOTENT_REQUEST_PROCESSING`: the first request with this key is
+    /// still being processed.
     StillProcessing,
-    /// The PG already processed this payment under another request; ask it for the payment.
+    /// `ALREADY_PROCESSED_PAYMENT`, `DUPLICATED_ORDER_ID`: processed by another
+    /// request; only a lookup tells how.
     AlreadyProcessed,
-    /// Nothing definitive was learned; the reason is for logs.
-    Unknown(String),
+    /// 5xx, or a documented "temporary error, try again" code.
+    ServerError,
+    /// A code Toss does not document for confirm, or a body that is neither a
+    /// Payment nor an error.
+    Undocumented,
+    /// The request never left: connection refused, connect timeout.
+    NotSent,
+    /// The request left and no complete answer came back (read timeout, reset).
+    NoAnswer,
 }
 
-/// Classifies one answer. Exhaustive on purpose: a new kind of answer must be decided here.
-pub fn classify(answer: &PgAnswer) -> PgVerdict {
+/// What a confirm answer means for the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmVerdict {
+    /// PAID.
+    Paid,
+    /// FAILED with the PG's code: nothing was charged.
+    Failed,
+    /// FAILED `PG_UNREACHABLE`: the request never left.
+    Unreachable,
+    /// UNKNOWN: recovery will look the payment up.
+    Unknown,
+    /// Changes nothing (on a resend, an attempt is already UNKNOWN): the next
+    /// lookup decides.
+    Nothing,
+}
+
+use ConfirmAnswer as A;
+use ConfirmVerdict as V;
+
+/// What each kind of confirm answer means: on the customer's first call, and on
+/// recovery's resend with the same key (sent only after a lookup showed the
+/// payment unconfirmed). A resend is never the first request with its key, so
+/// a refusal at the door or a replayed error proves nothing about the first.
+pub const CONFIRM_VERDICTS: [(ConfirmAnswer, ConfirmVerdict, ConfirmVerdict); 11] = [
+    // answer               first call      resend
+    (A::Approved, V::Paid, V::Paid),
+    (A::Declined, V::Failed, V::Failed),
+    (A::SessionGone, V::Failed, V::Failed),
+    (A::TurnedAway, V::Failed, V::Nothing),
+    (A::NotSent, V::Unreachable, V::Nothing),
+    (A::StillProcessing, V::Unknown, V::Nothing),
+    (A::AlreadyProcessed, V::Unknown, V::Nothing),
+    (A::ServerError, V::Unknown, V::Nothing),
+    (A::NoAnswer, V::Unknown, V::Nothing),
+    (A::NotAnApproval, V::Unknown, V::Nothing),
+    (A::Undocumented, V::Unknown, V::Nothing),
+];
+
+/// Codes Toss documents for `POST /v1/payments/confirm` (and for every API:
+/// credentials, idempotency, rate), with what each says. Anything else is
+/// [`ConfirmAnswer::Undocumented`].
+const CONFIRM_CODES: [(&str, ConfirmAnswer); 48] = [
+    ("ALREADY_PROCESSED_PAYMENT", A::AlreadyProcessed),
+    ("DUPLICATED_ORDER_ID", A::AlreadyProcessed),
+    ("IDEMPOTENT_REQUEST_PROCESSING", A::StillProcessing),
+    ("NOT_FOUND_PAYMENT_SESSION", A::SessionGone),
+    ("NOT_FOUND_PAYMENT", A::SessionGone),
+    ("PROVIDER_ERROR", A::ServerError),
+    ("FAILED_INTERNAL_SYSTEM_PROCESSING", A::ServerError),
+    ("FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING", A::ServerError),
+    ("UNKNOWN_PAYMENT_ERROR", A::ServerError),
+    ("TOO_MANY_REQUESTS", A::TurnedAway),
+    ("FORBIDDEN_CONSECUTIVE_REQUEST", A::TurnedAway),
+    ("FORBIDDEN_REQUEST", A::TurnedAway),
+    ("UNAUTHORIZED_KEY", A::TurnedAway),
+    ("INVALID_API_KEY", A::TurnedAway),
+    ("INCORRECT_BASIC_AUTH_FORMAT", A::TurnedAway),
+    ("INVALID_REQUEST", A::Declined),
+    ("PAY_PROCESS_ABORTED", A::Declined),
+    ("PAY_PROCESS_CANCELED", A::Declined),
+    ("EXCEED_MAX_CARD_INSTALLMENT_PLAN", A::Declined),
+    ("NOT_ALLOWED_POINT_USE", A::Declined),
+    ("INVALID_REJECT_CARD", A::Declined),
+    ("BELOW_MINIMUM_AMOUNT", A::Declined),
+    ("INVALID_CARD_EXPIRATION", A::Declined),
+    ("INVALID_STOPPED_CARD", A::Declined),
+    ("INVALID_CARD_NUMBER", A::Declined),
+    ("EXCEED_MAX_AMOUNT", A::Declined),
+    ("INVALID_CARD_LOST_OR_STOLEN", A::Declined),
+    ("UNAPPROVED_ORDER_ID", A::Declined),
+    ("EXCEED_MAX_DAILY_PAYMENT_COUNT", A::Declined),
+    ("NOT_SUPPORTED_INSTALLMENT_PLAN_CARD_OR_MERCHANT", A::Declined),
+    ("INVALID_CARD_INSTALLMENT_PLAN", A::Declined),
+    ("NOT_SUPPORTED_MONTHLY_INSTALLMENT_PLAN", A::Declined),
+    ("EXCEED_MAX_PAYMENT_AMOUNT", A::Declined),
+    ("NOT_FOUND_TERMINAL_ID", A::Declined),
+    ("INVALID_AUTHORIZE_AUTH", A::Declined),
+    ("RESTRICTED_TRANSFER_ACCOUNT", A::Declined),
+    ("INVALID_UNREGISTERED_SUBMALL", A::Declined),
+    ("NOT_REGISTERED_BUSINESS", A::Declined),
+    ("EXCEED_MAX_ONE_DAY_WITHDRAW_AMOUNT", A::Declined),
+    ("EXCEED_MAX_ONE_TIME_WITHDRAW_AMOUNT", A::Declined),
+    ("INVALID_ACCOUNT_INFO_RE_REGISTER", A::Declined),
+    ("NOT_AVAILABLE_PAYMENT", A::Declined),
+    ("EXCEED_MAX_MONTHLY_PAYMENT_AMOUNT", A::Declined),
+    ("CARD_PROCESSING_ERROR", A::Declined),
+    ("REJECT_CARD_PAYMENT", A::Declined),
+    ("REJECT_CARD_COMPANY", A::Declined),
+    ("REJECT_ACCOUNT_PAYMENT", A::Declined),
+    ("FDS_ERROR", A::Declined),
+];
+
+/// Declines Toss documents with 403 (the table above keeps one line per code;
+/// these share its meaning).
+const MORE_DECLINES: [&str; 6] = [
+    "REJECT_TOSSPAY_INVALID_ACCOUNT",
+    "EXCEED_MAX_AUTH_COUNT",
+    "EXCEED_MAX_ONE_DAY_AMOUNT",
+    "NOT_AVAILABLE_BANK",
+    "INVALID_PASSWORD",
+    "NOT_SUPPORTED_MONTHLY_INSTALLMENT_PLAN_BELOW_AMOUNT",
+];
+
+/// What a lookup of the payment (`GET /v1/payments/{paymentKey}`) showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatusAnswer {
+    /// The attempt's payment, in this status.
+    Payment(PaymentStatus),
+    /// 404: the PG has no payment under this key (never confirmed, never opened).
+    NotFound,
+    /// A payment, but not this attempt's (another key, order or amount).
+    NotThisPayment,
+    /// No usable answer: not sent, no answer, 429 or 5xx. Worth a retry.
+    Unavailable,
+    /// Any other error, or an unreadable body.
+    Unexpected,
+}
+
+/// What a lookup means for an unsettled attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusVerdict {
+    Paid,
+    /// FAILED: approval failed, or the session expired before any confirm.
+    Failed,
+    Canceled,
+    PartiallyRefunded,
+    /// Never confirmed (or being processed right now): resend the confirm with
+    /// the attempt's own key, once this pass.
+    NotConfirmed,
+    /// Settles nothing; look again later.
+    Nothing,
+    /// Nothing learned; try the lookup again after a backoff.
+    Retry,
+}
+
+use PaymentStatus as P;
+use StatusAnswer as S;
+use StatusVerdict as Q;
+
+/// What each lookup settles. A payment that is not the attempt's settles nothing.
+pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 13] = [
+    (S::Payment(P::Done), Q::Paid),
+    (S::Payment(P::Aborted), Q::Failed),
+    (S::Payment(P::Expired), Q::Failed),
+    (S::Payment(P::Canceled), Q::Canceled),
+    (S::Payment(P::PartialCanceled), Q::PartiallyRefunded),
+    (S::Payment(P::Ready), Q::NotConfirmed),
+    (S::Payment(P::InProgress), Q::NotConfirmed),
+    (S::NotFound, Q::NotConfirmed),
+    (S::Payment(P::WaitingForDeposit), Q::Nothing),
+    (S::Payment(P::Unrecognised), Q::Nothing),
+    (S::NotThisPayment, Q::Nothing),
+    (S::Unexpected, Q::Nothing),
+    (S::Unavailable, Q::Retry),
+];
+
+/// The payment an attempt expects: anything else proves nothing about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    pub payment_key: &'a str,
+    pub order_id: &'a str,
+    pub amount: u64,
+}
+
+impl Expected<'_> {
+    fn matches(&self, payment: &Payment) -> bool {
+        let matches = payment.payment_key == self.payment_key
+            && payment.order_id == self.order_id
+            && payment.total_amount == self.amount;
+        if !matches {
+            tracing::error!(
+                order_id = self.order_id,
+                payment_key = self.payment_key,
+                amount = self.amount,
+                pg_order_id = payment.order_id,
+                pg_payment_key = payment.payment_key,
+                pg_amount = payment.total_amount,
+                "the PG answered with another payment"
+            );
+        }
+        matches
+    }
+}
+
+/// The kind of a confirm answer.
+pub fn confirm_answer(answer: &PgAnswer, expected: Expected<'_>) -> ConfirmAnswer {
     match answer {
-        PgAnswer::Payment { payment, .. } => match payment.status {
-            PaymentStatus::Done => PgVerdict::Charged,
-            PaymentStatus::Aborted | PaymentStatus::Expired => {
-                let code = payment.failure.as_ref().map_or("PAYMENT_ABORTED", |f| f.code.as_str());
-                PgVerdict::Declined(failure(code, payment.failure.as_ref().map(|f| f.message.as_str())))
-            }
-            PaymentStatus::Ready
-            | PaymentStatus::InProgress
-            | PaymentStatus::WaitingForDeposit
-            | PaymentStatus::Canceled
-            | PaymentStatus::PartialCanceled
-            | PaymentStatus::Unrecognised => PgVerdict::Unknown(format!("payment status {:?}", payment.status)),
+        PgAnswer::Payment { payment, .. } if payment.status == P::Done && expected.matches(payment) => A::Approved,
+        PgAnswer::Payment { .. } => A::NotAnApproval,
+        PgAnswer::Error { http_status, .. } if *http_status >= 500 => A::ServerError,
+        PgAnswer::Error { http_status: 429, .. } => A::TurnedAway,
+        PgAnswer::Error { code, .. } => documented_meaning(code).unwrap_or(A::Undocumented),
+        PgAnswer::Unparsable { http_status } if *http_status >= 500 => A::ServerError,
+        PgAnswer::Unparsable { .. } => A::Undocumented,
+        PgAnswer::NotSent { .. } => A::NotSent,
+        PgAnswer::NoAnswer { .. } => A::NoAnswer,
+    }
+}
+
+fn documented_meaning(code: &str) -> Option<ConfirmAnswer> {
+    CONFIRM_CODES
+        .iter()
+        .find(|(known, _)| *known == code)
+        .map(|(_, meaning)| *meaning)
+        .or_else(|| MORE_DECLINES.contains(&code).then_some(A::Declined))
+}
+
+/// The kind of a lookup answer.
+pub fn status_answer(answer: &PgAnswer, expected: Expected<'_>) -> StatusAnswer {
+    match answer {
+        PgAnswer::Payment { payment, .. } if expected.matches(payment) => S::Payment(payment.status),
+        PgAnswer::Payment { .. } => S::NotThisPayment,
+        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => S::Unavailable,
+        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+            if *http_status == 429 || *http_status >= 500 =>
+        {
+            S::Unavailable
+        }
+        PgAnswer::Error { http_status: 404, code, .. } if code == "NOT_FOUND_PAYMENT" || code == "NOT_FOUND" => {
+            S::NotFound
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => S::Unexpected,
+    }
+}
+
+/// What a confirm answer means on the customer's first call.
+pub fn first_call_verdict(answer: ConfirmAnswer) -> ConfirmVerdict {
+    row(answer).1
+}
+
+/// What a confirm answer means on recovery's resend.
+pub fn resend_verdict(answer: ConfirmAnswer) -> ConfirmVerdict {
+    row(answer).2
+}
+
+fn row(answer: ConfirmAnswer) -> (ConfirmAnswer, ConfirmVerdict, ConfirmVerdict) {
+    *CONFIRM_VERDICTS.iter().find(|(kind, _, _)| *kind == answer).expect("every confirm answer has a row")
+}
+
+/// What a lookup means for an unsettled attempt.
+pub fn status_verdict(answer: StatusAnswer) -> StatusVerdict {
+    STATUS_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(Q::Nothing, |(_, verdict)| *verdict)
+}
+
+/// The failure to store when an answer made the attempt FAILED.
+pub fn failure_of(answer: &PgAnswer) -> Failure {
+    match answer {
+        PgAnswer::NotSent { .. } => failure(ErrorCode::PgUnreachable.as_str(), None),
+        PgAnswer::Error { code, message, .. } => failure(code, Some(message)),
+        PgAnswer::Payment { payment, .. } => match (&payment.failure, payment.status) {
+            (Some(pg_failure), _) => failure(&pg_failure.code, Some(&pg_failure.message)),
+            (None, P::Expired) => failure("EXPIRED_PAYMENT", None),
+            (None, _) => failure("PAYMENT_ABORTED", None),
         },
-        PgAnswer::Error { http_status, code, message } => classify_error(*http_status, code, message),
-        PgAnswer::Unparsable { http_status } => PgVerdict::Unknown(format!("unparsable body with HTTP {http_status}")),
-        PgAnswer::NotSent { .. } => PgVerdict::NotSent,
-        PgAnswer::NoAnswer { detail } => PgVerdict::Unknown(format!("no answer: {detail}")),
+        PgAnswer::Unparsable { .. } | PgAnswer::NoAnswer { .. } => failure("PAYMENT_FAILED", None),
     }
-}
-
-/// Classifies an answer about the payment of `order_id` for `amount`. A payment that
-/// is not that one proves nothing about it: the answer is then unknown (and logged),
-/// never taken as this order's charge or decline.
-pub fn verdict_for(answer: &PgAnswer, order_id: &str, amount: u64) -> PgVerdict {
-    if let PgAnswer::Payment { payment, .. } = answer
-        && (payment.order_id != order_id || payment.total_amount != amount)
-    {
-        tracing::error!(
-            order_id,
-            amount,
-            pg_order_id = payment.order_id,
-            pg_amount = payment.total_amount,
-            payment_key = payment.payment_key,
-            "the PG answered with another payment"
-        );
-        return PgVerdict::Unknown(format!(
-            "the PG answered about order {} for {}",
-            payment.order_id, payment.total_amount
-        ));
-    }
-    classify(answer)
-}
-
-fn classify_error(http_status: u16, code: &str, message: &str) -> PgVerdict {
-    if http_status == 429 || code == "FORBIDDEN_CONSECUTIVE_REQUEST" || is_credentials_error(code) {
-        return PgVerdict::TurnedAway(failure(code, Some(message)));
-    }
-    if http_status >= 500 {
-        return PgVerdict::Unknown(format!("HTTP {http_status} {code}"));
-    }
-    match code {
-        "IDEMPOTENT_REQUEST_PROCESSING" => PgVerdict::StillProcessing,
-        "ALREADY_PROCESSED_PAYMENT" | "DUPLICATED_ORDER_ID" => PgVerdict::AlreadyProcessed,
-        _ if is_decline(code) => PgVerdict::Declined(failure(code, Some(message))),
-        _ => PgVerdict::Unknown(format!("unknown code {code} with HTTP {http_status}")),
-    }
-}
-
-/// The PG refused our credentials: it did not look at the payment.
-fn is_credentials_error(code: &str) -> bool {
-    matches!(code, "UNAUTHORIZED_KEY" | "INVALID_API_KEY" | "INCORRECT_BASIC_AUTH_FORMAT")
-}
-
-/// Card and validation codes: the PG looked at the payment and refused it.
-fn is_decline(code: &str) -> bool {
-    const PREFIXES: [&str; 4] = ["REJECT_", "INVALID_", "EXCEED_", "NOT_SUPPORTED_"];
-    const CODES: [&str; 13] = [
-        "PAY_PROCESS_ABORTED",
-        "PAY_PROCESS_CANCELED",
-        "BELOW_MINIMUM_AMOUNT",
-        "NOT_ALLOWED_POINT_USE",
-        "RESTRICTED_TRANSFER_ACCOUNT",
-        "NOT_REGISTERED_BUSINESS",
-        "NOT_AVAILABLE_PAYMENT",
-        "NOT_AVAILABLE_BANK",
-        "NOT_FOUND_PAYMENT",
-        "NOT_FOUND_PAYMENT_SESSION",
-        "UNAPPROVED_ORDER_ID",
-        "CARD_PROCESSING_ERROR",
-        "FDS_ERROR",
-    ];
-    PREFIXES.iter().any(|prefix| code.starts_with(prefix)) || CODES.contains(&code)
 }
 
 fn failure(code: &str, pg_message: Option<&str>) -> Failure {
     Failure { code: code.to_owned(), message: customer_message(code, pg_message) }
 }
 
+/// One line for logs and operators: what the PG said.
+pub fn describe(answer: &PgAnswer) -> String {
+    match answer {
+        PgAnswer::Payment { http_status, payment } => {
+            format!("HTTP {http_status} payment {} {:?}", payment.payment_key, payment.status)
+        }
+        PgAnswer::Error { http_status, code, .. } => format!("HTTP {http_status} {code}"),
+        PgAnswer::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
+        PgAnswer::NotSent { detail } => format!("not sent: {detail}"),
+        PgAnswer::NoAnswer { detail } => format!("no answer: {detail}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::pg::toss::{ErrorBody, Payment};
+    use std::collections::HashSet;
 
-    fn error(http_status: u16, code: &str) -> PgAnswer {
-        PgAnswer::Error { http_status, code: code.into(), message: "PG message".into() }
-    }
+    use super::*;
+    use crate::pg::toss::ErrorBody;
+
+    const EXPECTED: Expected<'static> = Expected { payment_key: "pk", order_id: "ord", amount: 1000 };
 
     fn payment(status: PaymentStatus) -> PgAnswer {
         PgAnswer::Payment {
@@ -140,109 +348,230 @@ mod tests {
         }
     }
 
-    fn declined(code: &str) -> bool {
-        matches!(classify(&error(400, code)), PgVerdict::Declined(f) if f.code == code)
+    fn error(http_status: u16, code: &str) -> PgAnswer {
+        PgAnswer::Error { http_status, code: code.into(), message: "PG message".into() }
     }
 
-    #[test]
-    fn done_is_charged_and_nothing_else_in_a_payment_is() {
-        assert_eq!(classify(&payment(PaymentStatus::Done)), PgVerdict::Charged);
-        for status in [
-            PaymentStatus::Ready,
-            PaymentStatus::InProgress,
-            PaymentStatus::WaitingForDeposit,
-            PaymentStatus::Canceled,
-            PaymentStatus::PartialCanceled,
-            PaymentStatus::Unrecognised,
-        ] {
-            assert!(matches!(classify(&payment(status)), PgVerdict::Unknown(_)), "{status:?}");
+    /// An answer of each kind, as the wire brings it.
+    fn confirm_example(kind: ConfirmAnswer) -> Vec<PgAnswer> {
+        match kind {
+            A::Approved => vec![payment(P::Done)],
+            A::NotAnApproval => vec![payment(P::InProgress), payment(P::Canceled), {
+                let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+                PgAnswer::Payment { http_status: 200, payment: Payment { order_id: "other".into(), ..payment } }
+            }],
+            A::Declined => vec![
+                error(403, "REJECT_CARD_PAYMENT"),
+                error(400, "INVALID_CARD_EXPIRATION"),
+                error(400, "INVALID_REQUEST"),
+                error(403, "EXCEED_MAX_AUTH_COUNT"),
+            ],
+            A::SessionGone => vec![error(404, "NOT_FOUND_PAYMENT_SESSION"), error(404, "NOT_FOUND_PAYMENT")],
+            A::TurnedAway => vec![
+                error(429, "TOO_MANY_REQUESTS"),
+                error(429, "ANYTHING"),
+                error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"),
+                error(401, "UNAUTHORIZED_KEY"),
+            ],
+            A::StillProcessing => vec![error(409, "IDEMPOTENT_REQUEST_PROCESSING")],
+            A::AlreadyProcessed => vec![error(400, "ALREADY_PROCESSED_PAYMENT"), error(400, "DUPLICATED_ORDER_ID")],
+            A::ServerError => vec![
+                error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+                error(502, "REJECT_CARD_PAYMENT"),
+                error(400, "PROVIDER_ERROR"),
+                PgAnswer::Unparsable { http_status: 503 },
+            ],
+            A::Undocumented => vec![
+                error(400, "SOMETHING_NEW"),
+                error(400, "REJECT_SOMETHING_NEW"),
+                error(403, "EXCEED_SOMETHING_NEW"),
+                PgAnswer::Unparsable { http_status: 200 },
+                PgAnswer::Unparsable { http_status: 400 },
+            ],
+            A::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
+            A::NoAnswer => vec![PgAnswer::NoAnswer { detail: "read timeout".into() }],
+        }
+    }
+
+    fn check_confirm_row(kind: ConfirmAnswer, first: ConfirmVerdict, resend: ConfirmVerdict) {
+        let (_, table_first, table_resend) = row(kind);
+        assert_eq!((table_first, table_resend), (first, resend), "{kind:?}");
+        for answer in confirm_example(kind) {
+            assert_eq!(confirm_answer(&answer, EXPECTED), kind, "{answer:?}");
         }
     }
 
     #[test]
-    fn an_aborted_payment_is_declined_with_its_failure() {
-        let answer = PgAnswer::Payment {
-            http_status: 200,
-            payment: Payment {
-                payment_key: "pk".into(),
-                order_id: "ord".into(),
-                status: PaymentStatus::Aborted,
-                total_amount: 1000,
-                failure: Some(ErrorBody { code: "REJECT_CARD_PAYMENT".into(), message: "m".into() }),
-            },
-        };
-        assert!(matches!(classify(&answer), PgVerdict::Declined(f) if f.code == "REJECT_CARD_PAYMENT"));
+    fn confirm_approved_is_paid_on_either_call() {
+        check_confirm_row(A::Approved, V::Paid, V::Paid);
     }
 
     #[test]
-    fn card_and_validation_codes_are_declines() {
-        for code in [
-            "REJECT_CARD_PAYMENT",
-            "REJECT_CARD_COMPANY",
-            "INVALID_CARD_EXPIRATION",
-            "INVALID_STOPPED_CARD",
-            "INVALID_REQUEST",
-            "INVALID_AMOUNT",
-            "EXCEED_MAX_DAILY_PAYMENT_COUNT",
-            "BELOW_MINIMUM_AMOUNT",
-            "NOT_SUPPORTED_INSTALLMENT_PLAN_CARD_OR_MERCHANT",
-            "NOT_FOUND_PAYMENT_SESSION",
-            "PAY_PROCESS_ABORTED",
-        ] {
-            assert!(declined(code), "{code}");
+    fn confirm_declined_fails_on_either_call() {
+        check_confirm_row(A::Declined, V::Failed, V::Failed);
+    }
+
+    #[test]
+    fn confirm_session_gone_fails_on_either_call() {
+        check_confirm_row(A::SessionGone, V::Failed, V::Failed);
+    }
+
+    #[test]
+    fn confirm_turned_away_fails_the_first_call_and_says_nothing_on_a_resend() {
+        check_confirm_row(A::TurnedAway, V::Failed, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_not_sent_is_unreachable_first_and_nothing_on_a_resend() {
+        check_confirm_row(A::NotSent, V::Unreachable, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_still_processing_is_unknown() {
+        check_confirm_row(A::StillProcessing, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_already_processed_is_unknown() {
+        check_confirm_row(A::AlreadyProcessed, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_server_errors_are_unknown_whatever_their_code() {
+        check_confirm_row(A::ServerError, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_no_answer_is_unknown() {
+        check_confirm_row(A::NoAnswer, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_a_payment_that_is_not_this_approval_is_unknown() {
+        check_confirm_row(A::NotAnApproval, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn confirm_undocumented_codes_are_unknown_whatever_their_prefix() {
+        check_confirm_row(A::Undocumented, V::Unknown, V::Nothing);
+    }
+
+    #[test]
+    fn the_confirm_table_has_one_row_per_answer_and_a_test_above_per_row() {
+        let kinds: HashSet<_> = CONFIRM_VERDICTS.iter().map(|(kind, _, _)| *kind).collect();
+        assert_eq!(kinds.len(), CONFIRM_VERDICTS.len(), "one row per kind");
+        assert_eq!(kinds.len(), 11, "a new kind needs a row, and a test of its own above");
+    }
+
+    fn status_example(kind: StatusAnswer) -> Vec<PgAnswer> {
+        match kind {
+            S::Payment(status) => vec![payment(status)],
+            S::NotFound => vec![error(404, "NOT_FOUND_PAYMENT"), error(404, "NOT_FOUND")],
+            S::NotThisPayment => {
+                let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+                vec![PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }]
+            }
+            S::Unavailable => vec![
+                PgAnswer::NotSent { detail: String::new() },
+                PgAnswer::NoAnswer { detail: String::new() },
+                error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+                error(429, "TOO_MANY_REQUESTS"),
+                PgAnswer::Unparsable { http_status: 502 },
+            ],
+            S::Unexpected => vec![error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"), error(400, "SOMETHING_NEW")],
         }
-        assert!(matches!(classify(&error(403, "REJECT_CARD_PAYMENT")), PgVerdict::Declined(_)));
+    }
+
+    fn check_status_row(kind: StatusAnswer, verdict: StatusVerdict) {
+        assert_eq!(status_verdict(kind), verdict, "{kind:?}");
+        for answer in status_example(kind) {
+            assert_eq!(status_answer(&answer, EXPECTED), kind, "{answer:?}");
+        }
     }
 
     #[test]
-    fn rate_limits_and_consecutive_requests_are_turned_away_before_processing() {
-        assert!(matches!(classify(&error(429, "TOO_MANY_REQUESTS")), PgVerdict::TurnedAway(_)));
-        assert!(matches!(classify(&error(429, "ANYTHING")), PgVerdict::TurnedAway(_)));
-        assert!(matches!(classify(&error(403, "FORBIDDEN_CONSECUTIVE_REQUEST")), PgVerdict::TurnedAway(_)));
-        assert!(matches!(classify(&error(401, "UNAUTHORIZED_KEY")), PgVerdict::TurnedAway(_)));
+    fn status_done_is_paid() {
+        check_status_row(S::Payment(P::Done), Q::Paid);
     }
 
     #[test]
-    fn a_request_that_never_left_is_not_sent() {
-        let answer = PgAnswer::NotSent { detail: "connection refused".into() };
-        assert_eq!(classify(&answer), PgVerdict::NotSent);
+    fn status_aborted_is_failed() {
+        check_status_row(S::Payment(P::Aborted), Q::Failed);
     }
 
     #[test]
-    fn everything_after_sending_without_a_definitive_answer_is_unknown() {
-        let unknown = |answer: PgAnswer| matches!(classify(&answer), PgVerdict::Unknown(_));
-        assert!(unknown(PgAnswer::NoAnswer { detail: "read timeout".into() }));
-        assert!(unknown(PgAnswer::NoAnswer { detail: "connection reset".into() }));
-        assert!(unknown(error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING")));
-        assert!(unknown(error(502, "REJECT_CARD_PAYMENT")), "a 5xx wins over its code");
-        assert!(unknown(error(400, "SOMETHING_NEW")));
-        assert!(unknown(PgAnswer::Unparsable { http_status: 200 }));
-        assert!(unknown(PgAnswer::Unparsable { http_status: 400 }));
+    fn status_expired_is_failed() {
+        check_status_row(S::Payment(P::Expired), Q::Failed);
     }
 
     #[test]
-    fn idempotency_answers_are_their_own_verdicts() {
-        assert_eq!(classify(&error(409, "IDEMPOTENT_REQUEST_PROCESSING")), PgVerdict::StillProcessing);
-        assert_eq!(classify(&error(400, "ALREADY_PROCESSED_PAYMENT")), PgVerdict::AlreadyProcessed);
-        assert_eq!(classify(&error(400, "DUPLICATED_ORDER_ID")), PgVerdict::AlreadyProcessed);
+    fn status_canceled_is_canceled_not_paid() {
+        check_status_row(S::Payment(P::Canceled), Q::Canceled);
     }
 
     #[test]
-    fn a_payment_for_another_order_or_amount_proves_nothing() {
-        let done = payment(PaymentStatus::Done);
-        assert_eq!(verdict_for(&done, "ord", 1000), PgVerdict::Charged);
-        assert!(matches!(verdict_for(&done, "other", 1000), PgVerdict::Unknown(_)));
-        assert!(matches!(verdict_for(&done, "ord", 999), PgVerdict::Unknown(_)));
-        let declined = error(403, "REJECT_CARD_PAYMENT");
-        assert!(matches!(verdict_for(&declined, "ord", 1000), PgVerdict::Declined(_)));
+    fn status_partial_canceled_is_partially_refunded() {
+        check_status_row(S::Payment(P::PartialCanceled), Q::PartiallyRefunded);
     }
 
     #[test]
-    fn failures_carry_a_message_for_the_customer_not_the_pg() {
-        let PgVerdict::Declined(failure) = classify(&error(403, "REJECT_CARD_PAYMENT")) else {
-            panic!("expected a decline");
-        };
-        assert!(failure.message.contains("not been charged"), "{}", failure.message);
-        assert!(!failure.message.contains("PG message"));
+    fn status_ready_is_not_confirmed() {
+        check_status_row(S::Payment(P::Ready), Q::NotConfirmed);
+    }
+
+    #[test]
+    fn status_in_progress_is_not_confirmed() {
+        check_status_row(S::Payment(P::InProgress), Q::NotConfirmed);
+    }
+
+    #[test]
+    fn status_not_found_is_not_confirmed() {
+        check_status_row(S::NotFound, Q::NotConfirmed);
+    }
+
+    #[test]
+    fn status_waiting_for_deposit_settles_nothing() {
+        check_status_row(S::Payment(P::WaitingForDeposit), Q::Nothing);
+    }
+
+    #[test]
+    fn status_unrecognised_settles_nothing() {
+        check_status_row(S::Payment(P::Unrecognised), Q::Nothing);
+    }
+
+    #[test]
+    fn status_of_another_payment_settles_nothing() {
+        check_status_row(S::NotThisPayment, Q::Nothing);
+    }
+
+    #[test]
+    fn status_unexpected_errors_settle_nothing() {
+        check_status_row(S::Unexpected, Q::Nothing);
+    }
+
+    #[test]
+    fn status_unavailable_is_retried() {
+        check_status_row(S::Unavailable, Q::Retry);
+    }
+
+    #[test]
+    fn the_status_table_has_one_row_per_answer() {
+        let kinds: HashSet<_> = STATUS_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds.len(), STATUS_VERDICTS.len());
+        assert_eq!(kinds.len(), 13, "a new kind needs a row, and a test of its own above");
+    }
+
+    #[test]
+    fn failures_carry_the_pg_code_and_words_for_the_customer() {
+        let declined = failure_of(&error(403, "REJECT_CARD_PAYMENT"));
+        assert_eq!(declined.code, "REJECT_CARD_PAYMENT");
+        assert!(declined.message.contains("not been charged"), "{}", declined.message);
+        assert!(!declined.message.contains("PG message"));
+        assert_eq!(failure_of(&PgAnswer::NotSent { detail: String::new() }).code, "PG_UNREACHABLE");
+        assert_eq!(failure_of(&payment(P::Expired)).code, "EXPIRED_PAYMENT");
+        let PgAnswer::Payment { payment: aborted, .. } = payment(P::Aborted) else { unreachable!() };
+        let aborted =
+            Payment { failure: Some(ErrorBody { code: "REJECT_CARD_COMPANY".into(), message: "m".into() }), ..aborted };
+        assert_eq!(failure_of(&PgAnswer::Payment { http_status: 200, payment: aborted }).code, "REJECT_CARD_COMPANY");
     }
 }

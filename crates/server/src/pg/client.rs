@@ -55,10 +55,15 @@ pub struct PgClient {
     http: reqwest::Client,
     base: Url,
     authorization: HeaderValue,
+    lookup_timeout: Duration,
 }
 
+/// A lookup is a read: it answers at once or not at all, so it waits far less
+/// than a confirm, which may be processing at the card company.
+const LOOKUP_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl PgClient {
-    /// `read_timeout` bounds the wait for the answer once the request is sent;
+    /// `read_timeout` bounds the wait for a confirm's answer once it is sent;
     /// `connect_timeout` bounds the connection, which fails before anything is sent.
     pub fn new(base: &str, secret_key: &str, connect_timeout: Duration, read_timeout: Duration) -> Self {
         let http = reqwest::Client::builder()
@@ -70,7 +75,8 @@ impl PgClient {
         let base = Url::parse(base).expect("the PG URL was validated at start-up");
         let token = STANDARD.encode(format!("{secret_key}:"));
         let authorization = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
-        Self { http, base, authorization }
+        let lookup_timeout = connect_timeout + LOOKUP_READ_TIMEOUT.min(read_timeout);
+        Self { http, base, authorization, lookup_timeout }
     }
 
     /// `POST /v1/payments/confirm` with the attempt's idempotency key.
@@ -85,11 +91,11 @@ impl PgClient {
         read_answer(request.send().await).await
     }
 
-    /// `GET /v1/payments/orders/:orderId`: the PG's payment for an order, if any.
-    pub async fn payment_for_order(&self, order_id: &str) -> PgAnswer {
-        let mut url = self.url("v1/payments/orders/");
-        url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(order_id);
-        let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone());
+    /// `GET /v1/payments/{paymentKey}`: the payment as the PG has it now.
+    pub async fn payment(&self, payment_key: &str) -> PgAnswer {
+        let mut url = self.url("v1/payments/");
+        url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(payment_key);
+        let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
         read_answer(request.send().await).await
     }
 

@@ -7,7 +7,10 @@ mod gateway;
 mod messages;
 pub mod toss;
 
-pub use classify::{PgVerdict, classify, verdict_for};
+pub use classify::{
+    ConfirmAnswer, ConfirmVerdict, Expected, StatusAnswer, StatusVerdict, confirm_answer, describe, failure_of,
+    first_call_verdict, resend_verdict, status_answer, status_verdict,
+};
 pub use client::{PgAnswer, PgClient, PgConfirm};
 pub use gateway::{PgGateway, PgSlot};
 pub use messages::customer_message;

@@ -25,12 +25,12 @@ pub struct Payment {
 }
 
 /// Toss payment statuses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PaymentStatus {
-    /// Created by the payment window; not yet confirmed.
+    /// Created by the payment window; not yet authenticated.
     Ready,
-    /// Confirm received; the card company is being asked.
+    /// Authenticated in the window and waiting for a confirm, or being confirmed.
     InProgress,
     /// Virtual account issued; waiting for the transfer.
     WaitingForDeposit,
@@ -42,7 +42,7 @@ pub enum PaymentStatus {
     PartialCanceled,
     /// Approval failed; nothing charged.
     Aborted,
-    /// The payment window session expired; nothing charged.
+    /// Never confirmed in time; nothing charged.
     Expired,
     /// A status this server does not know yet.
     #[serde(other)]
