@@ -83,6 +83,9 @@ pub struct RuntimeConfig {
     pub seed: u64,
     /// What a repeated Idempotency-Key is answered with.
     pub replay: ReplayMode,
+    /// A simulated outage: every API call (confirm, lookups) is answered 503
+    /// at once and nothing is processed. Processings already running go on.
+    pub outage: bool,
     /// Fault rates, each from 0 to 1.
     pub faults: Faults,
 }
@@ -121,6 +124,7 @@ impl Default for RuntimeConfig {
             contract_limit: None,
             seed: 1,
             replay: ReplayMode::Toss,
+            outage: false,
             faults: Faults::default(),
         }
     }
@@ -261,6 +265,7 @@ mod tests {
             "contract_limit": null,
             "seed": 1,
             "replay": "toss",
+            "outage": false,
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
                        "error_500_after_charge": 0.0, "reset_before_processing": 0.0}

@@ -121,6 +121,9 @@ pub enum PgError {
     /// An internal failure of the PG (injected).
     #[error("An internal error occurred while processing the request.")]
     FailedInternalSystemProcessing,
+    /// A simulated outage: the PG serves nothing.
+    #[error("The payment service is unavailable; nothing was processed.")]
+    Unavailable,
     /// The code asked for with `TossPayments-Test-Code`.
     #[error("Test error requested with the TossPayments-Test-Code header.")]
     TestCode(String),
@@ -148,7 +151,7 @@ impl PgError {
             PgError::RejectCardPayment => "REJECT_CARD_PAYMENT",
             PgError::InvalidCardExpiration => "INVALID_CARD_EXPIRATION",
             PgError::PayProcessAborted => "PAY_PROCESS_ABORTED",
-            PgError::FailedInternalSystemProcessing => "FAILED_INTERNAL_SYSTEM_PROCESSING",
+            PgError::FailedInternalSystemProcessing | PgError::Unavailable => "FAILED_INTERNAL_SYSTEM_PROCESSING",
             PgError::TestCode(code) => code,
             PgError::InvalidConfig(_) => "INVALID_CONFIG",
             PgError::NotFound => "NOT_FOUND",
@@ -172,6 +175,7 @@ impl PgError {
             PgError::IdempotentRequestProcessing => StatusCode::CONFLICT,
             PgError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             PgError::FailedInternalSystemProcessing => StatusCode::INTERNAL_SERVER_ERROR,
+            PgError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             PgError::TestCode(code) => status_of_code(code),
         }
     }

@@ -99,6 +99,7 @@ impl Flags {
                 contract_limit: self.contract_limit,
                 seed: self.seed,
                 replay: self.replay,
+                outage: false,
                 faults: Faults {
                     decline: self.decline_rate,
                     error_500: self.error_500_rate,

@@ -11,6 +11,10 @@ use crate::faults::FrontDoorFault;
 pub struct Stats {
     /// Every `POST /v1/payments/confirm`, whatever became of it.
     pub confirm_requests: u64,
+    /// Every `GET /v1/payments/...` lookup.
+    pub lookups: u64,
+    /// API requests refused because of a simulated outage.
+    pub outage_refusals: u64,
     /// Confirms that started a new processing.
     pub processings: u64,
     /// Confirms answered from an idempotency record.
@@ -94,6 +98,8 @@ impl FaultCounts {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Counters {
     pub(crate) confirm_requests: u64,
+    pub(crate) lookups: u64,
+    pub(crate) outage_refusals: u64,
     pub(crate) processings: u64,
     pub(crate) replays: u64,
     pub(crate) in_progress_conflicts: u64,
@@ -129,6 +135,8 @@ impl Counters {
             .collect();
         Stats {
             confirm_requests: self.confirm_requests,
+            lookups: self.lookups,
+            outage_refusals: self.outage_refusals,
             processings: self.processings,
             replays: self.replays,
             in_progress_conflicts: self.in_progress_conflicts,

@@ -462,6 +462,19 @@ impl Store {
             .map(|payment| (*payment).clone())
     }
 
+    /// Whether a simulated outage refuses this API call (counted if so).
+    pub(crate) fn refuses_for_outage(&self) -> bool {
+        let mut inner = self.lock();
+        if inner.config.outage {
+            inner.counters.outage_refusals += 1;
+        }
+        inner.config.outage
+    }
+
+    pub(crate) fn note_lookup(&self) {
+        self.lock().counters.lookups += 1;
+    }
+
     pub(crate) fn note_confirm_request(&self) {
         self.lock().counters.confirm_requests += 1;
     }

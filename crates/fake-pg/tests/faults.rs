@@ -124,3 +124,20 @@ async fn a_seed_repeats_the_same_faults_after_a_reset() {
     pg.set_config(json!({"seed": 8})).await;
     assert_ne!(run().await, first);
 }
+
+#[tokio::test]
+async fn an_outage_refuses_every_api_call_with_503_and_processes_nothing() {
+    let pg = start(fast_config()).await;
+    pg.set_config(json!({"outage": true})).await;
+    let (status, code, _) = error_code(pg.confirm(Some("key-1"), &body("pk-1", "order-1", 1_000)).await).await;
+    assert_eq!((status, code.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "FAILED_INTERNAL_SYSTEM_PROCESSING"));
+    assert_eq!(pg.get("/v1/payments/pk-1").await.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let stats = pg.stats().await;
+    assert_eq!((stats.outage_refusals, stats.processings, stats.confirm_requests), (2, 0, 0));
+
+    pg.set_config(json!({"outage": false})).await;
+    let retry = pg.confirm(Some("key-1"), &body("pk-1", "order-1", 1_000)).await;
+    assert_eq!(retry.status(), StatusCode::OK, "the key was not stored during the outage");
+    assert_eq!(pg.payment("pk-1").await.unwrap().status.as_str(), "DONE");
+    assert_eq!(pg.stats().await.lookups, 1);
+}

@@ -5,8 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{SHOP, body, error_code, fast_config, is_connection_reset, payment_key_in, start};
-use fake_pg::{Payment, Scenario};
+use common::{SHOP, body, error_code, eventually, fast_config, is_connection_reset, payment_key_in, start};
+use fake_pg::{Config, Payment, Scenario};
 use reqwest::{Response, StatusCode};
 use serde_json::json;
 
@@ -249,4 +249,26 @@ async fn bad_window_requests_get_a_readable_400_page() {
     let bad_scenario = pg.submit_window(&payment_key, "approve_forever").await;
     assert_eq!(bad_scenario.status(), StatusCode::BAD_REQUEST);
     assert!(bad_scenario.text().await.unwrap().contains("Choose one of the test cards"));
+}
+
+#[tokio::test]
+async fn a_window_not_confirmed_within_ten_minutes_scaled_expires_and_cannot_be_confirmed() {
+    // Ten minutes at a time scale of 0.0002 is 120 ms.
+    let pg = start(Config { time_scale: 0.000_2, ..fast_config() }).await;
+    let payment_key = pg.window_with("order-1", 1_000, "approve").await;
+    let expired = eventually(Duration::from_secs(5), || async {
+        let payment = pg.payment(&payment_key).await?;
+        (payment.status.as_str() == "EXPIRED").then_some(payment)
+    })
+    .await;
+    assert!(expired.is_some(), "the payment expired");
+
+    let request = body(&payment_key, "order-1", 1_000);
+    let (status, code, _) = error_code(pg.confirm(Some("key-1"), &request).await).await;
+    assert_eq!((status, code.as_str()), (StatusCode::NOT_FOUND, "NOT_FOUND_PAYMENT_SESSION"));
+    let (status, code, _) = error_code(pg.confirm(Some("key-1"), &request).await).await;
+    assert_eq!((status, code.as_str()), (StatusCode::NOT_FOUND, "NOT_FOUND_PAYMENT_SESSION"), "replayed");
+    let stats = pg.stats().await;
+    assert_eq!((stats.processings, stats.payments_by_status.get("EXPIRED")), (0, Some(&1)));
+    assert!(stats.charges_by_order.is_empty());
 }

@@ -24,6 +24,7 @@ async fn payments_by_key(
     headers: HeaderMap,
     Path(payment_key): Path<String>,
 ) -> Result<Json<Payment>, PgError> {
+    state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
     state.store.lookup(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }
@@ -33,6 +34,7 @@ async fn payments_by_order(
     headers: HeaderMap,
     Path(order_id): Path<String>,
 ) -> Result<Json<Payment>, PgError> {
+    state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
     state.store.payment_for_order(&order_id).map(Json).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
 }
