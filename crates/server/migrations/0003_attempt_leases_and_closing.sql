@@ -38,3 +38,18 @@ ALTER TABLE payment_attempts_v3 RENAME TO payment_attempts;
 CREATE INDEX payment_attempts_due ON payment_attempts (next_recovery_at_ms)
     WHERE status IN ('PENDING', 'UNKNOWN');
 CREATE INDEX payment_attempts_by_created ON payment_attempts (created_at_ms);
+
+-- Every status change of an attempt, written in the same transaction as the
+-- change itself: an order's history for operators, and proof that a
+-- transition was applied once.
+CREATE TABLE payment_events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    order_id    TEXT    NOT NULL REFERENCES orders (order_id),
+    at_ms       INTEGER NOT NULL,
+    actor       TEXT    NOT NULL, -- confirm, recovery, abandon
+    from_status TEXT    NOT NULL,
+    to_status   TEXT    NOT NULL,
+    code        TEXT,             -- the failure code, if any
+    detail      TEXT              -- why the outcome is unknown, if it is
+);
+CREATE INDEX payment_events_by_order ON payment_events (order_id, id);

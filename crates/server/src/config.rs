@@ -19,6 +19,11 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db")]
     pub db: PathBuf,
 
+    /// Most database connections open at once. A confirm never holds one while
+    /// it waits for the PG, so a small pool serves many payments in flight.
+    #[arg(long, env = "PAYONCE_DB_MAX_CONNECTIONS", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub db_max_connections: u32,
+
     /// Directory of the built page (`trunk build` output); unset serves the API only.
     #[arg(long, env = "PAYONCE_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,

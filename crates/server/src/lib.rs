@@ -67,7 +67,7 @@ pub async fn run(
         // The listener may be on a port chosen by the OS (port 0).
         config.public_url = Some(format!("http://{}", listener.local_addr()?));
     }
-    let db = Db::open(&config.db).await?;
+    let db = Db::open(&config.db, config.db_max_connections).await?;
     let state = AppState::new(config, db);
     let stopping = CancellationToken::new();
     let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));

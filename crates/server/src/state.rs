@@ -32,11 +32,12 @@ impl AppState {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
         let pg = PgGateway::new(client, config.pg_max_concurrency);
+        let cool_down = crate::payment::breaker_cool_down(config.recovery_interval);
         Self {
             config: Arc::new(config),
             db,
             pg,
-            breaker: Arc::new(CircuitBreaker::default()),
+            breaker: Arc::new(CircuitBreaker::new(cool_down)),
             budget: Arc::new(RecoveryBudget::default()),
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),

@@ -91,9 +91,24 @@ async fn bad_confirms_are_refused_before_the_pg_is_called() {
         .json(&good_body);
     let (status, code, _) = error_of(unknown_order.send().await.unwrap()).await;
     assert_eq!((status, code.as_str()), (StatusCode::NOT_FOUND, "ORDER_NOT_FOUND"));
+    let huge = json!({"payment_key": "p".repeat(20_000), "amount": created.order.amount});
+    let too_large = server.http.post(&confirm_url).header("Idempotency-Key", "key-1").json(&huge);
+    let (status, code, _) = error_of(too_large.send().await.unwrap()).await;
+    assert_eq!((status, code.as_str()), (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"));
+    let long_payment_key = json!({"payment_key": "p".repeat(201), "amount": created.order.amount});
+    let long_payment_key = server.http.post(&confirm_url).header("Idempotency-Key", "key-1").json(&long_payment_key);
+    assert_eq!(error_of(long_payment_key.send().await.unwrap()).await.1, "INVALID_REQUEST");
+    let wrong_amount = json!({"payment_key": "pk_1", "amount": created.order.amount + 1});
+    let wrong_amount = server.http.post(&confirm_url).header("Idempotency-Key", "key-1").json(&wrong_amount);
+    assert_eq!(error_of(wrong_amount.send().await.unwrap()).await.1, "AMOUNT_MISMATCH");
 
     assert_eq!(pg.stats().await.confirm_requests, 0);
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created);
+    // None of the refusals above stored key-1: with a good body it goes through.
+    let good = server.http.post(&confirm_url).header("Idempotency-Key", "key-1").json(&good_body);
+    let paid: Value = good.send().await.unwrap().json().await.unwrap();
+    assert_eq!(paid["status"], "PAID");
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
 
 #[tokio::test]

@@ -199,18 +199,26 @@ async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
 
+/// Recovery that never runs after its first pass at start: what settles an
+/// order in these tests is the detached PG call itself.
+fn without_recovery(config: &mut payonce_server::ServerConfig) {
+    config.recovery_interval = Duration::from_secs(3_600);
+}
+
 #[tokio::test]
-async fn a_customer_who_hangs_up_is_still_charged_once_and_the_order_is_paid() {
+async fn a_customer_who_hangs_up_is_still_charged_once_and_the_order_is_paid_by_the_detached_call() {
     let pg = FakePg::start().await;
-    pg.configure(json!({"latency_ms": 2_500})).await;
-    let server = Server::start(&pg.url).await;
+    pg.configure(json!({"latency_ms": 1_500})).await;
+    let server = Server::start_with(&pg.url, without_recovery).await;
     let created = server.create_order().await;
 
-    let hung_up = server.confirm_request(&created.order, "key-hangup").timeout(Duration::from_secs(1)).send().await;
+    let hung_up = server.confirm_request(&created.order, "key-hangup").timeout(Duration::from_millis(500)).send().await;
 
     assert!(hung_up.unwrap_err().is_timeout());
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Pending);
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(pg.stats().await.lookups, 0, "recovery did not settle it");
+    assert_eq!(server.history(&created.order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
 
@@ -377,7 +385,7 @@ async fn concurrent_confirms_of_one_order_with_different_keys_make_one_payment()
 async fn a_confirm_whose_client_hung_up_is_still_counted_as_499() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_500})).await;
-    let server = Server::start(&pg.url).await;
+    let server = Server::start_with(&pg.url, without_recovery).await;
     let created = server.create_order().await;
 
     let hung_up =
@@ -390,7 +398,46 @@ async fn a_confirm_whose_client_hung_up_is_still_counted_as_499() {
     })
     .await;
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(pg.stats().await.lookups, 0, "the detached call, not recovery, settled it");
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn no_database_connection_is_held_while_a_confirm_waits_for_the_pg() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 6_000})).await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.db_max_connections = 1;
+        config.pg_read_timeout = Duration::from_secs(8);
+    })
+    .await;
+    let waiting = server.create_order().await;
+    let confirm = tokio::spawn(server.confirm_request(&waiting.order, "key-waiting").send());
+    eventually("the confirm waits on the PG", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    // With the only connection held by the waiting confirm, these would wait
+    // for the PG's six seconds, or fail after the pool's five.
+    let other = server.other_customer();
+    let quick = Duration::from_secs(3);
+    let created = other
+        .post(format!("{}/api/orders", server.url))
+        .json(&json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]}))
+        .timeout(quick)
+        .send()
+        .await
+        .expect("another customer orders while a confirm waits");
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let listed = other.get(format!("{}/api/orders", server.url)).timeout(quick).send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    let shown = server.http.get(format!("{}/api/orders/{}", server.url, waiting.order.order_id)).timeout(quick);
+    assert_eq!(shown.send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(pg.stats().await.in_flight, 1, "the confirm was still waiting throughout");
+
+    assert_eq!(confirm.await.unwrap().unwrap().status(), StatusCode::OK);
+    assert_charges_agree(&pg, &server, &[&waiting.order.order_id]).await;
 }
 
 #[tokio::test]

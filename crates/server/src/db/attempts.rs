@@ -1,6 +1,7 @@
 use payonce_api::{Failure, OrderStatus};
 use sqlx::FromRow;
 
+use super::events::{self, Actor, Change};
 use super::{Db, now_ms};
 
 /// A payment attempt that was sent (or is about to be) to the PG: what was sent,
@@ -144,6 +145,7 @@ impl Db {
     /// The constraints decide races between two confirms, so no lock is needed.
     pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
         let now = now_ms();
+        let mut transaction = self.pool.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
              failure_code, failure_message, lease_until_ms, created_at_ms, updated_at_ms) \
@@ -159,9 +161,22 @@ impl Db {
         .bind(attempt.lease_until_ms)
         .bind(now)
         .bind(now)
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
-        Ok(result.rows_affected() == 1)
+        if result.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let change = Change {
+            order_id: attempt.order_id,
+            actor: Actor::Confirm,
+            from: OrderStatus::Created,
+            to: attempt.status,
+            code: attempt.failure.map(|failure| failure.code.as_str()),
+            detail: None,
+        };
+        events::record(&mut transaction, change).await?;
+        transaction.commit().await?;
+        Ok(true)
     }
 
     /// Closes an order that never had a confirm: a FAILED attempt with no keys.
@@ -169,6 +184,7 @@ impl Db {
     /// (a confirm won the race), which the primary key decides atomically.
     pub async fn close_unconfirmed(&self, order_id: &str, amount: u64, failure: &Failure) -> Result<bool, sqlx::Error> {
         let now = now_ms();
+        let mut transaction = self.pool.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, amount, status, failure_code, failure_message, \
              created_at_ms, updated_at_ms) VALUES (?, ?, 'FAILED', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -179,9 +195,22 @@ impl Db {
         .bind(&failure.message)
         .bind(now)
         .bind(now)
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
-        Ok(result.rows_affected() == 1)
+        if result.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let change = Change {
+            order_id,
+            actor: Actor::Abandon,
+            from: OrderStatus::Created,
+            to: OrderStatus::Failed,
+            code: Some(&failure.code),
+            detail: None,
+        };
+        events::record(&mut transaction, change).await?;
+        transaction.commit().await?;
+        Ok(true)
     }
 
     /// Moves the attempt from `from` to the transition's status, releases its
@@ -194,7 +223,9 @@ impl Db {
         from: OrderStatus,
         transition: &Transition,
         next_recovery_at_ms: i64,
+        actor: Actor,
     ) -> Result<bool, sqlx::Error> {
+        let mut transaction = self.pool.begin().await?;
         let result = sqlx::query(
             "UPDATE payment_attempts SET status = ?, failure_code = ?, failure_message = ?, \
              unknown_reason = ?, lease_until_ms = 0, next_recovery_at_ms = ?, updated_at_ms = ? \
@@ -208,9 +239,22 @@ impl Db {
         .bind(now_ms())
         .bind(order_id)
         .bind(from.as_str())
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
-        Ok(result.rows_affected() == 1)
+        if result.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let change = Change {
+            order_id,
+            actor,
+            from,
+            to: transition.status(),
+            code: transition.failure().map(|failure| failure.code.as_str()),
+            detail: transition.unknown_reason(),
+        };
+        events::record(&mut transaction, change).await?;
+        transaction.commit().await?;
+        Ok(true)
     }
 
     /// Orders of unsettled attempts recovery may take now: UNKNOWN or PENDING,
@@ -264,6 +308,20 @@ impl Db {
         self.sent_attempt_for_order(order_id).await
     }
 
+    /// Hands an unsettled attempt to recovery at once: ends whoever's lease it
+    /// is under and makes it due now. For an operator's "ask the PG now", and
+    /// for a worker frozen past its lease. Says whether the attempt is unsettled.
+    pub async fn recover_now(&self, order_id: &str) -> Result<bool, sqlx::Error> {
+        let result = sqlx::query(
+            "UPDATE payment_attempts SET lease_until_ms = 0, next_recovery_at_ms = 0 \
+             WHERE order_id = ? AND status IN ('PENDING', 'UNKNOWN')",
+        )
+        .bind(order_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
     /// Whether the attempt is still unsettled. Recovery re-reads this before
     /// every call to the PG, so it never acts on an attempt settled meanwhile.
     pub async fn is_unsettled(&self, order_id: &str) -> Result<bool, sqlx::Error> {
@@ -303,6 +361,7 @@ impl Db {
     /// Moves a PENDING attempt whose confirm task is gone to UNKNOWN, keeping the
     /// lease of the worker that found it. Says whether it moved.
     pub async fn mark_pending_unknown(&self, order_id: &str, reason: &str) -> Result<bool, sqlx::Error> {
+        let mut transaction = self.pool.begin().await?;
         let result = sqlx::query(
             "UPDATE payment_attempts SET status = 'UNKNOWN', unknown_reason = ?, updated_at_ms = ? \
              WHERE order_id = ? AND status = 'PENDING'",
@@ -310,9 +369,22 @@ impl Db {
         .bind(reason)
         .bind(now_ms())
         .bind(order_id)
-        .execute(&self.pool)
+        .execute(&mut *transaction)
         .await?;
-        Ok(result.rows_affected() == 1)
+        if result.rows_affected() != 1 {
+            return Ok(false);
+        }
+        let change = Change {
+            order_id,
+            actor: Actor::Recovery,
+            from: OrderStatus::Pending,
+            to: OrderStatus::Unknown,
+            code: None,
+            detail: Some(reason),
+        };
+        events::record(&mut transaction, change).await?;
+        transaction.commit().await?;
+        Ok(true)
     }
 
     /// When the oldest attempt still waiting for an outcome was made.

@@ -3,6 +3,7 @@
 //! follow the same shape.
 
 mod attempts;
+mod events;
 mod orders;
 
 use std::path::Path;
@@ -13,6 +14,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use attempts::{Attempt, NewAttempt, Transition};
+pub use events::{Actor, PaymentEvent};
 pub use orders::NewOrder;
 
 /// A handle to the database; cheap to clone.
@@ -23,7 +25,7 @@ pub struct Db {
 
 impl Db {
     /// Opens (creating if needed) the database file and brings its schema up to date.
-    pub async fn open(path: &Path) -> Result<Self, sqlx::Error> {
+    pub async fn open(path: &Path, max_connections: u32) -> Result<Self, sqlx::Error> {
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
             .create_if_missing(true)
@@ -33,7 +35,7 @@ impl Db {
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new()
-            .max_connections(8)
+            .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_with(options)
             .await?;

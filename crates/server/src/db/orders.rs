@@ -93,6 +93,14 @@ impl Db {
         row.map(Order::try_from).transpose()
     }
 
+    /// Whose order it is.
+    pub async fn customer_of(&self, order_id: &str) -> Result<Option<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT customer_id FROM orders WHERE order_id = ?")
+            .bind(order_id)
+            .fetch_optional(&self.pool)
+            .await
+    }
+
     /// The customer's orders, newest first.
     pub async fn customer_orders(&self, customer_id: &str, limit: u32) -> Result<Vec<Order>, sqlx::Error> {
         let query =

@@ -9,12 +9,14 @@ use tokio::time::Instant;
 
 /// Consecutive failures that open the breaker.
 const FAILURE_THRESHOLD: u32 = 5;
-/// How long an open breaker refuses calls before letting one probe through.
-const COOL_DOWN: Duration = Duration::from_secs(30);
+/// How long an open breaker refuses calls before letting one probe through,
+/// at most: never longer than the recovery interval.
+pub const COOL_DOWN: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub struct CircuitBreaker {
     state: Mutex<State>,
+    cool_down: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,11 +33,15 @@ enum State {
 
 impl Default for CircuitBreaker {
     fn default() -> Self {
-        Self { state: Mutex::new(State::Closed { failures: 0 }) }
+        Self::new(COOL_DOWN)
     }
 }
 
 impl CircuitBreaker {
+    pub fn new(cool_down: Duration) -> Self {
+        Self { state: Mutex::new(State::Closed { failures: 0 }), cool_down }
+    }
+
     /// Whether a call may go to the PG now.
     pub fn allows_call(&self) -> bool {
         let mut state = self.state.lock().expect("breaker lock");
@@ -67,8 +73,8 @@ impl CircuitBreaker {
         *state = match *state {
             State::Closed { failures } if failures + 1 < FAILURE_THRESHOLD => State::Closed { failures: failures + 1 },
             State::Closed { .. } | State::HalfOpen | State::Open { .. } => {
-                tracing::warn!(cool_down = ?COOL_DOWN, "PG circuit breaker open: recovery pauses");
-                State::Open { until: Instant::now() + COOL_DOWN }
+                tracing::warn!(cool_down = ?self.cool_down, "PG circuit breaker open: recovery pauses");
+                State::Open { until: Instant::now() + self.cool_down }
             }
         };
     }

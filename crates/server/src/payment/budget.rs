@@ -51,14 +51,15 @@ impl RecoveryBudget {
         counts.bucket_now().0 += 1;
     }
 
+    /// Whether one more recovery call fits the budget now.
+    pub fn has_room(&self) -> bool {
+        self.counts.lock().expect("budget lock").has_room()
+    }
+
     /// Takes one recovery call from the budget if the budget has room; says whether it did.
     pub fn try_recovery_call(&self) -> bool {
         let mut counts = self.counts.lock().expect("budget lock");
-        counts.advance();
-        let (first, recovery) =
-            counts.buckets.iter().fold((0, 0), |(first, recovery), bucket| (first + bucket.0, recovery + bucket.1));
-        let allowed = FLOOR_PER_WINDOW.max((first as f64 * RATIO) as u64);
-        if recovery >= allowed {
+        if !counts.has_room() {
             return false;
         }
         counts.bucket_now().1 += 1;
@@ -67,6 +68,13 @@ impl RecoveryBudget {
 }
 
 impl Counts {
+    fn has_room(&mut self) -> bool {
+        self.advance();
+        let (first, recovery) =
+            self.buckets.iter().fold((0, 0), |(first, recovery), bucket| (first + bucket.0, recovery + bucket.1));
+        recovery < FLOOR_PER_WINDOW.max((first as f64 * RATIO) as u64)
+    }
+
     /// Clears the buckets that fell out of the window since the last call.
     fn advance(&mut self) {
         let bucket_length = WINDOW / BUCKETS as u32;

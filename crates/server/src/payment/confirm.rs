@@ -5,7 +5,7 @@ use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, O
 
 use super::settle::{self, log_attempt_stored};
 use crate::customer::Customer;
-use crate::db::{NewAttempt, Transition, now_ms};
+use crate::db::{Actor, NewAttempt, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -152,7 +152,8 @@ impl ConfirmJob {
         // meanwhile (the lease lapsed under a very slow database, say).
         let from = [OrderStatus::Pending, OrderStatus::Unknown];
         let unknown = transition.status() == OrderStatus::Unknown;
-        let applied = settle::apply(state, &self.order_id, &self.idempotency_key, &from, transition).await?;
+        let applied =
+            settle::apply(state, Actor::Confirm, &self.order_id, &self.idempotency_key, &from, transition).await?;
         if unknown && applied.moved {
             // Recovery may be asleep for a whole interval: let it plan its first look.
             state.recovery_wake.notify_one();

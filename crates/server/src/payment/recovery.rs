@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::full_jitter;
 use super::settle;
-use crate::db::{Attempt, Transition, now_ms};
+use crate::db::{Actor, Attempt, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -267,7 +267,8 @@ async fn settle_from_recovery(
     transition: Transition,
 ) -> Result<Recovered, AppError> {
     let from = [OrderStatus::Pending, OrderStatus::Unknown];
-    let applied = settle::apply(state, &attempt.order_id, &attempt.idempotency_key, &from, transition).await?;
+    let applied =
+        settle::apply(state, Actor::Recovery, &attempt.order_id, &attempt.idempotency_key, &from, transition).await?;
     Ok(if applied.moved { Recovered::Settled } else { Recovered::NotOurs })
 }
 
@@ -321,13 +322,17 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
 /// Why the breaker or the budget does not let one more recovery call go now,
 /// or `None` when it may go (and is counted against the budget).
 fn refusal(state: &AppState) -> Option<Recovered> {
-    if !state.breaker.allows_call() {
-        return Some(Recovered::HeldBack);
-    }
-    if !state.budget.try_recovery_call() {
+    // The budget first: a half-open breaker lets one probe through, and a probe
+    // granted but never sent would leave it half-open for good.
+    if !state.budget.has_room() {
         metrics::recovery_over_budget();
         return Some(Recovered::OverBudget);
     }
+    if !state.breaker.allows_call() {
+        return Some(Recovered::HeldBack);
+    }
+    // Another worker may have taken the last call since; going over by one is fine.
+    state.budget.try_recovery_call();
     None
 }
 

@@ -5,7 +5,7 @@
 use payonce_api::{Failure, Order, OrderStatus};
 
 use super::can_transition;
-use crate::db::{Transition, now_ms};
+use crate::db::{Actor, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::state::AppState;
@@ -23,6 +23,7 @@ pub struct Applied {
 /// the stored order wins and nothing is logged.
 pub async fn apply(
     state: &AppState,
+    actor: Actor,
     order_id: &str,
     idempotency_key: &str,
     from: &[OrderStatus],
@@ -33,7 +34,7 @@ pub async fn apply(
     // backs off from there.
     let next_recovery_at = now_ms() + super::recovery::first_check_delay_ms(state);
     for &status in from.iter().filter(|&&status| can_transition(status, to)) {
-        if state.db.transition(order_id, status, &transition, next_recovery_at).await? {
+        if state.db.transition(order_id, status, &transition, next_recovery_at, actor).await? {
             log_transition(order_id, idempotency_key, status, &transition);
             let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
             return Ok(Applied { order, moved: true });

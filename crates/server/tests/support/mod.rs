@@ -25,11 +25,17 @@ pub struct FakePg {
 impl FakePg {
     /// Starts with a 50 ms latency so tests are quick unless they ask otherwise.
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts with the startup configuration `tweak` makes (a time scale, say).
+    pub async fn start_with(tweak: impl FnOnce(&mut fake_pg::Config)) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
         let mut config = fake_pg::Config::default();
         config.runtime.latency_ms = 50;
+        tweak(&mut config);
         tokio::spawn(fake_pg::serve_with_shutdown(config, listener, async {
             let _ = stopped.await;
         }));
@@ -44,6 +50,18 @@ impl FakePg {
 
     pub async fn stats(&self) -> Stats {
         self.http.get(format!("{}/__admin/stats", self.url)).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// The payment as the PG shows it (`GET /v1/payments/{paymentKey}`), if it has one.
+    pub async fn payment(&self, payment_key: &str) -> Option<fake_pg::Payment> {
+        let response = self
+            .http
+            .get(format!("{}/v1/payments/{payment_key}", self.url))
+            .basic_auth(SECRET_KEY, Some(""))
+            .send()
+            .await
+            .unwrap();
+        if response.status() == StatusCode::OK { Some(response.json().await.unwrap()) } else { None }
     }
 
     pub async fn charges(&self, order_id: &str) -> u64 {
@@ -227,6 +245,17 @@ impl Server {
             (order.status == status).then_some(order)
         })
         .await
+    }
+
+    /// The server's database, opened beside it (SQLite in WAL mode allows it).
+    pub async fn db(&self) -> payonce_server::db::Db {
+        payonce_server::db::Db::open(&self.db_dir.path().join("payonce.db"), 2).await.unwrap()
+    }
+
+    /// What each status change of the order was, as `FROM>TO`, in order.
+    pub async fn history(&self, order_id: &str) -> Vec<String> {
+        let events = self.db().await.events(order_id).await.unwrap();
+        events.iter().map(|event| format!("{}>{}", event.from_status, event.to_status)).collect()
     }
 
     pub async fn metrics(&self) -> String {

@@ -1,0 +1,80 @@
+//! The history of every attempt: one row per status change, written in the
+//! same transaction as the change.
+
+use payonce_api::OrderStatus;
+use sqlx::{FromRow, SqliteConnection};
+
+use super::{Db, now_ms};
+
+/// Who changed an attempt's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// The customer's confirm and its PG call.
+    Confirm,
+    /// The recovery job.
+    Recovery,
+    /// The page closing an order that never got a confirm.
+    Abandon,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Confirm => "confirm",
+            Actor::Recovery => "recovery",
+            Actor::Abandon => "abandon",
+        }
+    }
+}
+
+/// One status change of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct PaymentEvent {
+    pub at_ms: i64,
+    pub actor: String,
+    pub from_status: String,
+    pub to_status: String,
+    pub code: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// A change about to be recorded.
+pub(super) struct Change<'a> {
+    pub order_id: &'a str,
+    pub actor: Actor,
+    pub from: OrderStatus,
+    pub to: OrderStatus,
+    pub code: Option<&'a str>,
+    pub detail: Option<&'a str>,
+}
+
+/// Records a change inside the transaction that made it.
+pub(super) async fn record(connection: &mut SqliteConnection, change: Change<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO payment_events (order_id, at_ms, actor, from_status, to_status, code, detail) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(change.order_id)
+    .bind(now_ms())
+    .bind(change.actor.as_str())
+    .bind(change.from.as_str())
+    .bind(change.to.as_str())
+    .bind(change.code)
+    .bind(change.detail)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+impl Db {
+    /// An order's payment history, oldest first.
+    pub async fn events(&self, order_id: &str) -> Result<Vec<PaymentEvent>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT at_ms, actor, from_status, to_status, code, detail FROM payment_events \
+             WHERE order_id = ? ORDER BY id",
+        )
+        .bind(order_id)
+        .fetch_all(&self.pool)
+        .await
+    }
+}

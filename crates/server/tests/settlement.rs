@@ -1,0 +1,253 @@
+//! Settling payments against a PG that behaves as Toss documents: a repeated
+//! Idempotency-Key replays the first response (a 500 included), unconfirmed
+//! payments expire, and only a lookup tells what became of a payment. Every
+//! test ends with the order agreeing with the PG's ledger.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{FakePg, Server, assert_charges_agree, eventually};
+
+const SETTLE: Duration = Duration::from_secs(15);
+
+#[tokio::test]
+async fn a_500_after_the_charge_is_replayed_as_a_500_so_a_lookup_finds_the_payment() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"error_500_after_charge": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+
+    let (status, body) = server.confirm(&created.order, "key-500-charged").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")));
+
+    server.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
+    let stats = pg.stats().await;
+    assert_eq!(stats.processings, 1);
+    assert!(stats.lookups >= 1, "the lookup, not a replay, settled it");
+    assert_eq!(server.history(order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert_charges_agree(&pg, &server, &[order_id]).await;
+}
+
+#[tokio::test]
+async fn a_reset_after_the_charge_is_unknown_then_paid() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_after_charge": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-reset-charged").await;
+    assert_eq!(body["status"], "UNKNOWN");
+
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(pg.stats().await.processings, 1);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn an_approval_slower_than_the_read_timeout_is_paid_once_the_pg_finishes() {
+    // The window's 70 s card at a time scale of 0.05 takes 3.5 s; the server gives up after 2 s.
+    let pg = FakePg::start_with(|config| config.time_scale = 0.05).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let payment_key = pg.window_payment_key(&created, "approve_70s").await;
+
+    let response = server.confirm_with_key(&created.order, &payment_key, "key-70s").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    let stats = pg.stats().await;
+    assert_eq!(stats.processings, 1, "resends while it processed met 409, never a second processing");
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_payment_whose_session_expired_before_any_confirm_arrived_is_failed_and_never_charged() {
+    // Ten minutes at 0.0005 is 300 ms. Every confirm is reset before the PG processes it.
+    let pg = FakePg::start_with(|config| config.time_scale = 0.000_5).await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-expired").await;
+    assert_eq!(body["status"], "UNKNOWN");
+
+    let order = server.wait_for(&created.order.order_id, OrderStatus::Failed, SETTLE).await;
+    assert_eq!(order.failure.unwrap().code, "EXPIRED_PAYMENT");
+    assert_eq!(pg.stats().await.processings, 0);
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_confirm_that_never_arrived_is_resent_with_its_own_key_and_processed_once() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-resent").await;
+    assert_eq!(body["status"], "UNKNOWN");
+    pg.configure(json!({"faults": {"reset_before_processing": 0.0}})).await;
+
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    let stats = pg.stats().await;
+    assert_eq!((stats.processings, stats.faults_injected.reset_before_processing), (1, 1));
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_replayed_decline_is_settled_by_the_lookup_as_failed() {
+    let pg = FakePg::start().await;
+    // The PG declines after 2.5 s; the server stops waiting after 2 s.
+    pg.configure(json!({"latency_ms": 2_500, "faults": {"decline": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let (_, body) = server.confirm(&created.order, "key-declined-late").await;
+    assert_eq!(body["status"], "UNKNOWN");
+
+    let order = server.wait_for(&created.order.order_id, OrderStatus::Failed, SETTLE).await;
+    assert_eq!(order.failure.unwrap().code, "REJECT_CARD_PAYMENT");
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn while_the_pg_is_out_the_breaker_holds_recovery_back_without_backing_off_and_it_settles_soon_after() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(1)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+    pg.configure(json!({"outage": true})).await;
+
+    let (_, body) = server.confirm(&created.order, "key-outage").await;
+    assert_eq!(body["status"], "UNKNOWN", "a 503 is not a failure");
+    tokio::time::sleep(Duration::from_secs(5)).await; // the outage lasts five seconds
+
+    // Retrying without a breaker, passes every quarter second with three lookups
+    // each would have made about sixty calls.
+    let refused = pg.stats().await.outage_refusals;
+    assert!(refused <= 15, "the breaker held recovery back: {refused} calls during the outage");
+    let attempt = server.db().await.sent_attempt_for_order(order_id).await.unwrap().unwrap();
+    assert_eq!(attempt.recovery_passes, 0, "passes without an answer are not failed passes");
+    assert_eq!(attempt.status, OrderStatus::Unknown);
+
+    pg.configure(json!({"outage": false})).await;
+    server.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(server.history(order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert_charges_agree(&pg, &server, &[order_id]).await;
+}
+
+#[tokio::test]
+async fn two_servers_on_one_database_never_recover_the_same_attempt_twice() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_after_charge": 1.0}})).await;
+    let first = Server::start(&pg.url).await;
+    let mut config = support::test_config(&pg.url, &first.db_dir);
+    config.db = first.db_dir.path().join("payonce.db");
+    let second = Server::start_on(config, tempfile::tempdir().unwrap()).await;
+    let mut order_ids = Vec::new();
+    for n in 0..8 {
+        let created = first.create_order().await;
+        let (_, body) = first.confirm(&created.order, &format!("key-shared-{n}")).await;
+        assert_eq!(body["status"], "UNKNOWN");
+        order_ids.push(created.order.order_id);
+    }
+
+    for order_id in &order_ids {
+        first.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
+        let history = first.history(order_id).await;
+        assert_eq!(history, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"], "{order_id}");
+    }
+    assert_eq!(pg.stats().await.lookups, 8, "each attempt was looked up by one server, once");
+    let ids: Vec<&str> = order_ids.iter().map(String::as_str).collect();
+    assert_charges_agree(&pg, &first, &ids).await;
+    drop(second);
+}
+
+#[tokio::test]
+async fn a_definitive_answer_arriving_after_recovery_took_over_settles_once() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_500})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let confirm = tokio::spawn(server.confirm_request(&created.order, "key-taken-over").send());
+    eventually("the PG is processing", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+
+    // As if the confirm task were frozen past its lease: recovery takes over.
+    assert!(server.db().await.recover_now(&order_id).await.unwrap());
+    eventually("recovery marked it unknown", Duration::from_secs(5), || async {
+        (server.order(&order_id).await.status == OrderStatus::Unknown).then_some(())
+    })
+    .await;
+
+    let answer = confirm.await.unwrap().unwrap();
+    assert_eq!(answer.status(), StatusCode::OK, "the confirm task's answer still settles it");
+    server.wait_for(&order_id, OrderStatus::Paid, SETTLE).await;
+    let history = server.history(&order_id).await;
+    assert_eq!(history, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"], "one settlement, by one of them");
+    assert_eq!(pg.stats().await.processings, 1);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
+
+#[tokio::test]
+async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_panics_nothing() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_500, "faults": {"reset_after_charge": 1.0}})).await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let confirm = tokio::spawn(server.confirm_request(&created.order, "key-unknown-twice").send());
+    eventually("the PG is processing", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+    assert!(server.db().await.recover_now(&order_id).await.unwrap());
+    eventually("recovery marked it unknown", Duration::from_secs(5), || async {
+        (server.order(&order_id).await.status == OrderStatus::Unknown).then_some(())
+    })
+    .await;
+
+    // The reset reaches the confirm task for an attempt that is UNKNOWN already.
+    let answer = confirm.await.unwrap().unwrap();
+    assert_eq!(answer.status(), StatusCode::ACCEPTED, "answered, not a panic's 500");
+    server.wait_for(&order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(server.history(&order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
+
+#[tokio::test]
+async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
+    use payonce_api::Failure;
+    use payonce_server::db::{Actor, Transition};
+
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let paid = server.create_order().await;
+    server.confirm(&paid.order, "key-paid").await;
+    pg.configure(json!({"faults": {"decline": 1.0}})).await;
+    let failed = server.create_order().await;
+    server.confirm(&failed.order, "key-failed").await;
+    let db = server.db().await;
+    let late_decline = Transition::Failed(Failure { code: "REJECT_CARD_PAYMENT".into(), message: "late".into() });
+
+    // Both ways: a late decline for a paid order, a late charge for a failed one,
+    // from every status the confirm task or recovery settles from.
+    for from in [OrderStatus::Pending, OrderStatus::Unknown] {
+        assert!(!db.transition(&paid.order.order_id, from, &late_decline, 0, Actor::Confirm).await.unwrap());
+        assert!(!db.transition(&failed.order.order_id, from, &Transition::Paid, 0, Actor::Recovery).await.unwrap());
+    }
+
+    assert_eq!(server.order(&paid.order.order_id).await.status, OrderStatus::Paid);
+    assert_eq!(server.order(&failed.order.order_id).await.status, OrderStatus::Failed);
+    assert_eq!(server.history(&paid.order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+    assert_eq!(server.history(&failed.order.order_id).await, ["CREATED>PENDING", "PENDING>FAILED"]);
+    assert_charges_agree(&pg, &server, &[&paid.order.order_id, &failed.order.order_id]).await;
+}
