@@ -74,6 +74,8 @@ pub struct RuntimeConfig {
     pub latency_ms: u64,
     /// A share of approvals that take longer.
     pub slow_tail: SlowTail,
+    /// How long a lookup (`GET /v1/payments/...`) takes, before `time_scale`.
+    pub lookup_latency_ms: u64,
     /// Whether processing goes on when the caller hangs up (as at a real PG).
     pub continue_after_disconnect: bool,
     /// At most this many confirms in processing at once for the merchant,
@@ -120,6 +122,7 @@ impl Default for RuntimeConfig {
         Self {
             latency_ms: 300,
             slow_tail: SlowTail::default(),
+            lookup_latency_ms: 0,
             continue_after_disconnect: true,
             contract_limit: None,
             seed: 1,
@@ -187,7 +190,11 @@ impl RuntimeConfig {
         for (name, rate) in self.faults.rates() {
             check_rate(name, rate)?;
         }
-        for (name, latency) in [("latency_ms", self.latency_ms), ("slow_tail.latency_ms", self.slow_tail.latency_ms)] {
+        for (name, latency) in [
+            ("latency_ms", self.latency_ms),
+            ("slow_tail.latency_ms", self.slow_tail.latency_ms),
+            ("lookup_latency_ms", self.lookup_latency_ms),
+        ] {
             if latency > MAX_LATENCY_MS {
                 return Err(ConfigError::new(format!(
                     "{name} must be at most {MAX_LATENCY_MS} (one hour), got {latency}"
@@ -261,6 +268,7 @@ mod tests {
         let expected = json!({
             "latency_ms": 300,
             "slow_tail": {"fraction": 0.0, "latency_ms": 20000},
+            "lookup_latency_ms": 0,
             "continue_after_disconnect": true,
             "contract_limit": null,
             "seed": 1,

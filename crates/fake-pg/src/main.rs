@@ -23,6 +23,10 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_LATENCY", default_value = "300ms", value_parser = parse_duration)]
     latency: Duration,
 
+    /// How long a lookup of a payment takes (`0s`, `200ms`).
+    #[arg(long, env = "FAKE_PG_LOOKUP_LATENCY", default_value = "0s", value_parser = parse_duration)]
+    lookup_latency: Duration,
+
     /// A share of approvals that are slow, as FRACTION:DURATION (`0.05:20s`).
     #[arg(long, env = "FAKE_PG_SLOW_TAIL", default_value = "0:20s", value_parser = parse_slow_tail)]
     slow_tail: SlowTail,
@@ -95,6 +99,7 @@ impl Flags {
             runtime: RuntimeConfig {
                 latency_ms: millis(self.latency),
                 slow_tail: self.slow_tail,
+                lookup_latency_ms: millis(self.lookup_latency),
                 continue_after_disconnect: self.continue_after_disconnect,
                 contract_limit: self.contract_limit,
                 seed: self.seed,

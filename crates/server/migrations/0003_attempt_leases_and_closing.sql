@@ -23,6 +23,7 @@ CREATE TABLE payment_attempts_v3 (
     recovery_passes     INTEGER NOT NULL DEFAULT 0,
     next_recovery_at_ms INTEGER NOT NULL DEFAULT 0,
     lease_until_ms      INTEGER NOT NULL DEFAULT 0,
+    lease_owner         TEXT,   -- the recovery worker holding the lease, if one does
     created_at_ms       INTEGER NOT NULL,
     updated_at_ms       INTEGER NOT NULL,
     CHECK ((idempotency_key IS NULL) = (payment_key IS NULL))

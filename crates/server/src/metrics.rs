@@ -31,6 +31,7 @@ fn describe() {
         "payment_pg_recovery_over_budget_total",
         "Recovery calls not made because the retry budget was spent"
     );
+    metrics::describe_counter!("payment_pg_breaker_opened_total", "Times the PG circuit breaker opened");
     metrics::describe_counter!(
         "payment_recovery_alerts_total",
         "Payments still unsettled after many answered recovery passes: they need an operator"
@@ -66,6 +67,10 @@ pub fn recovery_retry() {
 /// One recovery call (`lookup` or `resend`) and what its answer settled.
 pub fn recovery_call(call: &'static str, verdict: &'static str) {
     counter!("payment_pg_recovery_calls_total", "call" => call, "verdict" => verdict).increment(1);
+}
+
+pub fn breaker_opened() {
+    counter!("payment_pg_breaker_opened_total").increment(1);
 }
 
 pub fn recovery_over_budget() {

@@ -18,8 +18,10 @@ pub struct AppState {
     pub pg: PgGateway,
     /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
     pub breaker: Arc<CircuitBreaker>,
-    /// Bounds recovery's calls to a tenth of customers' confirms (with a floor).
+    /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
     pub budget: Arc<RecoveryBudget>,
+    /// This server's name as a recovery worker, in the leases it takes.
+    pub worker_id: Arc<str>,
     /// Wakes the recovery job early, when a confirm has just ended unknown.
     pub recovery_wake: Arc<Notify>,
     /// PG calls detached from their requests; shutdown waits for them.
@@ -32,13 +34,15 @@ impl AppState {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
         let pg = PgGateway::new(client, config.pg_max_concurrency);
-        let cool_down = crate::payment::breaker_cool_down(config.recovery_interval);
+        let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
+        let budget_window = config.recovery_interval;
         Self {
             config: Arc::new(config),
             db,
             pg,
             breaker: Arc::new(CircuitBreaker::new(cool_down)),
-            budget: Arc::new(RecoveryBudget::default()),
+            budget: Arc::new(RecoveryBudget::new(budget_window)),
+            worker_id: Arc::from(format!("recovery-{}", uuid::Uuid::new_v4().simple())),
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),
             metrics: crate::metrics::handle(),

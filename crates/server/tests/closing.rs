@@ -105,11 +105,12 @@ async fn a_confirm_and_a_close_racing_for_one_order_settle_it_one_way_only() {
 async fn the_recent_order_warning_covers_payments_in_progress_however_old_and_paid_ones_only_lately() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
-    pg.configure(json!({"outage": true})).await;
+    // The PG takes 20 s over the first payment; the server stops waiting after 2 s.
+    pg.configure(json!({"latency_ms": 20_000})).await;
     let in_progress = server.create_order().await;
     let (_, body) = server.confirm(&in_progress.order, "key-in-progress").await;
-    assert_eq!(body["status"], "UNKNOWN", "the PG is out: the payment stays unknown");
-    pg.configure(json!({"outage": false})).await;
+    assert_eq!(body["status"], "UNKNOWN", "the PG is still processing it");
+    pg.configure(json!({"latency_ms": 10})).await;
     let paid = server.create_order().await;
     server.confirm(&paid.order, "key-paid").await;
     let db = server.db().await;

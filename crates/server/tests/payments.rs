@@ -165,7 +165,8 @@ async fn a_payment_already_processed_under_another_key_is_unknown_then_paid_by_l
 async fn recovery_settles_a_decline_that_arrives_after_an_unknown() {
     let pg = FakePg::start().await;
     pg.configure(json!({"faults": {"error_500": 1.0}})).await;
-    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3600)).await;
+    // At the shipped interval, the first look comes 5 s after the unknown outcome.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(60)).await;
     let created = server.create_order().await;
 
     let (_, body) = server.confirm(&created.order, "key-late-decline").await;

@@ -118,33 +118,42 @@ async fn a_replayed_decline_is_settled_by_the_lookup_as_failed() {
 #[tokio::test]
 async fn while_the_pg_is_out_the_breaker_holds_recovery_back_without_backing_off_and_it_settles_soon_after() {
     let pg = FakePg::start().await;
-    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(1)).await;
+    // A 20 s recovery interval makes the breaker's cool-down 10 s.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(20)).await;
     let created = server.create_order().await;
     let order_id = created.order.order_id.as_str();
     pg.configure(json!({"outage": true})).await;
 
     let (_, body) = server.confirm(&created.order, "key-outage").await;
     assert_eq!(body["status"], "UNKNOWN", "a 503 is not a failure");
-    tokio::time::sleep(Duration::from_secs(5)).await; // the outage lasts five seconds
-
-    // Retrying without a breaker, passes every quarter second with three lookups
-    // each would have made about sixty calls.
-    let refused = pg.stats().await.outage_refusals;
-    assert!(refused <= 15, "the breaker held recovery back: {refused} calls during the outage");
+    // The confirm, then five lookups without an answer: the breaker opens.
+    eventually("the breaker opens after five failed lookups", SETTLE, || async {
+        (pg.stats().await.outage_refusals >= 6).then_some(())
+    })
+    .await;
+    let when_opened = pg.stats().await.outage_refusals;
+    assert_eq!(when_opened, 6, "no sixth lookup: the breaker opened at the fifth failure");
+    // While it is open, recovery calls nothing; without it, a lookup every second or so.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(pg.stats().await.outage_refusals, when_opened, "recovery called the PG while the breaker was open");
     let attempt = server.db().await.sent_attempt_for_order(order_id).await.unwrap().unwrap();
     assert_eq!(attempt.recovery_passes, 0, "passes without an answer are not failed passes");
     assert_eq!(attempt.status, OrderStatus::Unknown);
 
+    // The PG answers again: the breaker's probe after its cool-down settles the payment.
     pg.configure(json!({"outage": false})).await;
     server.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
     assert_eq!(server.history(order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("payment_pg_breaker_opened_total"), "{metrics}");
     assert_charges_agree(&pg, &server, &[order_id]).await;
 }
 
 #[tokio::test]
 async fn two_servers_on_one_database_never_recover_the_same_attempt_twice() {
     let pg = FakePg::start().await;
-    pg.configure(json!({"faults": {"reset_after_charge": 1.0}})).await;
+    // Slow lookups, so both servers' passes meet while an attempt is being looked up.
+    pg.configure(json!({"lookup_latency_ms": 400, "faults": {"reset_after_charge": 1.0}})).await;
     let first = Server::start(&pg.url).await;
     let mut config = support::test_config(&pg.url, &first.db_dir);
     config.db = first.db_dir.path().join("payonce.db");

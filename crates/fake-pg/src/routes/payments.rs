@@ -26,6 +26,7 @@ async fn payments_by_key(
 ) -> Result<Json<Payment>, PgError> {
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
+    lookup_latency(&state).await;
     state.store.lookup(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }
 
@@ -36,5 +37,14 @@ async fn payments_by_order(
 ) -> Result<Json<Payment>, PgError> {
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
+    lookup_latency(&state).await;
     state.store.payment_for_order(&order_id).map(Json).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+}
+
+/// A lookup reads the payment as it is once its latency has passed.
+async fn lookup_latency(state: &AppState) {
+    let latency = state.settings.clock.scaled_ms(state.store.config().lookup_latency_ms);
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
 }

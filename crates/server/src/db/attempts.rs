@@ -290,14 +290,16 @@ impl Db {
     pub async fn claim_for_recovery(
         &self,
         order_id: &str,
+        worker: &str,
         now_ms: i64,
         lease_until_ms: i64,
     ) -> Result<Option<Attempt>, sqlx::Error> {
         let claimed = sqlx::query(
-            "UPDATE payment_attempts SET lease_until_ms = ? WHERE order_id = ? \
+            "UPDATE payment_attempts SET lease_until_ms = ?, lease_owner = ? WHERE order_id = ? \
              AND status IN ('PENDING', 'UNKNOWN') AND lease_until_ms <= ? AND idempotency_key IS NOT NULL",
         )
         .bind(lease_until_ms)
+        .bind(worker)
         .bind(order_id)
         .bind(now_ms)
         .execute(&self.pool)
@@ -322,14 +324,20 @@ impl Db {
         Ok(result.rows_affected() == 1)
     }
 
-    /// Whether the attempt is still unsettled. Recovery re-reads this before
-    /// every call to the PG, so it never acts on an attempt settled meanwhile.
-    pub async fn is_unsettled(&self, order_id: &str) -> Result<bool, sqlx::Error> {
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM payment_attempts WHERE order_id = ?")
-            .bind(order_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(status.as_deref().and_then(OrderStatus::parse).is_some_and(OrderStatus::is_in_progress))
+    /// Renews `worker`'s lease of an unsettled attempt until `until_ms`. Says
+    /// whether it did: not if the attempt was settled, or another worker took
+    /// it over (the lease had lapsed), and then this worker must not call the PG.
+    pub async fn renew_lease(&self, order_id: &str, worker: &str, until_ms: i64) -> Result<bool, sqlx::Error> {
+        let result = sqlx::query(
+            "UPDATE payment_attempts SET lease_until_ms = ? WHERE order_id = ? AND lease_owner = ? \
+             AND status IN ('PENDING', 'UNKNOWN')",
+        )
+        .bind(until_ms)
+        .bind(order_id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
     }
 
     /// Ends a recovery worker's hold without settling the attempt. `next_at_ms`
@@ -339,23 +347,26 @@ impl Db {
     pub async fn release_unsettled(
         &self,
         order_id: &str,
+        worker: &str,
         next_at_ms: Option<i64>,
         answered: bool,
         last_pg_answer: Option<&str>,
     ) -> Result<u32, sqlx::Error> {
-        let passes: i64 = sqlx::query_scalar(
+        let passes: Option<i64> = sqlx::query_scalar(
             "UPDATE payment_attempts SET lease_until_ms = 0, \
              next_recovery_at_ms = COALESCE(?, next_recovery_at_ms), \
              recovery_passes = recovery_passes + ?, last_pg_answer = COALESCE(?, last_pg_answer) \
-             WHERE order_id = ? RETURNING recovery_passes",
+             WHERE order_id = ? AND lease_owner = ? RETURNING recovery_passes",
         )
         .bind(next_at_ms)
         .bind(i64::from(answered))
         .bind(last_pg_answer)
         .bind(order_id)
-        .fetch_one(&self.pool)
+        .bind(worker)
+        .fetch_optional(&self.pool)
         .await?;
-        Ok(u32::try_from(passes).unwrap_or(u32::MAX))
+        // Not ours any more (taken over after our lease lapsed): nothing to release.
+        Ok(passes.map_or(0, |passes| u32::try_from(passes).unwrap_or(u32::MAX)))
     }
 
     /// Moves a PENDING attempt whose confirm task is gone to UNKNOWN, keeping the
@@ -385,6 +396,13 @@ impl Db {
         events::record(&mut transaction, change).await?;
         transaction.commit().await?;
         Ok(true)
+    }
+
+    /// How many attempts are still waiting for an outcome.
+    pub async fn count_unsettled(&self) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM payment_attempts WHERE status IN ('PENDING', 'UNKNOWN')")
+            .fetch_one(&self.pool)
+            .await
     }
 
     /// When the oldest attempt still waiting for an outcome was made.

@@ -10,8 +10,8 @@ use tokio::time::Instant;
 /// Consecutive failures that open the breaker.
 const FAILURE_THRESHOLD: u32 = 5;
 /// How long an open breaker refuses calls before letting one probe through,
-/// at most: never longer than the recovery interval.
-pub const COOL_DOWN: Duration = Duration::from_secs(30);
+/// unless told otherwise (the server derives it from its recovery interval).
+const COOL_DOWN: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub struct CircuitBreaker {
@@ -73,6 +73,7 @@ impl CircuitBreaker {
         *state = match *state {
             State::Closed { failures } if failures + 1 < FAILURE_THRESHOLD => State::Closed { failures: failures + 1 },
             State::Closed { .. } | State::HalfOpen | State::Open { .. } => {
+                crate::metrics::breaker_opened();
                 tracing::warn!(cool_down = ?self.cool_down, "PG circuit breaker open: recovery pauses");
                 State::Open { until: Instant::now() + self.cool_down }
             }

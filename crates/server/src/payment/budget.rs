@@ -1,9 +1,15 @@
 //! Recovery's retry budget (Google SRE book, "Handling Overload": a client
-//! retries at most a tenth of its requests). Over the last minute, recovery may
-//! call the PG at most a tenth as often as customers' confirms did, or
-//! [`FLOOR_PER_WINDOW`] times, whichever is more: under a brownout recovery
-//! adds at most 10 % to the PG's load, and a quiet shop still settles its
-//! unknown payments.
+//! retries at most a tenth of its requests). Recovery's retries (a lookup
+//! after one that got no usable answer, and every resent confirm, which may
+//! start a processing) may number at most a tenth of customers' confirms over
+//! the last window, or [`FLOOR_PER_WINDOW`], whichever is more: under a
+//! brownout recovery adds at most 10 % to the PG's load, and a quiet shop
+//! still settles its unknown payments. An attempt's first lookup of a pass is
+//! not a retry: it is a cheap read, bounded by the attempt's own backoff.
+//!
+//! The window is the recovery interval (a minute by default), so a shop run
+//! at a shorter interval, as tests and time-scaled experiments do, keeps the
+//! same proportions.
 //!
 //! tower's `TpsBudget` was the first choice; it adds its floor *to* the
 //! percentage (reserve + 10 %), so under a brownout recovery could add more
@@ -14,8 +20,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// The window the budget looks back over.
-const WINDOW: Duration = Duration::from_secs(60);
 /// Buckets the window is counted in.
 const BUCKETS: usize = 60;
 /// Recovery calls allowed per window however few confirms there were.
@@ -27,6 +31,8 @@ const RATIO: f64 = 0.1;
 #[derive(Debug)]
 pub struct RecoveryBudget {
     counts: Mutex<Counts>,
+    /// The window the budget looks back over.
+    window: Duration,
 }
 
 #[derive(Debug)]
@@ -36,15 +42,19 @@ struct Counts {
     /// The bucket that `now` falls in, by index since `origin`.
     current: u64,
     origin: Instant,
-}
-
-impl Default for RecoveryBudget {
-    fn default() -> Self {
-        Self { counts: Mutex::new(Counts { buckets: [(0, 0); BUCKETS], current: 0, origin: Instant::now() }) }
-    }
+    window: Duration,
 }
 
 impl RecoveryBudget {
+    pub fn new(window: Duration) -> Self {
+        let counts = Counts { buckets: [(0, 0); BUCKETS], current: 0, origin: Instant::now(), window };
+        Self { counts: Mutex::new(counts), window }
+    }
+
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+
     /// A customer's confirm went to the PG.
     pub fn record_first_call(&self) {
         let mut counts = self.counts.lock().expect("budget lock");
@@ -77,8 +87,8 @@ impl Counts {
 
     /// Clears the buckets that fell out of the window since the last call.
     fn advance(&mut self) {
-        let bucket_length = WINDOW / BUCKETS as u32;
-        let now = (Instant::now() - self.origin).as_millis() as u64 / bucket_length.as_millis() as u64;
+        let bucket_ms = (self.window.as_millis() as u64 / BUCKETS as u64).max(1);
+        let now = (Instant::now() - self.origin).as_millis() as u64 / bucket_ms;
         let stale = (now - self.current).min(BUCKETS as u64);
         for step in 1..=stale {
             self.buckets[((self.current + step) % BUCKETS as u64) as usize] = (0, 0);
@@ -102,13 +112,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_quiet_shop_gets_the_floor() {
-        let budget = RecoveryBudget::default();
+        let budget = RecoveryBudget::new(Duration::from_secs(60));
         assert_eq!(recovery_calls_allowed(&budget), FLOOR_PER_WINDOW);
     }
 
     #[tokio::test(start_paused = true)]
     async fn under_load_recovery_adds_at_most_a_tenth() {
-        let budget = RecoveryBudget::default();
+        let budget = RecoveryBudget::new(Duration::from_secs(60));
         for _ in 0..3_000 {
             budget.record_first_call();
         }
@@ -117,7 +127,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn calls_older_than_a_minute_no_longer_count() {
-        let budget = RecoveryBudget::default();
+        let budget = RecoveryBudget::new(Duration::from_secs(60));
         assert_eq!(recovery_calls_allowed(&budget), FLOOR_PER_WINDOW);
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(recovery_calls_allowed(&budget), 0, "still inside the minute");

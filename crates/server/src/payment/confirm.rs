@@ -3,6 +3,7 @@
 
 use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus};
 
+use super::lease;
 use super::settle::{self, log_attempt_stored};
 use crate::customer::Customer;
 use crate::db::{Actor, NewAttempt, Transition, now_ms};
@@ -103,7 +104,7 @@ impl ConfirmJob {
         };
         // The confirm task owns the attempt until its longest call could have ended;
         // recovery takes over only after that.
-        let lease_until_ms = now_ms() + millis(state.config.max_processing() + CONFIRM_LEASE_MARGIN);
+        let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&state.config));
         let attempt = NewAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
@@ -160,13 +161,6 @@ impl ConfirmJob {
         }
         Ok(applied.order)
     }
-}
-
-/// The lease of a confirm task beyond its longest PG call: time to store the answer.
-const CONFIRM_LEASE_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
-
-fn millis(duration: std::time::Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The answer when this key or this order already has an attempt, or `None` if neither has.

@@ -11,16 +11,11 @@ mod backoff;
 mod breaker;
 mod budget;
 pub mod confirm;
+mod lease;
 pub mod recovery;
 mod settle;
 
 pub use breaker::CircuitBreaker;
-
-/// The breaker's cool-down: 30 s, or the recovery interval if shorter, so a
-/// pass never waits longer than an interval for its probe.
-pub fn breaker_cool_down(recovery_interval: std::time::Duration) -> std::time::Duration {
-    breaker::COOL_DOWN.min(recovery_interval)
-}
 pub use budget::RecoveryBudget;
 
 use payonce_api::OrderStatus;

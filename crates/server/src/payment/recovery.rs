@@ -12,19 +12,21 @@
 //!    arrived), says it is still processing, or replays the first answer; none
 //!    of these can charge twice.
 //!
-//! Every call asks the shared circuit breaker and the retry budget first. A
-//! pass they held back is not a failed pass: only passes in which the PG
+//! Every call asks the shared circuit breaker first, and every retry (a lookup
+//! after one that got no usable answer, and a resend, which may start a
+//! processing) the retry budget too. A pass they held back is not a failed pass: only passes in which the PG
 //! answered count toward the attempt's backoff and the operator alert, so once
 //! the PG answers again everything is settled at the next pass.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use payonce_api::OrderStatus;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::full_jitter;
-use super::settle;
+use super::{lease, settle};
 use crate::db::{Actor, Attempt, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
@@ -36,23 +38,47 @@ use crate::state::AppState;
 
 /// Lookups per attempt in one pass while the PG gives no usable answer.
 const LOOKUP_TRIES: u32 = 3;
-/// Attempts recovered at once; each holds at most one PG slot.
-const PARALLEL_ATTEMPTS: usize = 4;
-/// Most attempts looked at in one pass.
-const PASS_LIMIT: u32 = 500;
-/// Wait after an attempt's first answered-but-unsettled pass, and before the
-/// first look at a new unknown outcome; it doubles with each further pass.
-const PASS_BACKOFF_BASE: Duration = Duration::from_secs(5);
-/// The longest wait between two passes over one attempt.
-const PASS_BACKOFF_CAP: Duration = Duration::from_secs(15 * 60);
 /// Answered passes after which an attempt is reported as needing an operator.
 const PASSES_BEFORE_ALERT: u32 = 10;
-/// Shortest pause between two passes, so a busy table is not spun on.
-const MIN_GAP: Duration = Duration::from_secs(1);
-/// How long a pass held back by the budget waits before trying again.
-const BUDGET_RETRY: Duration = Duration::from_secs(10);
 
-/// What one pass did.
+/// Recovery's timings, each a fraction or a multiple of the recovery interval,
+/// so a shop (or a test) that recovers faster keeps the same proportions. The
+/// figures in the comments are those of the default 60 s interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timings {
+    /// Before the first look at a new unknown outcome, and after an attempt's
+    /// first answered-but-unsettled pass; it doubles with each further one (5 s).
+    pub backoff_base: Duration,
+    /// The longest wait between two passes over one attempt (15 min).
+    pub backoff_cap: Duration,
+    /// The shortest pause between two passes, so a busy table is not spun on (1 s).
+    pub min_gap: Duration,
+    /// How long a pass held back by the budget waits before trying again (10 s).
+    pub budget_retry: Duration,
+    /// How long the open breaker refuses calls before its probe (30 s).
+    pub breaker_cool_down: Duration,
+}
+
+impl Timings {
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            backoff_base: interval / 12,
+            backoff_cap: interval * 15,
+            min_gap: interval / 60,
+            budget_retry: interval / 6,
+            breaker_cool_down: interval / 2,
+        }
+    }
+
+    /// How long an attempt waits after its `passes`-th answered-but-unsettled
+    /// pass: doubling from the base up to the cap, so one that the PG cannot
+    /// settle yet is asked less and less often and never crowds out the others.
+    fn pass_backoff(&self, passes: u32) -> Duration {
+        self.backoff_base.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(self.backoff_cap)
+    }
+}
+
+/// What recovery did since it last looked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct PassReport {
     pub settled: usize,
@@ -71,34 +97,32 @@ enum Recovered {
     Settled,
     /// The PG answered, but nothing settles it yet.
     Unsettled,
-    /// No answer from the PG: the breaker refused, or the PG gave none usable.
+    /// The breaker refused the call: the PG was not asked.
     HeldBack,
+    /// The PG was asked and gave no usable answer (no answer, 5xx, 429).
+    Unavailable,
     /// The retry budget was spent.
     OverBudget,
     /// Someone else holds it, or settled it first.
     NotOurs,
 }
 
-/// Runs a pass at start, then again when the next attempt is due (at most
-/// `recovery_interval` later), or when woken, until cancelled.
+/// Looks for due attempts at start, then again when the next one falls due (at
+/// most `recovery_interval` later), when woken (a confirm ended unknown, a worker
+/// finished), until cancelled. Each due attempt is recovered by a worker of its
+/// own, so a slow one (a resend the PG takes a minute over) holds up no other.
 pub async fn run(state: AppState, shutdown: CancellationToken) {
+    let workers = Arc::new(Semaphore::new(worker_limit(&state)));
+    let finished = Arc::new(Mutex::new(PassReport::default()));
     loop {
-        let report = tokio::select! {
-            _ = shutdown.cancelled() => return,
-            report = run_pass(&state) => report,
-        };
-        let pause = match report {
-            Ok(report) => {
-                if report != PassReport::default() {
-                    tracing::info!(?report, "recovery pass");
-                }
-                pause_after(&state, &report).await
-            }
-            Err(error) => {
-                tracing::error!(?error, "recovery pass failed");
-                state.config.recovery_interval
-            }
-        };
+        if let Err(error) = start_due(&state, &workers, &finished).await {
+            tracing::error!(?error, "recovery could not look for due payments");
+        }
+        let report = std::mem::take(&mut *finished.lock().expect("recovery report lock"));
+        if report.settled + report.unsettled > 0 {
+            tracing::info!(?report, "recovery");
+        }
+        let pause = pause_after(&state, &report).await;
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(pause) => {}
@@ -107,15 +131,66 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     }
 }
 
-/// Until the next pass: when the next attempt falls due, within bounds.
+/// Recovery workers at once: a quarter of the PG cap, so customers' confirms
+/// keep most of it. Each holds at most one PG slot.
+fn worker_limit(state: &AppState) -> usize {
+    (state.config.pg_max_concurrency as usize / 4).max(1)
+}
+
+/// Starts a worker for each due attempt, as many as are free.
+async fn start_due(
+    state: &AppState,
+    workers: &Arc<Semaphore>,
+    finished: &Arc<Mutex<PassReport>>,
+) -> Result<(), AppError> {
+    let free = workers.available_permits();
+    if free == 0 || state.breaker.refuses_for().is_some() {
+        // Nothing is claimed, counted or postponed while the breaker is open.
+        return Ok(());
+    }
+    let due = state.db.due_attempts(now_ms(), u32::try_from(free).unwrap_or(u32::MAX)).await?;
+    for order_id in due {
+        let Ok(permit) = workers.clone().try_acquire_owned() else { break };
+        let (state, finished) = (state.clone(), finished.clone());
+        state.pg_tasks.clone().spawn(async move {
+            let outcome = recover(&state, &order_id).await;
+            drop(permit);
+            finished.lock().expect("recovery report lock").count(outcome);
+            // A worker is free, and the report has news: look again.
+            state.recovery_wake.notify_one();
+        });
+    }
+    let oldest_age = state.db.oldest_unsettled_ms().await?.map_or(0, |created| now_ms() - created);
+    metrics::unknown_oldest_age(oldest_age as f64 / 1000.0);
+    Ok(())
+}
+
+impl PassReport {
+    fn count(&mut self, outcome: Result<Recovered, AppError>) {
+        match outcome {
+            Ok(Recovered::Settled) => self.settled += 1,
+            Ok(Recovered::Unsettled) => self.unsettled += 1,
+            Ok(Recovered::HeldBack | Recovered::Unavailable) => self.held_back += 1,
+            Ok(Recovered::OverBudget) => self.over_budget += 1,
+            Ok(Recovered::NotOurs) => {}
+            Err(error) => {
+                self.unsettled += 1;
+                tracing::error!(?error, "recovering a payment failed");
+            }
+        }
+    }
+}
+
+/// Until the next look: when the next attempt falls due, within bounds.
 async fn pause_after(state: &AppState, report: &PassReport) -> Duration {
     let interval = state.config.recovery_interval;
-    let min_gap = MIN_GAP.min(interval / 4);
+    let timings = Timings::new(interval);
+    let min_gap = timings.min_gap;
     if let Some(cool_down) = state.breaker.refuses_for() {
         return cool_down.clamp(min_gap, interval);
     }
     if report.over_budget > 0 {
-        return BUDGET_RETRY.clamp(min_gap, interval);
+        return timings.budget_retry;
     }
     match state.db.next_due_ms().await {
         Ok(Some(due)) => {
@@ -126,48 +201,17 @@ async fn pause_after(state: &AppState, report: &PassReport) -> Duration {
     }
 }
 
-/// One pass over every attempt whose recovery is due.
-pub async fn run_pass(state: &AppState) -> Result<PassReport, AppError> {
-    let mut report = PassReport::default();
-    let due = state.db.due_attempts(now_ms(), PASS_LIMIT).await?;
-    if state.breaker.refuses_for().is_some() {
-        // Not a pass at all: nothing is claimed, counted or postponed.
-        report.held_back = due.len();
-        return Ok(report);
-    }
-    let outcomes: Vec<Result<Recovered, AppError>> = futures::stream::iter(due)
-        .map(|order_id| async move { recover(state, &order_id).await })
-        .buffer_unordered(PARALLEL_ATTEMPTS)
-        .collect()
-        .await;
-    for outcome in outcomes {
-        match outcome {
-            Ok(Recovered::Settled) => report.settled += 1,
-            Ok(Recovered::Unsettled) => report.unsettled += 1,
-            Ok(Recovered::HeldBack) => report.held_back += 1,
-            Ok(Recovered::OverBudget) => report.over_budget += 1,
-            Ok(Recovered::NotOurs) => {}
-            Err(error) => {
-                report.unsettled += 1;
-                tracing::error!(?error, "recovering an attempt failed");
-            }
-        }
-    }
-    let oldest_age = state.db.oldest_unsettled_ms().await?.map_or(0, |created| now_ms() - created);
-    metrics::unknown_oldest_age(oldest_age as f64 / 1000.0);
-    Ok(report)
-}
-
 /// How long after a first unknown outcome recovery first looks: soon, but not
 /// at once (the PG may still be processing what timed out).
 pub fn first_check_delay_ms(state: &AppState) -> i64 {
-    millis(pass_backoff(1, backoff_base(state)))
+    lease::millis(Timings::new(state.config.recovery_interval).backoff_base)
 }
 
 /// Takes the attempt's lease and recovers it, releasing the lease however it ends.
 async fn recover(state: &AppState, order_id: &str) -> Result<Recovered, AppError> {
     let now = now_ms();
-    let Some(attempt) = state.db.claim_for_recovery(order_id, now, now + millis(lease(state))).await? else {
+    let until = now + lease::millis(lease::for_lookup(&state.config));
+    let Some(attempt) = state.db.claim_for_recovery(order_id, &state.worker_id, now, until).await? else {
         return Ok(Recovered::NotOurs);
     };
     if attempt.status == OrderStatus::Pending {
@@ -179,14 +223,24 @@ async fn recover(state: &AppState, order_id: &str) -> Result<Recovered, AppError
         }
     }
     let outcome = recover_claimed(state, &attempt).await;
-    let (answered, last_answer) = match &outcome {
+    let timings = Timings::new(state.config.recovery_interval);
+    // Only a pass in which the PG answered backs off and counts toward the alert.
+    // One it answered with nothing usable waits a first step, so as not to spin
+    // on it; one the breaker or the budget held back is due again at once.
+    let (answered, next_at, last_answer) = match &outcome {
         Ok((Recovered::Settled | Recovered::NotOurs, _)) => return outcome.map(|(recovered, _)| recovered),
-        Ok((Recovered::Unsettled, answer)) => (true, answer.as_deref()),
-        Ok((Recovered::HeldBack | Recovered::OverBudget, answer)) => (false, answer.as_deref()),
-        Err(_) => (false, None),
+        Ok((Recovered::Unsettled, answer)) => {
+            let backoff = timings.pass_backoff(attempt.recovery_passes + 1);
+            (true, Some(now_ms() + lease::millis(backoff)), answer.as_deref())
+        }
+        Ok((Recovered::Unavailable, answer)) => {
+            (false, Some(now_ms() + lease::millis(timings.backoff_base)), answer.as_deref())
+        }
+        Ok((Recovered::HeldBack | Recovered::OverBudget, answer)) => (false, None, answer.as_deref()),
+        Err(_) => (false, None, None),
     };
-    let next_at = answered.then(|| now_ms() + millis(pass_backoff(attempt.recovery_passes + 1, backoff_base(state))));
-    let passes = state.db.release_unsettled(&attempt.order_id, next_at, answered, last_answer).await?;
+    let passes =
+        state.db.release_unsettled(&attempt.order_id, &state.worker_id, next_at, answered, last_answer).await?;
     if answered {
         metrics::recovery_exhausted();
         if passes == PASSES_BEFORE_ALERT {
@@ -208,10 +262,10 @@ async fn recover(state: &AppState, order_id: &str) -> Result<Recovered, AppError
 async fn recover_claimed(state: &AppState, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
     let answer = match look_up(state, attempt, expected).await? {
-        Call::Answered(answer) => answer,
-        Call::Refused(refused) => return Ok((refused, None)),
-        Call::Unavailable(answer) => return Ok((Recovered::HeldBack, Some(describe(&answer)))),
-        Call::SettledMeanwhile => return Ok((Recovered::NotOurs, None)),
+        Lookup::Answered(answer) => answer,
+        Lookup::Refused(refused) => return Ok((refused, None)),
+        Lookup::Unavailable(answer) => return Ok((Recovered::Unavailable, Some(describe(&answer)))),
+        Lookup::SettledMeanwhile => return Ok((Recovered::NotOurs, None)),
     };
     let transition = match status_verdict(status_answer(&answer, expected)) {
         StatusVerdict::Paid => Transition::Paid,
@@ -231,13 +285,15 @@ async fn resend(
     attempt: &Attempt,
     expected: Expected<'_>,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    if !state.db.is_unsettled(&attempt.order_id).await? {
-        return Ok((Recovered::NotOurs, None));
-    }
-    if let Some(refused) = refusal(state) {
+    if let Some(refused) = refusal(state, Call::Retry) {
         return Ok((refused, None));
     }
     let slot = state.pg.slot().await;
+    // Held for as long as the confirm may take; renewing re-reads the attempt too.
+    let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
+    if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
+        return Ok((Recovered::NotOurs, None));
+    }
     let call = PgConfirm {
         payment_key: &attempt.payment_key,
         order_id: &attempt.order_id,
@@ -246,6 +302,9 @@ async fn resend(
     };
     let answer = state.pg.client().confirm(call).await;
     drop(slot);
+    // The answer is in: a worker that dies now should not hold the attempt for a whole confirm.
+    let until = now_ms() + lease::millis(lease::margin(&state.config));
+    state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await?;
     note_health(state, &answer);
     let verdict = resend_verdict(confirm_answer(&answer, expected));
     metrics::recovery_call("resend", verdict_label(verdict));
@@ -254,7 +313,7 @@ async fn resend(
         ConfirmVerdict::Paid => Transition::Paid,
         ConfirmVerdict::Failed => Transition::Failed(failure_of(&answer)),
         ConfirmVerdict::Unreachable | ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => {
-            let recovered = if answer.shows_pg_unavailable() { Recovered::HeldBack } else { Recovered::Unsettled };
+            let recovered = if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
             return Ok((recovered, Some(describe(&answer))));
         }
     };
@@ -272,20 +331,27 @@ async fn settle_from_recovery(
     Ok(if applied.moved { Recovered::Settled } else { Recovered::NotOurs })
 }
 
-/// How a call recovery wanted to make went.
-enum Call {
+/// How a lookup recovery wanted to make went.
+enum Lookup {
     Answered(PgAnswer),
     /// Every try got no usable answer (the last one is kept).
     Unavailable(PgAnswer),
     /// The breaker or the budget refused the call.
     Refused(Recovered),
-    /// The attempt was settled by someone else before the call.
+    /// The attempt was settled, or taken over, by someone else before the call.
     SettledMeanwhile,
+}
+
+/// Whether a call is an attempt's first lookup of a pass, or a retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    FirstLookup,
+    Retry,
 }
 
 /// Looks the payment up, retrying with backoff and full jitter while the PG
 /// gives no usable answer. Re-reads the attempt before every call.
-async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) -> Result<Call, AppError> {
+async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) -> Result<Lookup, AppError> {
     let mut last = None;
     for retry in 0..LOOKUP_TRIES {
         if retry > 0 {
@@ -293,13 +359,16 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
             let wait = full_jitter(retry - 1, &mut rand::rng());
             tokio::time::sleep(wait).await;
         }
-        if !state.db.is_unsettled(&attempt.order_id).await? {
-            return Ok(Call::SettledMeanwhile);
-        }
-        if let Some(refused) = refusal(state) {
-            return Ok(last.map_or(Call::Refused(refused), Call::Unavailable));
+        let call = if retry == 0 { Call::FirstLookup } else { Call::Retry };
+        if let Some(refused) = refusal(state, call) {
+            return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
         let slot = state.pg.slot().await;
+        // Renewing re-reads the attempt: one settled meanwhile is not looked up.
+        let until = now_ms() + lease::millis(lease::for_lookup(&state.config));
+        if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
+            return Ok(Lookup::SettledMeanwhile);
+        }
         let answer = state.pg.client().payment(&attempt.payment_key).await;
         drop(slot);
         note_health(state, &answer);
@@ -312,27 +381,29 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
             "recovery looked the payment up"
         );
         if verdict != StatusVerdict::Retry {
-            return Ok(Call::Answered(answer));
+            return Ok(Lookup::Answered(answer));
         }
         last = Some(answer);
     }
-    Ok(Call::Unavailable(last.expect("at least one try")))
+    Ok(Lookup::Unavailable(last.expect("at least one try")))
 }
 
 /// Why the breaker or the budget does not let one more recovery call go now,
-/// or `None` when it may go (and is counted against the budget).
-fn refusal(state: &AppState) -> Option<Recovered> {
+/// or `None` when it may go (a retry is then counted against the budget).
+fn refusal(state: &AppState, call: Call) -> Option<Recovered> {
     // The budget first: a half-open breaker lets one probe through, and a probe
     // granted but never sent would leave it half-open for good.
-    if !state.budget.has_room() {
+    if call == Call::Retry && !state.budget.has_room() {
         metrics::recovery_over_budget();
         return Some(Recovered::OverBudget);
     }
     if !state.breaker.allows_call() {
         return Some(Recovered::HeldBack);
     }
-    // Another worker may have taken the last call since; going over by one is fine.
-    state.budget.try_recovery_call();
+    if call == Call::Retry {
+        // Another worker may have taken the last call since; going over by one is fine.
+        state.budget.try_recovery_call();
+    }
     None
 }
 
@@ -366,39 +437,27 @@ fn status_label(verdict: StatusVerdict) -> &'static str {
     }
 }
 
-/// How long a worker holds an attempt: long enough for every call of one pass
-/// (the lookups with their backoff, then a resend that may take a whole
-/// confirm timeout), with a margin. A killed worker's attempts are free again after it.
-pub fn lease(state: &AppState) -> Duration {
-    let config = &state.config;
-    let lookups = (config.pg_connect_timeout + config.pg_read_timeout.min(Duration::from_secs(10))) * LOOKUP_TRIES;
-    lookups + super::backoff::CAP + config.max_processing() * 3 / 2
-}
-
-/// The first backoff step: [`PASS_BACKOFF_BASE`], or the recovery interval if shorter.
-fn backoff_base(state: &AppState) -> Duration {
-    PASS_BACKOFF_BASE.min(state.config.recovery_interval)
-}
-
-/// How long an attempt waits after its `passes`-th answered-but-unsettled pass:
-/// doubling from `base` up to [`PASS_BACKOFF_CAP`], so one that the PG cannot
-/// settle yet is asked less and less often and never crowds out the others.
-fn pass_backoff(passes: u32, base: Duration) -> Duration {
-    base.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(PASS_BACKOFF_CAP)
-}
-
-fn millis(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn an_attempt_the_pg_cannot_settle_is_asked_less_and_less_often() {
-        let waits: Vec<u64> = (1..=10).map(|passes| pass_backoff(passes, PASS_BACKOFF_BASE).as_secs()).collect();
+        let timings = Timings::new(Duration::from_secs(60));
+        let waits: Vec<u64> = (1..=10).map(|passes| timings.pass_backoff(passes).as_secs()).collect();
         assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 640, 900, 900]);
-        assert_eq!(pass_backoff(u32::MAX, PASS_BACKOFF_BASE), PASS_BACKOFF_CAP);
+        assert_eq!(timings.pass_backoff(u32::MAX), timings.backoff_cap);
+    }
+
+    #[test]
+    fn timings_keep_their_proportions_to_the_interval() {
+        let shipped = Timings::new(Duration::from_secs(60));
+        assert_eq!(
+            (shipped.min_gap, shipped.budget_retry, shipped.breaker_cool_down),
+            (Duration::from_secs(1), Duration::from_secs(10), Duration::from_secs(30))
+        );
+        let tenfold = Timings::new(Duration::from_secs(6));
+        assert_eq!(tenfold.backoff_base, Duration::from_millis(500));
+        assert_eq!(tenfold.pass_backoff(3), Duration::from_secs(2));
     }
 }

@@ -62,6 +62,11 @@ pub struct PgClient {
 /// than a confirm, which may be processing at the card company.
 const LOOKUP_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest a lookup takes: connecting, and a read far shorter than a confirm's.
+pub fn lookup_timeout(connect_timeout: Duration, read_timeout: Duration) -> Duration {
+    connect_timeout + LOOKUP_READ_TIMEOUT.min(read_timeout)
+}
+
 impl PgClient {
     /// `read_timeout` bounds the wait for a confirm's answer once it is sent;
     /// `connect_timeout` bounds the connection, which fails before anything is sent.
@@ -75,7 +80,7 @@ impl PgClient {
         let base = Url::parse(base).expect("the PG URL was validated at start-up");
         let token = STANDARD.encode(format!("{secret_key}:"));
         let authorization = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
-        let lookup_timeout = connect_timeout + LOOKUP_READ_TIMEOUT.min(read_timeout);
+        let lookup_timeout = lookup_timeout(connect_timeout, read_timeout);
         Self { http, base, authorization, lookup_timeout }
     }
 

@@ -11,6 +11,6 @@ pub use classify::{
     ConfirmAnswer, ConfirmVerdict, Expected, StatusAnswer, StatusVerdict, confirm_answer, describe, failure_of,
     first_call_verdict, resend_verdict, status_answer, status_verdict,
 };
-pub use client::{PgAnswer, PgClient, PgConfirm};
+pub use client::{PgAnswer, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{PgGateway, PgSlot};
 pub use messages::customer_message;

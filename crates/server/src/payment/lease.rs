@@ -1,0 +1,47 @@
+//! How long a worker holds an attempt. A lease covers the call under way and
+//! a margin to store its answer, and is renewed before each call, so a worker
+//! that dies (or freezes) loses its attempts soon after the call it was making
+//! could have ended, and never while that call could still come back.
+
+use std::time::Duration;
+
+use crate::config::ServerConfig;
+
+/// The margin beyond a call's longest wait: time to store what it learned. A
+/// tenth of the longest confirm, within 1 to 5 seconds.
+pub fn margin(config: &ServerConfig) -> Duration {
+    (config.max_processing() / 10).clamp(Duration::from_secs(1), Duration::from_secs(5))
+}
+
+/// While a confirm (the customer's, or a resend) is out.
+pub fn for_confirm(config: &ServerConfig) -> Duration {
+    config.max_processing() + margin(config)
+}
+
+/// While a lookup is out.
+pub fn for_lookup(config: &ServerConfig) -> Duration {
+    crate::pg::lookup_timeout(config.pg_connect_timeout, config.pg_read_timeout) + margin(config)
+}
+
+/// Milliseconds, as leases are stored.
+pub fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leases_cover_the_call_and_a_margin_scaled_to_the_timeouts() {
+        let shipped = ServerConfig::defaults();
+        assert_eq!(margin(&shipped), Duration::from_secs(5));
+        assert_eq!(for_confirm(&shipped), Duration::from_secs(68));
+        assert_eq!(for_lookup(&shipped), Duration::from_secs(18));
+        let mut quick = ServerConfig::defaults();
+        quick.pg_connect_timeout = Duration::from_millis(300);
+        quick.pg_read_timeout = Duration::from_secs(6);
+        assert_eq!(margin(&quick), Duration::from_secs(1));
+        assert_eq!(for_lookup(&quick), Duration::from_millis(7_300));
+    }
+}
