@@ -1,0 +1,118 @@
+//! The campaign's settings: command-line flags, all times in real (unscaled)
+//! units of the shipped configuration, multiplied by `--time-scale`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Runs many virtual customers against real order servers and a fake PG with
+/// every fault at once, kills and freezes servers, and checks every order
+/// against the PG's ledger.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "payonce-chaos", version, about)]
+pub struct Options {
+    /// Virtual customers, each paying for one order exactly as the page does.
+    #[arg(long, default_value_t = 200)]
+    pub customers: u32,
+
+    /// Customers arrive at random over this period (before the time scale).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub arrival: Duration,
+
+    /// Order servers sharing one database.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub servers: u32,
+
+    /// SIGKILLs of a random order server at random moments; each is restarted at once on its port.
+    #[arg(long, default_value_t = 5)]
+    pub kills: u32,
+
+    /// Freeze a random order server (SIGSTOP) this many times, for `--freeze-for` each.
+    #[arg(long, default_value_t = 0)]
+    pub freezes: u32,
+
+    /// How long a frozen server stays frozen (before the time scale).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub freeze_for: Duration,
+
+    /// A PG outage this long, at a random moment (before the time scale); 0s for none.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub pg_outage: Duration,
+
+    /// Multiplies every duration: the PG's latencies and periods, the server's
+    /// timeouts and recovery interval, the page's waits, the arrival period.
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+
+    /// Seed of the arrivals, the chaos schedule and the PG's faults.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// The PG's contract limit (confirms in processing at once).
+    #[arg(long, default_value_t = 60)]
+    pub contract_limit: u32,
+
+    /// How long after the last customer every payment must be settled (before the time scale).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub settle_within: Duration,
+
+    /// Where `payonce-server` and `fake-pg` are; defaults to this binary's own folder.
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+
+    /// Write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+
+    /// Keep the logs and the database here instead of a temporary folder.
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+
+    /// No progress bar (for logs and CI).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Options {
+    /// A duration of the shipped configuration at this campaign's time scale.
+    pub fn scaled(&self, duration: Duration) -> Duration {
+        duration.mul_f64(self.time_scale)
+    }
+
+    /// Refuses settings that cannot make a campaign.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 10.0) {
+            return Err(format!("--time-scale must be above 0 and at most 10, got {}", self.time_scale));
+        }
+        if self.customers == 0 {
+            return Err("--customers must be at least 1".to_owned());
+        }
+        Ok(())
+    }
+}
+
+fn parse_duration(value: &str) -> Result<Duration, String> {
+    humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_a_short_campaign_at_real_time() {
+        let options = Options::parse_from(["payonce-chaos"]);
+        assert_eq!((options.customers, options.kills, options.servers), (200, 5, 1));
+        assert_eq!(options.scaled(Duration::from_secs(60)), Duration::from_secs(60));
+        assert_eq!(options.validate(), Ok(()));
+    }
+
+    #[test]
+    fn durations_scale_and_bad_scales_are_refused() {
+        let options = Options::parse_from(["payonce-chaos", "--time-scale", "0.1", "--arrival", "2m"]);
+        assert_eq!(options.scaled(options.arrival), Duration::from_secs(12));
+        assert!(Options::parse_from(["payonce-chaos", "--time-scale", "0"]).validate().is_err());
+        assert!(Options::parse_from(["payonce-chaos", "--customers", "0"]).validate().is_err());
+    }
+}

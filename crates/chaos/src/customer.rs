@@ -1,0 +1,160 @@
+//! A virtual customer who behaves exactly like the checkout page: one order,
+//! one confirm POST with a fresh idempotency key, a hang-up at the confirm wait,
+//! then only checks of the order; at the end of the window, the server (never
+//! the customer) decides "not received". What the customer was told is kept
+//! to be compared with the truth later.
+
+use std::time::Duration;
+
+use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, Order, OrderStatus};
+use rand::Rng;
+use reqwest::{Client, StatusCode};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::stack::Stack;
+
+/// The page's timings at the campaign's time scale.
+#[derive(Debug, Clone, Copy)]
+pub struct PageTimings {
+    pub confirm_wait: Duration,
+    pub poll_interval: Duration,
+    pub poll_attempts: u32,
+    /// A check that takes longer learned nothing (the page's 5 s).
+    pub check_timeout: Duration,
+}
+
+/// What the customer's screen said last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Told {
+    Paid,
+    /// Failed, not charged.
+    Failed,
+    /// Charged, then refunded.
+    Refunded,
+    /// "We could not confirm your payment yet."
+    Unresolved,
+    /// The shop could not take the order at all.
+    NoOrder,
+}
+
+/// One customer's story.
+#[derive(Debug, Clone, Serialize)]
+pub struct Visit {
+    pub order_id: Option<String>,
+    pub told: Told,
+    /// Whether the confirm POST left the customer's browser.
+    pub confirm_sent: bool,
+}
+
+/// Creating an order is retried this often (a customer pressing Pay again on
+/// an error), a second (scaled) apart.
+const ORDER_TRIES: u32 = 10;
+
+/// Pays for one order.
+pub async fn visit(stack: &Stack, timings: PageTimings, pause: Duration) -> Visit {
+    let client = Client::builder().cookie_store(true).build().expect("the HTTP client builds");
+    let Some(order) = create_order(stack, &client, pause).await else {
+        return Visit { order_id: None, told: Told::NoOrder, confirm_sent: false };
+    };
+    let payment_key = format!("pk_{}", order.order_id);
+    let idempotency_key = uuid::Uuid::new_v4().to_string();
+    let confirm = client
+        .post(format!("{}/api/orders/{}/confirm", stack.server_url(), order.order_id))
+        .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
+        .json(&json!({"payment_key": payment_key, "amount": order.amount}))
+        .timeout(timings.confirm_wait)
+        .send()
+        .await;
+    let answered = match confirm {
+        Ok(response) => told_by_confirm(response).await,
+        Err(_) => None,
+    };
+    let told = match answered {
+        Some(told) => told,
+        None => check_until_told(stack, &client, &order.order_id, timings).await,
+    };
+    Visit { order_id: Some(order.order_id), told, confirm_sent: true }
+}
+
+async fn create_order(stack: &Stack, client: &Client, pause: Duration) -> Option<Order> {
+    for _ in 0..ORDER_TRIES {
+        let sku = ["POUR-OVER-SET", "CERAMIC-MUG", "BEANS-200G", "TEA-TOWEL"][rand::rng().random_range(0..4)];
+        let response = client
+            .post(format!("{}/api/orders", stack.server_url()))
+            .json(&json!({"items": [{"sku": sku, "quantity": 1}]}))
+            .send()
+            .await;
+        if let Ok(response) = response
+            && response.status() == StatusCode::CREATED
+            && let Ok(order) = response.json::<Order>().await
+        {
+            return Some(order);
+        }
+        tokio::time::sleep(pause).await;
+    }
+    None
+}
+
+/// What the confirm's answer settles for the page, as `flow::classify_confirm`
+/// decides it: a final order in the body or in the error; a refusal.
+async fn told_by_confirm(response: reqwest::Response) -> Option<Told> {
+    let status = response.status();
+    if status == StatusCode::OK {
+        return response.json::<Order>().await.ok().and_then(|order| told_by_order(&order));
+    }
+    if !status.is_client_error() || status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::REQUEST_TIMEOUT {
+        return None;
+    }
+    let error: ApiErrorBody = response.json().await.ok()?;
+    match (&error.order, error.code.as_str()) {
+        (Some(order), _) => told_by_order(order),
+        (None, "PAYMENT_IN_PROGRESS" | "ORDER_NOT_FOUND") => None,
+        (None, _) => Some(Told::Failed),
+    }
+}
+
+fn told_by_order(order: &Order) -> Option<Told> {
+    match order.status {
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded => Some(Told::Paid),
+        OrderStatus::Failed => Some(Told::Failed),
+        OrderStatus::Canceled => Some(Told::Refunded),
+        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => None,
+    }
+}
+
+/// The page's checking: a check every interval until the order is final or
+/// the window closes; then, if the server never had the confirm, it asks the
+/// server to close the order and shows what the server answers.
+async fn check_until_told(stack: &Stack, client: &Client, order_id: &str, timings: PageTimings) -> Told {
+    let mut server_has_confirm = None;
+    for _ in 0..timings.poll_attempts {
+        tokio::time::sleep(timings.poll_interval).await;
+        let response = client
+            .get(format!("{}/api/orders/{order_id}", stack.server_url()))
+            .timeout(timings.check_timeout)
+            .send()
+            .await;
+        let Ok(response) = response else { continue };
+        let Ok(order) = response.json::<Order>().await else { continue };
+        if let Some(told) = told_by_order(&order) {
+            return told;
+        }
+        server_has_confirm = Some(order.status != OrderStatus::Created);
+    }
+    if server_has_confirm == Some(false) {
+        let closed = client
+            .post(format!("{}/api/orders/{order_id}/abandon", stack.server_url()))
+            .timeout(timings.check_timeout)
+            .send()
+            .await;
+        if let Ok(response) = closed
+            && let Ok(order) = response.json::<Order>().await
+            && let Some(told) = told_by_order(&order)
+        {
+            return told;
+        }
+    }
+    Told::Unresolved
+}

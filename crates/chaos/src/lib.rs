@@ -1,0 +1,255 @@
+//! Chaos campaigns against payonce: virtual customers who behave like the
+//! page, a fake PG with every fault at once, order servers killed and frozen
+//! mid-payment, and a checker that compares every order with the PG's ledger.
+//!
+//! # Layout
+//!
+//! - `cli`: the campaign's flags.
+//! - `schedule`: arrivals and chaos, drawn from the seed.
+//! - `processes`: the real binaries as child processes (start, SIGKILL, SIGSTOP).
+//! - `stack`: the fake PG and the order servers of a campaign.
+//! - `customer`: one customer's visit, exactly as the page behaves.
+//! - `check`: every order against the ledger.
+//! - `report`: the figures, as a table and as JSON.
+
+pub mod check;
+pub mod cli;
+pub mod customer;
+pub mod processes;
+pub mod report;
+pub mod schedule;
+pub mod stack;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use payonce_api::OrderStatus;
+
+use crate::check::{Truth, quantile};
+use crate::cli::Options;
+use crate::customer::{PageTimings, Told, Visit};
+use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings};
+use crate::schedule::{Chaos, Schedule};
+use crate::stack::Stack;
+
+/// Why a campaign could not run to its report.
+#[derive(Debug, thiserror::Error)]
+pub enum ChaosError {
+    #[error("{0}")]
+    Options(String),
+    #[error(transparent)]
+    Process(#[from] processes::ProcessError),
+    #[error("cannot read the PG's ledger: {0}")]
+    Pg(#[from] reqwest::Error),
+    #[error("cannot read the orders: {0}")]
+    Database(String),
+    #[error("cannot make a work folder: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs one campaign to its report.
+pub async fn run(options: &Options) -> Result<Report, ChaosError> {
+    options.validate().map_err(ChaosError::Options)?;
+    let started = Instant::now();
+    let temporary = tempfile::tempdir()?;
+    let work_dir = options.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());
+    std::fs::create_dir_all(&work_dir)?;
+    let bin_dir = processes::bin_dir(options.bin_dir.as_deref());
+    let stack = Arc::new(Stack::start(options, &bin_dir, &work_dir).await?);
+    let schedule = Schedule::draw(options, stack.server_count());
+    let progress = progress_bar(options);
+
+    let chaos = tokio::spawn(apply_chaos(stack.clone(), schedule.chaos.clone(), options.scaled(options.freeze_for)));
+    let visits = visit_all(&stack, options, &schedule, &progress).await;
+    let (applied, outage_ended_at_ms) = chaos.await.unwrap_or_default();
+    progress.finish_and_clear();
+
+    let db = stack.db().await.map_err(database)?;
+    let deadline = Instant::now() + options.scaled(options.settle_within);
+    while db.count_unsettled().await.map_err(database)? > 0 && Instant::now() < deadline {
+        tokio::time::sleep(options.scaled(Duration::from_secs(1)).max(Duration::from_millis(50))).await;
+    }
+
+    let stats = stack.pg_stats().await?;
+    let mut truths = BTreeMap::new();
+    for order_id in visits.iter().filter_map(|visit| visit.order_id.as_ref()) {
+        let truth = truth_of(&db, order_id, stats.charges_by_order.get(order_id).copied().unwrap_or(0)).await?;
+        truths.insert(order_id.clone(), truth);
+    }
+    let verdicts = check::check(&visits, &truths, &stats.double_charges);
+    Ok(Report {
+        settings: Settings {
+            customers: options.customers,
+            servers: options.servers,
+            kills: options.kills,
+            freezes: options.freezes,
+            pg_outage_s: options.scaled(options.pg_outage).as_secs_f64(),
+            time_scale: options.time_scale,
+            seed: options.seed,
+            contract_limit: options.contract_limit,
+        },
+        customers: visits.len(),
+        orders: truths.len(),
+        told: told_counts(&visits),
+        final_statuses: truths.values().fold(BTreeMap::new(), |mut counts, truth| {
+            *counts.entry(truth.status.as_str().to_owned()).or_insert(0) += 1;
+            counts
+        }),
+        verdicts,
+        settle_ms: quantiles(truths.values().filter_map(|truth| truth.settle_ms)),
+        settle_unknown_ms: quantiles(
+            truths.values().filter(|truth| truth.went_through_unknown).filter_map(|truth| truth.settle_ms),
+        ),
+        settle_after_outage_ms: quantiles(outage_ended_at_ms.into_iter().flat_map(|ended| {
+            // Payments made before the outage ended and settled after it.
+            truths.values().filter_map(move |truth| {
+                let settled = truth.settled_at_ms?;
+                let made = settled - truth.settle_ms?;
+                (made < ended && settled > ended).then_some(settled - ended)
+            })
+        })),
+        pg: PgFigures {
+            confirm_requests: stats.confirm_requests,
+            processings: stats.processings,
+            lookups: stats.lookups,
+            faults_injected: stats.faults_injected.total,
+            contract_limit_rejections: stats.contract_limit_rejections,
+            charges: stats.charges_by_order.values().sum(),
+            double_charges: stats.double_charges.len(),
+        },
+        chaos: applied,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn progress_bar(options: &Options) -> ProgressBar {
+    if options.quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(u64::from(options.customers));
+    let style = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} customers  {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar
+}
+
+/// Every customer arrives at its time and pays; returns their visits in arrival order.
+async fn visit_all(stack: &Arc<Stack>, options: &Options, schedule: &Schedule, progress: &ProgressBar) -> Vec<Visit> {
+    let timings = PageTimings {
+        confirm_wait: options.scaled(Duration::from_secs(15)),
+        poll_interval: options.scaled(Duration::from_secs(2)),
+        poll_attempts: 25,
+        check_timeout: options.scaled(Duration::from_secs(5)),
+    };
+    let pause = options.scaled(Duration::from_secs(1));
+    let start = tokio::time::Instant::now();
+    let tasks: Vec<_> = schedule
+        .arrivals
+        .iter()
+        .map(|&arrival| {
+            let stack = stack.clone();
+            let progress = progress.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep_until(start + arrival).await;
+                let visit = customer::visit(&stack, timings, pause).await;
+                progress.inc(1);
+                visit
+            })
+        })
+        .collect();
+    let mut visits = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        if let Ok(visit) = task.await {
+            visits.push(visit);
+        }
+    }
+    visits
+}
+
+/// Carries out the schedule's chaos; returns what was applied and when the outage ended.
+async fn apply_chaos(
+    stack: Arc<Stack>,
+    chaos: Vec<(Duration, Chaos)>,
+    freeze_for: Duration,
+) -> (ChaosApplied, Option<i64>) {
+    let start = tokio::time::Instant::now();
+    let mut applied = ChaosApplied::default();
+    let mut outage_ended_at_ms = None;
+    let mut freezes = Vec::new();
+    for (at, act) in chaos {
+        tokio::time::sleep_until(start + at).await;
+        match act {
+            Chaos::Kill { server } => {
+                if stack.kill_and_restart(server).await.is_ok() {
+                    applied.kills += 1;
+                }
+            }
+            Chaos::Freeze { server } => {
+                let stack = stack.clone();
+                freezes.push(tokio::spawn(async move { stack.freeze(server, freeze_for).await }));
+                applied.freezes += 1;
+            }
+            Chaos::OutageStart => {
+                if stack.pg_outage(true).await.is_ok() {
+                    applied.outages += 1;
+                }
+            }
+            Chaos::OutageEnd => {
+                let _ = stack.pg_outage(false).await;
+                outage_ended_at_ms = Some(epoch_ms());
+            }
+        }
+    }
+    for freeze in freezes {
+        let _ = freeze.await;
+    }
+    (applied, outage_ended_at_ms)
+}
+
+async fn truth_of(db: &payonce_server::db::Db, order_id: &str, charges: u64) -> Result<Truth, ChaosError> {
+    let order = db.order(order_id).await.map_err(database)?;
+    let status = order.map_or(OrderStatus::Created, |order| order.status);
+    let events = db.events(order_id).await.map_err(database)?;
+    let went_through_unknown = events.iter().any(|event| event.to_status == OrderStatus::Unknown.as_str());
+    let settled_at_ms = status.is_final().then(|| events.last().map(|event| event.at_ms)).flatten();
+    // Only payments sent to the PG take time to settle; a refusal or a closed order is final at once.
+    let sent = events.first().filter(|first| first.to_status == OrderStatus::Pending.as_str());
+    let settle_ms = sent.zip(settled_at_ms).map(|(first, settled)| settled - first.at_ms);
+    Ok(Truth { status, charges, went_through_unknown, settle_ms, settled_at_ms })
+}
+
+fn database(error: impl std::fmt::Display) -> ChaosError {
+    ChaosError::Database(error.to_string())
+}
+
+fn told_counts(visits: &[Visit]) -> report::Told {
+    let mut told = report::Told::default();
+    for visit in visits {
+        match visit.told {
+            Told::Paid => told.paid += 1,
+            Told::Failed => told.failed += 1,
+            Told::Refunded => told.refunded += 1,
+            Told::Unresolved => told.unresolved += 1,
+            Told::NoOrder => told.no_order += 1,
+        }
+    }
+    told
+}
+
+fn quantiles(values: impl Iterator<Item = i64>) -> Quantiles {
+    let values: Vec<i64> = values.collect();
+    Quantiles {
+        count: values.len(),
+        p50: quantile(&values, 0.5),
+        p99: quantile(&values, 0.99),
+        max: values.iter().max().copied(),
+    }
+}
+
+fn epoch_ms() -> i64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}

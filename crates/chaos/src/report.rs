@@ -1,0 +1,144 @@
+//! What a campaign found: a table for people, JSON for tools.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::check::Verdicts;
+
+/// Everything a campaign measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub settings: Settings,
+    pub customers: usize,
+    pub orders: usize,
+    /// What customers' screens said last: paid, failed, refunded, unresolved, no order.
+    pub told: Told,
+    /// Orders by final status.
+    pub final_statuses: std::collections::BTreeMap<String, usize>,
+    pub verdicts: Verdicts,
+    /// Time from a payment's attempt to its final status, in ms.
+    pub settle_ms: Quantiles,
+    /// The same, for payments that went through UNKNOWN.
+    pub settle_unknown_ms: Quantiles,
+    /// From the end of the PG outage to the settlement of each payment still
+    /// unsettled then, in ms (empty without an outage).
+    pub settle_after_outage_ms: Quantiles,
+    pub pg: PgFigures,
+    pub chaos: ChaosApplied,
+    pub elapsed_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub customers: u32,
+    pub servers: u32,
+    pub kills: u32,
+    pub freezes: u32,
+    pub pg_outage_s: f64,
+    pub time_scale: f64,
+    pub seed: u64,
+    pub contract_limit: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Told {
+    pub paid: usize,
+    pub failed: usize,
+    pub refunded: usize,
+    pub unresolved: usize,
+    pub no_order: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Quantiles {
+    pub count: usize,
+    pub p50: Option<i64>,
+    pub p99: Option<i64>,
+    pub max: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PgFigures {
+    pub confirm_requests: u64,
+    pub processings: u64,
+    pub lookups: u64,
+    pub faults_injected: u64,
+    pub contract_limit_rejections: u64,
+    pub charges: u64,
+    /// Orders the PG itself reports charged more than once.
+    pub double_charges: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChaosApplied {
+    pub kills: u32,
+    pub freezes: u32,
+    pub outages: u32,
+}
+
+impl Report {
+    /// Whether the campaign found anything wrong.
+    pub fn failed(&self) -> bool {
+        self.verdicts.failed() || self.pg.double_charges > 0
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.settings;
+        writeln!(
+            f,
+            "payonce-chaos: {} customers, {} server(s), {} kills, {} freezes, PG outage {:.0} s, time scale {}, seed {}",
+            s.customers, s.servers, self.chaos.kills, self.chaos.freezes, s.pg_outage_s, s.time_scale, s.seed
+        )?;
+        let v = &self.verdicts;
+        let rows: [(&str, String); 13] = [
+            ("orders", self.orders.to_string()),
+            ("lost (charged, not paid)", v.lost.len().to_string()),
+            ("unexpected (paid, no charge)", v.unexpected.len().to_string()),
+            ("duplicated (charged twice)", v.duplicated.len().to_string()),
+            ("stuck (still unsettled)", v.stuck.len().to_string()),
+            ("contradicted (told otherwise)", v.contradicted.len().to_string()),
+            ("recovered (through UNKNOWN, right)", v.recovered.to_string()),
+            ("double charges at the PG", self.pg.double_charges.to_string()),
+            (
+                "told paid / failed / refunded / unresolved / no order",
+                format!(
+                    "{} / {} / {} / {} / {}",
+                    self.told.paid, self.told.failed, self.told.refunded, self.told.unresolved, self.told.no_order
+                ),
+            ),
+            ("final statuses", format!("{:?}", self.final_statuses)),
+            ("time to settle p50 / p99 / max", quantiles(&self.settle_ms)),
+            ("  through UNKNOWN p50 / p99 / max", quantiles(&self.settle_unknown_ms)),
+            (
+                "PG confirms / processings / lookups / faults",
+                format!(
+                    "{} / {} / {} / {}",
+                    self.pg.confirm_requests, self.pg.processings, self.pg.lookups, self.pg.faults_injected
+                ),
+            ),
+        ];
+        let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+        for (name, value) in rows {
+            writeln!(f, "  {name:<width$}  {value}")?;
+        }
+        if self.settle_after_outage_ms.count > 0 {
+            writeln!(
+                f,
+                "  {:<width$}  {}",
+                "settled after the outage p50 / p99 / max",
+                quantiles(&self.settle_after_outage_ms)
+            )?;
+        }
+        writeln!(f, "  {:<width$}  {:.1} s", "elapsed", self.elapsed_s)?;
+        let verdict = if self.failed() { "FAILED" } else { "ok: every order agrees with the PG's ledger" };
+        write!(f, "{verdict}")
+    }
+}
+
+fn quantiles(q: &Quantiles) -> String {
+    let seconds = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{:.2} s", ms as f64 / 1000.0));
+    format!("{} / {} / {}  ({} payments)", seconds(q.p50), seconds(q.p99), seconds(q.max), q.count)
+}

@@ -1,0 +1,105 @@
+//! When customers arrive and when chaos strikes, drawn from the seed so a
+//! campaign can be run again the same way.
+
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::cli::Options;
+
+/// One act of chaos.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chaos {
+    /// SIGKILL this server and start it again.
+    Kill {
+        server: usize,
+    },
+    /// SIGSTOP this server for a while, then SIGCONT.
+    Freeze {
+        server: usize,
+    },
+    /// The PG stops answering its API, until `OutageEnd`.
+    OutageStart,
+    OutageEnd,
+}
+
+/// A campaign's timeline, from its start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    /// When each customer arrives, in order.
+    pub arrivals: Vec<Duration>,
+    /// What happens when, in order.
+    pub chaos: Vec<(Duration, Chaos)>,
+}
+
+impl Schedule {
+    pub fn draw(options: &Options, servers: usize) -> Self {
+        let mut rng = StdRng::seed_from_u64(options.seed);
+        let period = options.scaled(options.arrival);
+        let at = |rng: &mut StdRng| period.mul_f64(rng.random::<f64>());
+        let mut arrivals: Vec<Duration> = (0..options.customers).map(|_| at(&mut rng)).collect();
+        arrivals.sort();
+        let mut chaos = Vec::new();
+        for _ in 0..options.kills {
+            chaos.push((at(&mut rng), Chaos::Kill { server: rng.random_range(0..servers) }));
+        }
+        for _ in 0..options.freezes {
+            chaos.push((at(&mut rng), Chaos::Freeze { server: rng.random_range(0..servers) }));
+        }
+        let outage = options.scaled(options.pg_outage);
+        if !outage.is_zero() {
+            let start = period.saturating_sub(outage).mul_f64(rng.random::<f64>());
+            chaos.push((start, Chaos::OutageStart));
+            chaos.push((start + outage, Chaos::OutageEnd));
+        }
+        chaos.sort_by_key(|(at, _)| *at);
+        Self { arrivals, chaos }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn options(args: &[&str]) -> Options {
+        Options::parse_from(std::iter::once("payonce-chaos").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn a_seed_draws_the_same_campaign_and_another_seed_another() {
+        let first = Schedule::draw(&options(&["--seed", "7"]), 3);
+        assert_eq!(first, Schedule::draw(&options(&["--seed", "7"]), 3));
+        assert_ne!(first, Schedule::draw(&options(&["--seed", "8"]), 3));
+    }
+
+    #[test]
+    fn everything_happens_within_the_arrival_period_in_order() {
+        let options = options(&[
+            "--customers",
+            "50",
+            "--kills",
+            "4",
+            "--freezes",
+            "2",
+            "--pg-outage",
+            "1m",
+            "--time-scale",
+            "0.1",
+        ]);
+        let schedule = Schedule::draw(&options, 2);
+        let period = Duration::from_secs(60);
+        assert_eq!(schedule.arrivals.len(), 50);
+        assert!(schedule.arrivals.is_sorted() && schedule.arrivals.iter().all(|at| *at <= period));
+        let kinds: Vec<_> = schedule.chaos.iter().map(|(_, chaos)| *chaos).collect();
+        assert_eq!(kinds.iter().filter(|chaos| matches!(chaos, Chaos::Kill { .. })).count(), 4);
+        assert_eq!(kinds.iter().filter(|chaos| matches!(chaos, Chaos::Freeze { .. })).count(), 2);
+        let start = schedule.chaos.iter().find(|(_, chaos)| *chaos == Chaos::OutageStart).unwrap().0;
+        let end = schedule.chaos.iter().find(|(_, chaos)| *chaos == Chaos::OutageEnd).unwrap().0;
+        assert_eq!(end - start, Duration::from_secs(6));
+        assert!(end <= period);
+        assert!(schedule.chaos.is_sorted_by_key(|(at, _)| *at));
+    }
+}

@@ -1,0 +1,170 @@
+//! The system under test: one fake PG with every fault at once, and order
+//! servers sharing one database, each on a port it keeps across restarts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use fake_pg::Stats;
+use payonce_server::db::Db;
+use serde_json::json;
+
+use crate::cli::Options;
+use crate::processes::{ProcessError, Program, Running};
+
+/// The fake PG's faults in a campaign: every kind at once.
+pub const FAULTS: [(&str, f64); 7] = [
+    ("--decline-rate", 0.08),
+    ("--error-500-rate", 0.03),
+    ("--rate-limit-429-rate", 0.03),
+    ("--forbidden-consecutive-rate", 0.02),
+    ("--reset-before-processing-rate", 0.03),
+    ("--reset-after-charge-rate", 0.04),
+    ("--error-500-after-charge-rate", 0.04),
+];
+
+/// A running fake PG and order servers.
+pub struct Stack {
+    pg: Running,
+    servers: Vec<Mutex<Option<Running>>>,
+    programs: Vec<Program>,
+    urls: Vec<String>,
+    next: AtomicUsize,
+    pub db_path: PathBuf,
+    http: reqwest::Client,
+}
+
+impl Stack {
+    /// Starts the fake PG, then the servers, each on a port of its own.
+    pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ProcessError> {
+        let pg = pg_program(options, bin_dir, work_dir).start().await?;
+        let db_path = work_dir.join("payonce.db");
+        let mut servers = Vec::new();
+        let mut programs = Vec::new();
+        let mut urls = Vec::new();
+        for index in 0..options.servers {
+            // First on any port, then always again on the one it got.
+            let first = server_program(options, bin_dir, work_dir, index, &pg.url, &db_path, "127.0.0.1:0");
+            let running = first.start().await?;
+            let listen = running.url.trim_start_matches("http://").to_owned();
+            programs.push(server_program(options, bin_dir, work_dir, index, &pg.url, &db_path, &listen));
+            urls.push(running.url.clone());
+            servers.push(Mutex::new(Some(running)));
+        }
+        let http = reqwest::Client::new();
+        Ok(Self { pg, servers, programs, urls, next: AtomicUsize::new(0), db_path, http })
+    }
+
+    /// An order server for the next request, spread over all of them as a load balancer would.
+    pub fn server_url(&self) -> &str {
+        &self.urls[self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()]
+    }
+
+    pub fn server_count(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// SIGKILLs server `index` and starts it again on its port, as a supervisor would.
+    pub async fn kill_and_restart(&self, index: usize) -> Result<(), ProcessError> {
+        let running = self.servers[index].lock().expect("server slot").take();
+        if let Some(running) = running {
+            running.kill().await;
+        }
+        let mut tries = 0;
+        let restarted = loop {
+            match self.programs[index].start().await {
+                Ok(running) => break running,
+                // The port may take a moment to be free again.
+                Err(_) if tries < 20 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => return Err(error),
+            }
+        };
+        *self.servers[index].lock().expect("server slot") = Some(restarted);
+        Ok(())
+    }
+
+    /// Freezes server `index` for `how_long` (SIGSTOP, then SIGCONT).
+    pub async fn freeze(&self, index: usize, how_long: Duration) -> Result<(), ProcessError> {
+        self.with_server(index, Running::freeze)?;
+        tokio::time::sleep(how_long).await;
+        self.with_server(index, Running::thaw)
+    }
+
+    fn with_server(&self, index: usize, action: fn(&Running) -> Result<(), ProcessError>) -> Result<(), ProcessError> {
+        match self.servers[index].lock().expect("server slot").as_ref() {
+            Some(running) => action(running),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts or ends a PG outage: every API call answered 503.
+    pub async fn pg_outage(&self, on: bool) -> Result<(), reqwest::Error> {
+        self.http.put(format!("{}/__admin/config", self.pg.url)).json(&json!({"outage": on})).send().await?;
+        Ok(())
+    }
+
+    /// The PG's counters and ledger.
+    pub async fn pg_stats(&self) -> Result<Stats, reqwest::Error> {
+        self.http.get(format!("{}/__admin/stats", self.pg.url)).send().await?.json().await
+    }
+
+    /// The shared database, opened beside the servers.
+    pub async fn db(&self) -> Result<Db, payonce_server::RunError> {
+        Ok(Db::open(&self.db_path, 4).await?)
+    }
+}
+
+fn millis(duration: Duration) -> String {
+    format!("{}ms", duration.as_millis().max(1))
+}
+
+fn pg_program(options: &Options, bin_dir: &Path, work_dir: &Path) -> Program {
+    let mut args: Vec<String> =
+        ["--listen", "127.0.0.1:0", "--latency", "2s", "--slow-tail", "0.05:70s", "--replay", "toss"]
+            .map(str::to_owned)
+            .to_vec();
+    args.extend(["--contract-limit".to_owned(), options.contract_limit.to_string()]);
+    args.extend(["--seed".to_owned(), options.seed.to_string()]);
+    args.extend(["--time-scale".to_owned(), options.time_scale.to_string()]);
+    for (flag, rate) in FAULTS {
+        args.extend([flag.to_owned(), rate.to_string()]);
+    }
+    Program { binary: bin_dir.join("fake-pg"), args, log: work_dir.join("fake-pg.log") }
+}
+
+fn server_program(
+    options: &Options,
+    bin_dir: &Path,
+    work_dir: &Path,
+    index: u32,
+    pg_url: &str,
+    db_path: &Path,
+    listen: &str,
+) -> Program {
+    let scaled = |seconds: u64| millis(options.scaled(Duration::from_secs(seconds)));
+    let args = vec![
+        "--listen".to_owned(),
+        listen.to_owned(),
+        "--db".to_owned(),
+        db_path.display().to_string(),
+        "--pg-url".to_owned(),
+        pg_url.to_owned(),
+        "--confirm-wait".to_owned(),
+        scaled(15),
+        "--poll-interval".to_owned(),
+        scaled(2),
+        "--poll-attempts".to_owned(),
+        "25".to_owned(),
+        "--pg-connect-timeout".to_owned(),
+        scaled(3),
+        "--pg-read-timeout".to_owned(),
+        scaled(60),
+        "--recovery-interval".to_owned(),
+        scaled(60),
+    ];
+    Program { binary: bin_dir.join("payonce-server"), args, log: work_dir.join(format!("server-{index}.log")) }
+}

@@ -1,0 +1,35 @@
+//! A short chaos campaign, as the test command runs it: 200 customers over
+//! 30 s, every PG fault at once, five server kills, a freeze and a PG outage,
+//! at a tenth of real time. It needs the `payonce-server` and `fake-pg`
+//! binaries beside this test's (`cargo test --workspace` builds them).
+
+use clap::Parser;
+use payonce_chaos::cli::Options;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_campaign_ends_with_every_order_agreeing_with_the_pg_ledger() {
+    let options = Options::parse_from([
+        "payonce-chaos",
+        "--customers",
+        "200",
+        "--arrival",
+        "5m",
+        "--kills",
+        "5",
+        "--freezes",
+        "1",
+        "--pg-outage",
+        "30s",
+        "--time-scale",
+        "0.1",
+        "--quiet",
+    ]);
+    let report = payonce_chaos::run(&options).await.expect("the campaign runs");
+    println!("{report}");
+
+    assert!(!report.failed(), "the campaign found orders that disagree with the ledger:\n{report}");
+    assert_eq!((report.chaos.kills, report.chaos.freezes, report.chaos.outages), (5, 1, 1), "all the chaos happened");
+    assert!(report.orders >= 190, "most customers could order despite the kills: {}", report.orders);
+    assert!(report.verdicts.recovered > 0, "some payments went through UNKNOWN and were recovered");
+    assert!(report.pg.faults_injected > 0);
+}
