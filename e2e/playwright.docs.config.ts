@@ -5,6 +5,7 @@ import base from './playwright.config';
 //   cd e2e && npx playwright test -c playwright.docs.config.ts
 export default defineConfig({
   ...base,
+  projects: undefined,
   testDir: './docs',
   workers: 1,
   reporter: 'list',

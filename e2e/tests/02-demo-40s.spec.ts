@@ -8,7 +8,11 @@ test('a 40-second approval shows checking at 15 s and paid by 43 s', async ({ pa
   test.setTimeout(90_000);
   const confirm = await checkout(page, 'approve_40s');
   await confirm.expectState('submitting');
-  await expect(page.getByTestId('elapsed')).toHaveText('Waiting 2 s', { timeout: 5_000 });
+  // The elapsed time moves while the page waits (read as a number: each label shows for a second).
+  const elapsed = page.getByTestId('elapsed');
+  const seconds = async () => Number((await elapsed.textContent())?.match(/^Waiting (\d+) s$/)?.[1] ?? NaN);
+  await expect.poll(seconds, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+  await confirm.expectState('submitting');
 
   await confirm.expectState('checking', 20_000);
   await expect(page.getByTestId('check-count')).toHaveText(/^Check \d+ of 25$/);
