@@ -3,11 +3,13 @@ import base from './playwright.config';
 
 // Not part of the test suite: regenerates the README's screenshots.
 //   cd e2e && npx playwright test -c playwright.docs.config.ts
-export default defineConfig({
+// The run leaves a 70-second payment going at the end: it shows states and tests
+// nothing, so it is the one place where the invariants are off.
+export default defineConfig<{ checkInvariants: boolean }>({
   ...base,
   projects: undefined,
   testDir: './docs',
   workers: 1,
   reporter: 'list',
-  use: { ...base.use, viewport: { width: 720, height: 560 } },
+  use: { ...base.use, viewport: { width: 720, height: 560 }, checkInvariants: false },
 });

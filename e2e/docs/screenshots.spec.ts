@@ -4,9 +4,6 @@ import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { CartPage, OrderPage, checkout } from '../support/pages';
 
-// Leaves a 70-second payment running at the end: this run shows states, it tests nothing.
-test.use({ checkInvariants: false });
-
 const out = (name: string) => path.join(__dirname, '..', '..', 'docs', 'screenshots', `${name}.png`);
 const shoot = (page: Page, name: string) => page.screenshot({ path: out(name) });
 

@@ -1,19 +1,51 @@
-// The fixtures every journey uses: a worker's own stack, a log of the confirm
-// POSTs the browser sent, a log of the page's data-payment-state values, and
-// the invariants checked after every test.
-import { Request, test as base, expect } from '@playwright/test';
-import { Stack, Timings, defaultPgConfig } from './stack';
+// The fixtures every journey uses: a worker's own stack; every browser context
+// and API request context of the test, watched (the confirm POSTs, the server's
+// answers about orders, the page's data-payment-state values); and the
+// invariants, checked after every test over every order the test touched.
+import {
+  APIRequestContext,
+  BrowserContext,
+  Page,
+  Request,
+  Response,
+  TestInfo,
+  test as base,
+  expect,
+} from '@playwright/test';
+import { LogMark, Stack, Timings, defaultPgConfig } from './stack';
 
-/** Every confirm POST the browser sent: counted from the network, timed by the page. */
+const CONFIRM_PATH = /^\/api\/orders\/([^/]+)\/confirm$/;
+/** A request about one order: its check, its confirm, closing it. */
+const ORDER_PATH = /^\/api\/orders\/([^/]+)(?:\/confirm|\/abandon)?$/;
+
+function orderIdIn(url: string, pattern: RegExp): string | null {
+  const id = new URL(url).pathname.match(pattern)?.[1];
+  return id === undefined || id === 'recent' ? null : decodeURIComponent(id);
+}
+
+/** One confirm POST, timed on the test's clock: sent, and answered or failed. */
+type Post = { orderId: string; sentAt: number; endedAt?: number };
+
+/** Every confirm POST the browser sent, in every context of the test. */
 export class ConfirmPosts {
-  readonly sent: string[] = [];
+  readonly sent: Post[] = [];
   /** When the page called fetch for each confirm, on the page's clock. */
   readonly fetchedAt: number[] = [];
   /** POSTs a test's route dropped before they reached the server. */
   droppedBeforeServer = 0;
+  private readonly out = new Map<Request, Post>();
 
   record(request: Request): void {
-    if (request.method() === 'POST' && isConfirm(request.url())) this.sent.push(request.url());
+    const orderId = request.method() === 'POST' ? orderIdIn(request.url(), CONFIRM_PATH) : null;
+    if (orderId === null) return;
+    const post: Post = { orderId, sentAt: Date.now() };
+    this.sent.push(post);
+    this.out.set(request, post);
+  }
+
+  ended(request: Request): void {
+    const post = this.out.get(request);
+    if (post) post.endedAt = Date.now();
   }
 
   get count(): number {
@@ -23,10 +55,7 @@ export class ConfirmPosts {
   /** How many confirm POSTs the browser sent for each order. */
   get perOrder(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const url of this.sent) {
-      const orderId = decodeURIComponent(new URL(url).pathname.split('/')[3]);
-      counts.set(orderId, (counts.get(orderId) ?? 0) + 1);
-    }
+    for (const { orderId } of this.sent) counts.set(orderId, (counts.get(orderId) ?? 0) + 1);
     return counts;
   }
 
@@ -35,28 +64,34 @@ export class ConfirmPosts {
     expect(this.fetchedAt.length, 'the page sent a confirm POST').toBeGreaterThan(0);
     return this.fetchedAt[0];
   }
+
+  /** POSTs still out when the order server was killed: it never finished, or counted, them. */
+  cutOffBy(killedAt: number[]): number {
+    return this.sent.filter((post) => killedAt.some((at) => post.sentAt <= at && (post.endedAt ?? Infinity) >= at))
+      .length;
+  }
 }
 
-function isConfirm(url: string): boolean {
-  return /\/api\/orders\/[^/]+\/confirm$/.test(new URL(url).pathname);
-}
+/** One `data-payment-state` value as a page showed it: `at` on the page's clock,
+ *  `seenAt` on the test's (to order it among the server's answers). */
+type Shown = { state: string; at: number; document: string; orderId: string; page: Page; seenAt: number };
 
-/** The confirm page's `data-payment-state` values, as the page showed them. */
+/** The confirm page's `data-payment-state` values, as each page showed them. */
 export class PaymentStates {
-  readonly seen: { state: string; at: number; document: string; orderId: string }[] = [];
+  readonly seen: Shown[] = [];
 
-  record(state: string, document: string, at: number, orderId: string): void {
-    this.seen.push({ state, at, document, orderId });
+  record(page: Page, state: string, document: string, at: number, orderId: string): void {
+    this.seen.push({ state, at, document, orderId, page, seenAt: Date.now() });
   }
 
-  /** The last state the page showed for each order. */
-  get lastByOrder(): Map<string, string> {
-    return new Map(this.seen.map((entry) => [entry.orderId, entry.state]));
-  }
-
-  /** The states in order as the page showed them; a reload shows its first state again. */
+  /** The states in order as the pages showed them; a reload shows its first state again. */
   get sequence(): string[] {
     return this.seen.map((entry) => entry.state);
+  }
+
+  /** The states one page (tab) showed, in order. */
+  of(page: Page): string[] {
+    return this.seen.filter((entry) => entry.page === page).map((entry) => entry.state);
   }
 
   /** When `state` was first shown. */
@@ -72,11 +107,54 @@ export class PaymentStates {
     for (const entry of this.seen) loads.set(entry.document, [...(loads.get(entry.document) ?? []), entry.state]);
     return [...loads.values()];
   }
+
+  /** The last state of each page load. */
+  get lastOfEachLoad(): Shown[] {
+    const last = new Map<string, Shown>();
+    for (const entry of this.seen) last.set(entry.document, entry);
+    return [...last.values()];
+  }
 }
 
+/** What the server told a page about an order: its status, `NOT_FOUND`, or nothing definite (null). */
+type Answer = string | null;
+
+/** The server's answers to each page about orders (checks, confirms, closing), in arrival order. */
+export class OrderAnswers {
+  private readonly seen: { page: Page | null; orderId: string; seenAt: number; answer: Promise<Answer> }[] = [];
+
+  record(response: Response): void {
+    const orderId = orderIdIn(response.url(), ORDER_PATH);
+    if (orderId === null) return;
+    let page: Page | null = null;
+    try {
+      page = response.frame().page();
+    } catch {
+      // Not from a page (a service worker): no page's word rests on it.
+    }
+    this.seen.push({ page, orderId, seenAt: Date.now(), answer: answerIn(response) });
+  }
+
+  /** The last answer about `orderId` that reached `page` before `before`. */
+  async lastTo(page: Page, orderId: string, before: number): Promise<Answer | undefined> {
+    const earlier = this.seen.filter((entry) => entry.page === page && entry.orderId === orderId && entry.seenAt <= before);
+    return earlier.length === 0 ? undefined : earlier[earlier.length - 1].answer;
+  }
+}
+
+async function answerIn(response: Response): Promise<Answer> {
+  const body = await response.json().catch(() => null);
+  if (typeof body !== 'object' || body === null) return null;
+  if (typeof body.status === 'string') return body.status;
+  if (typeof body.order?.status === 'string') return body.order.status;
+  return body.code === 'ORDER_NOT_FOUND' ? 'NOT_FOUND' : null;
+}
+
+const SETTLED = ['PAID', 'FAILED', 'CANCELED', 'PARTIALLY_REFUNDED'];
+
 // Runs in every page before its own scripts. Reports each change of
-// data-payment-state ('starting' lasts one request and is in no journey's story)
-// and each confirm fetch, timed on the page's own monotonic clock so that
+// data-payment-state ('starting' lasts a request or two and is in no journey's
+// story) and each confirm fetch, timed on the page's own monotonic clock so that
 // "checking 15 s after the POST" is measured where it happens.
 const pageRecorder = `(() => {
   const now = () => performance.timeOrigin + performance.now();
@@ -99,13 +177,212 @@ const pageRecorder = `(() => {
   };
 })();`;
 
+const CUSTOMER_COOKIE = 'payonce_customer';
+
+/** Everything a test did through browsers and API clients: who the customers
+ *  were, what the pages sent, showed, and were told. */
+export class Observed {
+  readonly confirmPosts = new ConfirmPosts();
+  readonly states = new PaymentStates();
+  readonly answers = new OrderAnswers();
+  private readonly contexts: BrowserContext[] = [];
+  private readonly apis: APIRequestContext[] = [];
+  /** Customer cookies of contexts closed during the test. */
+  private readonly closedCustomers: string[] = [];
+
+  async watch(context: BrowserContext): Promise<void> {
+    this.contexts.push(context);
+    context.on('request', (request) => this.confirmPosts.record(request));
+    context.on('requestfinished', (request) => this.confirmPosts.ended(request));
+    context.on('requestfailed', (request) => this.confirmPosts.ended(request));
+    context.on('response', (response) => this.answers.record(response));
+    await context.exposeBinding('__recordConfirmFetch', (_source, at: number) => this.confirmPosts.fetchedAt.push(at));
+    await context.exposeBinding(
+      '__recordPaymentState',
+      ({ page }, state: string, document: string, at: number, orderId: string) =>
+        this.states.record(page, state, document, at, orderId),
+    );
+    await context.addInitScript(pageRecorder);
+    // Its customer is read before it goes: the invariants look at every customer's orders.
+    const close = context.close.bind(context);
+    context.close = async (options) => {
+      this.closedCustomers.push(...customerIn(await context.cookies().catch(() => [])));
+      return close(options);
+    };
+  }
+
+  watchApi(request: APIRequestContext): void {
+    this.apis.push(request);
+  }
+
+  /** Every customer id the test's browsers and API clients were given. */
+  async customers(): Promise<string[]> {
+    const ids = [...this.closedCustomers];
+    for (const context of this.contexts) ids.push(...customerIn(await context.cookies().catch(() => [])));
+    for (const api of this.apis) ids.push(...customerIn((await api.storageState().catch(() => ({ cookies: [] }))).cookies));
+    return [...new Set(ids)];
+  }
+}
+
+function customerIn(cookies: { name: string; value: string }[]): string[] {
+  return cookies.filter((cookie) => cookie.name === CUSTOMER_COOKIE).map((cookie) => cookie.value);
+}
+
+type Listed = { order_id: string; status: string };
+
+async function ordersOf(stack: Stack, customer: string): Promise<Listed[]> {
+  const response = await fetch(`${stack.url}/api/orders`, { headers: { cookie: `${CUSTOMER_COOKIE}=${customer}` } });
+  expect(response.ok, `the server lists customer ${customer}'s orders`).toBe(true);
+  return response.json();
+}
+
+/** Where a test started from: counters and logs are compared with this. */
+type Start = { serverConfirms: number; charges: Record<string, number>; logs: LogMark };
+
+/** How long a payment still in progress after a test is given to settle. */
+function settleWait(timings: Timings): number {
+  return timings === 'fast' ? 15_000 : 30_000;
+}
+
+/**
+ * The invariants, over every order the test's customers have and every order the
+ * server created or the PG was asked to confirm or charged during the test:
+ * - the browsers sent at most one confirm POST per order, and the server (across
+ *   restarts) received exactly the POSTs they sent that could reach it;
+ * - every payment has settled (one still in progress is waited for, briefly);
+ * - the order agrees with the PG's ledger: PAID is charged once (DONE), a refund
+ *   is the PG's cancel, and anything else was never charged;
+ * - each page's last word is the server's: paid, refunded and failed only for
+ *   orders the server has so; unresolved only when the last answer the page got
+ *   about the order was not final; elsewhere only when that answer was "no such
+ *   order" for this browser.
+ */
+export async function assertInvariants(stack: Stack, observed: Observed, start: Start): Promise<void> {
+  const { confirmPosts, states, answers } = observed;
+  for (const [orderId, posts] of confirmPosts.perOrder) {
+    expect(posts, `confirm POSTs the browser sent for ${orderId}`).toBe(1);
+  }
+
+  const customers = await observed.customers();
+  const listOrders = async () => (await Promise.all(customers.map((customer) => ordersOf(stack, customer)))).flat();
+  await expect
+    .poll(async () => (await listOrders()).filter((order) => ['PENDING', 'UNKNOWN'].includes(order.status)), {
+      message: 'every payment settles',
+      timeout: settleWait(stack.timings),
+    })
+    .toEqual([]);
+  // Counted once answered: a POST still out when the test ended is answered by now, or soon.
+  const reachable = confirmPosts.count - confirmPosts.droppedBeforeServer - confirmPosts.cutOffBy(stack.killedAt);
+  await expect
+    .poll(() => stack.serverConfirmRequests(), { message: 'confirm POSTs the server received', timeout: 5_000 })
+    .toBe(start.serverConfirms + reachable);
+  const orders = new Map((await listOrders()).map((order) => [order.order_id, order]));
+
+  const stats = await stack.pgStats();
+  const logs = stack.logs.since(start.logs);
+  const seenDuringTest = new Set([
+    ...matches(logs.server, /order created.*order_id="?([\w-]+)/),
+    ...matches(logs.pg, /routes::confirm: confirm .*order_id="?([\w-]+)/),
+    ...Object.keys(stats.charges_by_order).filter((id) => stats.charges_by_order[id] !== start.charges[id]),
+  ]);
+  for (const orderId of seenDuringTest) {
+    expect(orders.has(orderId), `order ${orderId}, seen by the server or the PG during the test, is a test customer's`)
+      .toBe(true);
+  }
+  expect(stats.double_charges.filter((orderId) => orders.has(orderId)), 'no order was charged twice').toEqual([]);
+  for (const order of orders.values()) {
+    const charges = stats.charges_by_order[order.order_id] ?? 0;
+    const payment = (await stack.pgPaymentFor(order.order_id))?.status ?? 'none';
+    expect({ charges, payment }, `${order.status} order ${order.order_id} in the PG's ledger`).toEqual(
+      ledgerFor(order.status, payment),
+    );
+  }
+
+  for (const last of states.lastOfEachLoad) {
+    const order = orders.get(last.orderId);
+    const told = await answers.lastTo(last.page, last.orderId, last.seenAt);
+    const said = `the page showed ${last.state} for ${last.orderId}`;
+    switch (last.state) {
+      case 'paid':
+        expect(order?.status, said).toBe('PAID');
+        break;
+      case 'refunded':
+        expect(['CANCELED', 'PARTIALLY_REFUNDED'], said).toContain(order?.status);
+        break;
+      case 'failed':
+        // FAILED, or a confirm the server refused, which leaves the order as it was.
+        expect(['FAILED', 'CREATED'], said).toContain(order?.status);
+        break;
+      case 'unresolved':
+        expect([...SETTLED, 'NOT_FOUND'].includes(told ?? ''), `${said}, though the server had last told it ${told}`)
+          .toBe(false);
+        break;
+      case 'elsewhere':
+        expect(told, `${said}; the server's last answer to it`).toBe('NOT_FOUND');
+        break;
+    }
+  }
+}
+
+/** What the PG must show for an order of `status`, given the payment it shows. */
+function ledgerFor(status: string, payment: string): { charges: number; payment: string } {
+  switch (status) {
+    case 'PAID':
+      return { charges: 1, payment: 'DONE' };
+    case 'CANCELED':
+      return { charges: 0, payment: 'CANCELED' };
+    case 'PARTIALLY_REFUNDED':
+      return { charges: 0, payment: 'PARTIAL_CANCELED' };
+    default:
+      // Never charged: no payment, or one that was not approved (ABORTED, or still
+      // only chosen in the window).
+      return { charges: 0, payment: ['DONE', 'CANCELED', 'PARTIAL_CANCELED'].includes(payment) ? 'not charged' : payment };
+  }
+}
+
+function matches(lines: string[], pattern: RegExp): string[] {
+  return lines.flatMap((line) => line.match(pattern)?.[1] ?? []);
+}
+
+/** The invariants after a test, and what the test says about them. */
+export class Invariants {
+  private expected?: RegExp;
+
+  constructor(readonly check: () => Promise<void>) {}
+
+  /** This test breaks an invariant on purpose: the check after it must fail with
+   *  a message matching `pattern`, and the test fails if it passes instead. */
+  expectViolation(pattern: RegExp): void {
+    this.expected = pattern;
+  }
+
+  async after(testInfo: TestInfo, timings: Timings): Promise<void> {
+    // The check waits for payments to settle; its own deadline comes first, so a
+    // slow settle fails with what it is, not with the test's timeout.
+    testInfo.setTimeout(testInfo.timeout + settleWait(timings) + 30_000);
+    const error = await this.check().then(
+      () => null,
+      (thrown: Error) => thrown,
+    );
+    if (this.expected === undefined) {
+      if (error) throw error;
+      return;
+    }
+    expect(error, `the invariants catch ${this.expected}`).not.toBeNull();
+    expect(error!.message).toMatch(this.expected);
+  }
+}
+
+const docsConfig = /playwright\.docs\.config\.ts$/;
+
 type WorkerFixtures = { timings: Timings; stack: Stack };
 type TestFixtures = {
+  observed: Observed;
   confirmPosts: ConfirmPosts;
   states: PaymentStates;
-  /** Off only where a run is not a test (the README's screenshots). */
+  /** Off only where a run is not a test: the README's screenshots (their config says so). */
   checkInvariants: boolean;
-  invariants: void;
+  invariants: Invariants;
 };
 
 export const test = base.extend<TestFixtures, WorkerFixtures>({
@@ -120,78 +397,43 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { scope: 'worker' },
   ],
   baseURL: async ({ stack }, use) => use(stack.url),
-  confirmPosts: [
-    async ({ context }, use) => {
-      const posts = new ConfirmPosts();
-      context.on('request', (request) => posts.record(request));
-      await context.exposeFunction('__recordConfirmFetch', (at: number) => posts.fetchedAt.push(at));
-      await use(posts);
+  // Watches the test's context, and every context the test opens from the browser.
+  observed: [
+    async ({ context, browser, baseURL }, use) => {
+      const observed = new Observed();
+      await observed.watch(context);
+      const newContext = browser.newContext;
+      browser.newContext = async (options) => {
+        const opened = await newContext.call(browser, { baseURL, ...options });
+        await observed.watch(opened);
+        return opened;
+      };
+      try {
+        await use(observed);
+      } finally {
+        browser.newContext = newContext;
+      }
     },
     { auto: true },
   ],
-  states: [
-    async ({ context }, use) => {
-      const states = new PaymentStates();
-      await context.exposeFunction(
-        '__recordPaymentState',
-        (state: string, document: string, at: number, orderId: string) => states.record(state, document, at, orderId),
-      );
-      await context.addInitScript(pageRecorder);
-      await use(states);
-    },
-    { auto: true },
-  ],
-  // After every test:
-  // - the browser sent at most one confirm POST per order, and the server received
-  //   exactly the POSTs the browser sent;
-  // - every order has settled (a payment left in progress is waited for, briefly);
-  // - the PG charged each order exactly as the server reports it: PAID once, never
-  //   otherwise, and nothing twice;
-  // - the page's final word on an order is the server's.
+  confirmPosts: async ({ observed }, use) => use(observed.confirmPosts),
+  states: async ({ observed }, use) => use(observed.states),
+  request: async ({ request, observed }, use) => {
+    observed.watchApi(request);
+    await use(request);
+  },
   invariants: [
-    async ({ stack, context, confirmPosts, states, checkInvariants }, use) => {
+    // `request` is set up before (and so torn down after) the check, which reads its customer.
+    async ({ stack, observed, checkInvariants, request: _request }, use, testInfo) => {
+      if (!checkInvariants && !docsConfig.test(testInfo.config.configFile ?? '')) {
+        throw new Error('checkInvariants can be turned off only by playwright.docs.config.ts, for the screenshots');
+      }
       await stack.configurePg(defaultPgConfig);
-      const serverBefore = await stack.serverConfirmRequests();
-      const serverProcess = stack.server.process;
-      await use();
-      if (!checkInvariants) return;
-
-      for (const [orderId, posts] of confirmPosts.perOrder) {
-        expect(posts, `confirm POSTs the browser sent for ${orderId}`).toBe(1);
-      }
-      // A restarted server starts its counters again; the browser's count still holds.
-      if (stack.server.process === serverProcess) {
-        expect(await stack.serverConfirmRequests(), 'confirm POSTs the server received').toBe(
-          serverBefore + confirmPosts.count - confirmPosts.droppedBeforeServer,
-        );
-      }
-
-      type Listed = { order_id: string; status: string };
-      const listOrders = async (): Promise<Listed[]> =>
-        (await context.request.get(`${stack.url}/api/orders`)).json();
-      await expect
-        .poll(async () => (await listOrders()).filter((order) => ['PENDING', 'UNKNOWN'].includes(order.status)), {
-          message: 'every payment settles',
-          timeout: 30_000,
-        })
-        .toEqual([]);
-      const orders = await listOrders();
-      const stats = await stack.pgStats();
-      const ours = new Set(orders.map((order) => order.order_id));
-      expect(stats.double_charges.filter((orderId) => ours.has(orderId)), 'no order was charged twice').toEqual([]);
-      for (const order of orders) {
-        const charges = stats.charges_by_order[order.order_id] ?? 0;
-        expect(charges, `${order.status} order ${order.order_id}`).toBe(order.status === 'PAID' ? 1 : 0);
-      }
-
-      for (const [orderId, state] of states.lastByOrder) {
-        const order = orders.find((candidate) => candidate.order_id === orderId);
-        if (state !== 'paid' && state !== 'failed') continue;
-        expect(order, `the page showed ${state} for ${orderId}, an order of this customer`).toBeDefined();
-        // A confirm that never reached the server leaves its order CREATED: nothing charged.
-        const expected = state === 'paid' ? ['PAID'] : ['FAILED', 'CREATED'];
-        expect(expected, `the page showed ${state} for ${orderId}`).toContain(order!.status);
-      }
+      const charges = (await stack.pgStats()).charges_by_order;
+      const start: Start = { serverConfirms: await stack.serverConfirmRequests(), charges, logs: stack.logs.mark() };
+      const invariants = new Invariants(() => assertInvariants(stack, observed, start));
+      await use(invariants);
+      if (checkInvariants) await invariants.after(testInfo, stack.timings);
     },
     { auto: true },
   ],

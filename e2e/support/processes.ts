@@ -10,24 +10,38 @@ const binDir = process.env.PAYONCE_BIN_DIR ?? path.join(repoRoot, 'target', 'deb
 
 export interface Running {
   url: string;
+  /** The line that announced the URL. */
+  banner: string;
   process: ChildProcess;
   logFile: string;
 }
 
-/** Spawns `binary` with `args`, resolving once it prints its `http://` URL. */
-export function start(binary: string, args: string[], logFile: string): Promise<Running> {
+/** Spawns `binary` with `args`, resolving once it prints its `http://` URL. Every
+ *  line it prints (stdout and stderr) goes to `logFile` and, without colours, to `onLine`. */
+export function start(
+  binary: string,
+  args: string[],
+  logFile: string,
+  onLine: (line: string) => void = () => {},
+): Promise<Running> {
   const child = spawn(path.join(binDir, binary), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(logFile, { flags: 'a' });
-  child.stderr!.pipe(log);
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => {
+    log.write(line + '\n');
+    onLine(withoutColours(line));
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${binary} did not start; see ${logFile}`)), 15_000);
     const lines = readline.createInterface({ input: child.stdout! });
+    let announced = false;
     lines.on('line', (line) => {
       log.write(line + '\n');
+      onLine(withoutColours(line));
       const url = line.match(/http:\/\/[\d.:]+/)?.[0];
-      if (url) {
+      if (url && !announced) {
+        announced = true;
         clearTimeout(timer);
-        resolve({ url, process: child, logFile });
+        resolve({ url, banner: line, process: child, logFile });
       }
     });
     child.on('exit', (code) => {
@@ -44,6 +58,10 @@ export function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM'): Prom
     running.process.once('exit', () => resolve());
     running.process.kill(signal);
   });
+}
+
+function withoutColours(line: string): string {
+  return line.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
 export function scratchDir(prefix: string): string {

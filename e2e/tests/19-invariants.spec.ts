@@ -1,0 +1,59 @@
+// The checks run after every journey (support/fixtures.ts) catch what they are
+// for: each test here breaks one invariant on purpose, and passes only if the
+// check after it fails with that invariant's message.
+import { expect, test } from '../support/fixtures';
+import { checkout } from '../support/pages';
+
+test('a confirm POST sent twice from the page is caught', async ({ page, invariants }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  const query = new URL(page.url()).searchParams;
+
+  const status = await page.evaluate(
+    async ({ orderId, paymentKey, amount }) => {
+      const response = await fetch(`/api/orders/${orderId}/confirm`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+        body: JSON.stringify({ payment_key: paymentKey, amount: Number(amount) }),
+      });
+      return response.status;
+    },
+    { orderId: confirm.orderId, paymentKey: query.get('paymentKey')!, amount: query.get('amount')! },
+  );
+
+  expect(status, 'the server refuses it: the order is paid').toBe(409);
+  const caught = /confirm POSTs the browser sent for ord_\w+/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('a confirm POST that did not come from a browser is caught', async ({ page, request, invariants }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+
+  await request.post(`/api/orders/${confirm.orderId}/confirm`, {
+    headers: { 'Idempotency-Key': 'from-outside-the-browser' },
+    data: { payment_key: 'pk_outside', amount: 1 },
+  });
+
+  const caught = /confirm POSTs the server received/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('a payment that does not settle fails the check, not the test timeout', async ({ page, stack, invariants }) => {
+  // Far less time than the check waits for a payment to settle.
+  test.setTimeout(10_000);
+  await stack.configurePg({ latency_ms: 40_000 });
+  const confirm = await checkout(page, 'decline_reject_card');
+  await confirm.expectState('submitting');
+
+  invariants.expectViolation(/every payment settles/);
+});
+
+test.describe('a journey that turns the checks off', () => {
+  test.use({ checkInvariants: false });
+  test.fail();
+
+  test('is refused', async () => {});
+});
