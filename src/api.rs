@@ -61,23 +61,29 @@ async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
     json(send(Request::get(path)).await?).await
 }
 
-/// A GET that gives up after `within`, reported as a network error.
-async fn get_within<T: DeserializeOwned>(path: &str, within: Duration) -> Result<T, ApiError> {
+/// A request that gives up after `within`, reported as a network error.
+async fn send_within<T: DeserializeOwned>(request: RequestBuilder, within: Duration) -> Result<T, ApiError> {
     let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
     let signal = controller.signal();
     let _deadline = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
-    json(send(Request::get(path).abort_signal(Some(&signal))).await?).await
+    json(send(request.abort_signal(Some(&signal))).await?).await
 }
 
 /// The page timings. Gives up after `within`, so a hung server cannot hold the
 /// confirm page before its POST; the caller then uses the compiled-in defaults.
 pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
-    get_within("/api/config", within).await
+    send_within(Request::get("/api/config"), within).await
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.
 pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    get_within(&format!("/api/orders/{}", segment(order_id)), within).await
+    send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await
+}
+
+/// Asks the server to close an order that never got a confirm, as FAILED. The
+/// answer is the order as stored: closed, or in whatever state its payment is.
+pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {
+    send_within(Request::post(&format!("/api/orders/{}/abandon", segment(order_id))), within).await
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {

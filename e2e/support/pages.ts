@@ -97,6 +97,25 @@ export class OrderPage {
   }
 }
 
+/** From the cart through the payment window with one test card, stopping short
+ *  of the confirm page: the URL the window sends the customer back to, unopened. */
+export async function successUrl(page: Page, scenario: Scenario): Promise<string> {
+  let location: string | undefined;
+  // The window answers its form with a redirect to the success URL; a route sees
+  // only the request that was redirected, so the form's answer itself is held.
+  await page.route('**/v1/window', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    location = (await route.fetch({ maxRedirects: 0 })).headers()['location'];
+    await route.fulfill({ contentType: 'text/html', body: '<p>Back to the shop held by the test.</p>' });
+  });
+  const cart = new CartPage(page);
+  await cart.open();
+  await (await cart.payAndOpenWindow()).card(scenario).click();
+  await expect.poll(() => location, { message: 'the window sent the customer back' }).toMatch(/\/pay\/success\?/);
+  await page.unroute('**/v1/window');
+  return new URL(location!, page.url()).toString();
+}
+
 /** From the cart to the confirm page with one test card. */
 export async function checkout(page: Page, scenario: Scenario): Promise<ConfirmPage> {
   const cart = new CartPage(page);
