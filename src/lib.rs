@@ -7,6 +7,7 @@
 //! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
 //! - `storage`: attempts and the cart in `localStorage`.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
+//! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
 //! - `loader`: data a page loads from the API, as a signal.
 //! - `clock`, `format`: the time now, and dates and amounts as people read them.
 //! - `components`: header, toasts, status badges, the recent-order dialog.
@@ -22,6 +23,7 @@ pub mod loader;
 pub mod nav_guard;
 pub mod pages;
 pub mod storage;
+pub mod tab_claim;
 
 use leptos::prelude::*;
 use leptos_router::components::{FlatRoutes, Route, Router};

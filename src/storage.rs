@@ -1,15 +1,16 @@
 //! What the page keeps in `localStorage`: each payment attempt by order id
-//! (written before its POST leaves, so a reload or a second tab finds it), and
-//! the cart. Storage can be missing or full; the page then still works, and the
+//! (written before its POST leaves, so a reload or a second tab finds it), the
+//! claims tabs make on an order where Web Locks are missing, and the cart. Storage can be missing or full; the page then still works, and the
 //! server's refusal of a second payment per order remains the last guard.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::cart::Cart;
 use crate::flow::{Millis, Outcome, StoredAttempt};
 
 const ATTEMPT_PREFIX: &str = "payonce.attempt.";
+const CLAIM_PREFIX: &str = "payonce.claim.";
 const CART_KEY: &str = "payonce.cart";
 /// Attempts older than this are forgotten; their orders page keeps the truth.
 const ATTEMPT_RETENTION_MS: Millis = 30 * 24 * 60 * 60 * 1000;
@@ -56,6 +57,43 @@ fn forget_attempts_before(cutoff: Millis) {
         .collect();
     for key in stale {
         let _ = storage.remove_item(&key);
+    }
+}
+
+/// A tab's claim to be the one that pays for an order (see `tab_claim`), kept
+/// under a key of its own so that tabs claiming at once never overwrite each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    pub token: String,
+    /// When it was first written: the earliest claim holds the order.
+    pub since: Millis,
+    /// When the tab last said it is still there.
+    pub at: Millis,
+}
+
+fn claim_key(name: &str, token: &str) -> String {
+    format!("{CLAIM_PREFIX}{name}.{token}")
+}
+
+/// Every tab's claim on `name`.
+pub fn load_claims(name: &str) -> Vec<Claim> {
+    let Some(storage) = local_storage() else { return vec![] };
+    let prefix = claim_key(name, "");
+    let length = storage.length().unwrap_or(0);
+    (0..length)
+        .filter_map(|index| storage.key(index).ok().flatten())
+        .filter(|key| key.starts_with(&prefix))
+        .filter_map(|key| read(&key))
+        .collect()
+}
+
+pub fn save_claim(name: &str, claim: &Claim) -> Result<(), String> {
+    write(&claim_key(name, &claim.token), claim)
+}
+
+pub fn remove_claim(name: &str, token: &str) {
+    if let Some(storage) = local_storage() {
+        let _ = storage.remove_item(&claim_key(name, token));
     }
 }
 

@@ -1,6 +1,8 @@
-//! What the page may conclude from the confirm POST and from a check of the
-//! order. Only an answer that is our API's final outcome is definitive; every
-//! other answer means "not known yet", and the page checks instead of resending.
+//! What the page may conclude from the confirm POST, from a check of the order
+//! and from the server's answer to closing it. Only an answer that is our API's
+//! final outcome is definitive; every other answer means "not known yet", and
+//! the page checks instead of resending. The words shown for a failure are the
+//! server's: the page never adds a claim about charges of its own.
 
 use payonce_api::{ApiErrorBody, ErrorCode, Failure, Order, OrderStatus};
 
@@ -16,8 +18,19 @@ pub enum ConfirmReply {
 /// A definitive outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Paid { amount: u64 },
+    Paid {
+        amount: u64,
+    },
+    /// Charged, then cancelled in full and refunded, or (`partial`) partly refunded.
+    Refunded {
+        amount: u64,
+        partial: bool,
+    },
     Failed(Failure),
+    /// The server has no such order for this browser: the success link was opened
+    /// in a browser other than the one that placed the order. Says nothing about
+    /// the payment itself.
+    Elsewhere,
 }
 
 /// The definitive outcome in a confirm reply, or `None` when it is ambiguous.
@@ -36,11 +49,11 @@ pub fn classify_confirm(reply: &ConfirmReply) -> Option<Verdict> {
             if *status == 408 || *status == 429 || error.code == ErrorCode::PaymentInProgress {
                 return None;
             }
-            // The server refused the request before calling the PG: nothing was charged.
-            Some(Verdict::Failed(Failure {
-                code: error.code,
-                message: format!("{}. You have not been charged.", sentence(&error.message)),
-            }))
+            if error.code == ErrorCode::OrderNotFound {
+                return Some(Verdict::Elsewhere);
+            }
+            // The server refused the request; its message says what that means.
+            Some(Verdict::Failed(Failure { code: error.code, message: error.message }))
         }
         _ => None,
     }
@@ -49,7 +62,7 @@ pub fn classify_confirm(reply: &ConfirmReply) -> Option<Verdict> {
 /// What one check of the order learned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
-    /// The order is paid or failed.
+    /// The order is final, or not this browser's to know.
     Settled(Verdict),
     /// The server has the confirm and is still settling it.
     InProgress,
@@ -59,7 +72,8 @@ pub enum Check {
     NothingLearned,
 }
 
-/// What a check of the order says about its payment.
+/// What the server's current view of the order says about its payment. Used for
+/// checks and for the answer to closing the order alike.
 pub fn classify_poll(order: &Order) -> Check {
     match (order.status, final_verdict(order)) {
         (_, Some(verdict)) => Check::Settled(verdict),
@@ -76,22 +90,22 @@ pub fn classify_poll(order: &Order) -> Check {
     }
 }
 
-/// "the amount ..." -> "The amount ...", without a trailing full stop.
-fn sentence(message: &str) -> String {
-    let message = message.trim().trim_end_matches('.');
-    let mut chars = message.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => "The payment was refused".to_owned(),
+/// What a refused check of the order learned: only "no such order for this
+/// customer" is an answer; any other refusal learned nothing.
+pub fn classify_refused_check(code: Option<&str>) -> Check {
+    match code {
+        Some(code) if *code == ErrorCode::OrderNotFound => Check::Settled(Verdict::Elsewhere),
+        _ => Check::NothingLearned,
     }
 }
 
 fn final_verdict(order: &Order) -> Option<Verdict> {
+    let amount = order.amount;
     match order.status {
-        // Charged; what was refunded since is the order page's to tell.
-        OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
-            Some(Verdict::Paid { amount: order.amount })
-        }
+        OrderStatus::Paid => Some(Verdict::Paid { amount }),
+        OrderStatus::Canceled => Some(Verdict::Refunded { amount, partial: false }),
+        OrderStatus::PartiallyRefunded => Some(Verdict::Refunded { amount, partial: true }),
+        // FAILED is the server's own word that nothing was charged.
         OrderStatus::Failed => Some(Verdict::Failed(order.failure.clone().unwrap_or_else(|| Failure {
             code: "PAYMENT_FAILED".to_owned(),
             message: "The payment failed. You have not been charged.".to_owned(),

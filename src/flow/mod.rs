@@ -1,25 +1,29 @@
 //! The confirm page's payment flow as a pure state machine: events in, the next
-//! state and a list of effects out. The component executes the effects (send the
-//! POST, start a timer, poll, persist, lock navigation) and feeds their results
-//! back as events. Nothing here touches the browser, so every rule is unit-tested.
+//! state and a list of effects out. The component executes the effects (check
+//! the order, claim it among tabs, send the POST, start a timer, poll, close the
+//! order, persist, lock navigation) and feeds their results back as events.
+//! Nothing here touches the browser, so every rule is unit-tested.
 //!
 //! The rules it encodes:
 //! - one attempt sends the confirm POST at most once, whatever events arrive;
+//! - with no attempt stored, the server is asked first: a server that already has
+//!   the confirm (or the outcome) is checked, never sent to again;
+//! - of the tabs of one browser that open the same order, only the one holding its
+//!   claim sends; the others check;
 //! - a timeout, a network error, a 5xx, a 409 or a 202 mean "unknown": check, do not resend;
 //! - checking lasts until the server can no longer be working on the payment;
+//! - only the server says "not charged": when checking ends and the server had never
+//!   received the confirm, the page asks it to close the order and shows its answer;
 //! - a reload with a stored attempt resumes checking, or shows the stored outcome.
 
 mod classify;
 #[cfg(test)]
 mod tests;
 
-pub use classify::{Check, ConfirmReply, Verdict, classify_confirm, classify_poll};
+pub use classify::{Check, ConfirmReply, Verdict, classify_confirm, classify_poll, classify_refused_check};
 
 use payonce_api::{Failure, PageConfig};
 use serde::{Deserialize, Serialize};
-
-/// The failure code shown when the confirm never reached the server.
-pub const NOT_RECEIVED: &str = "CONFIRM_NOT_RECEIVED";
 
 /// Milliseconds since the Unix epoch (`Date.now()`), so stored times survive reloads.
 pub type Millis = u64;
@@ -54,7 +58,9 @@ impl SuccessParams {
 #[serde(tag = "status", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Outcome {
     Paid,
+    Refunded { partial: bool },
     Failed { failure: Failure },
+    Elsewhere,
 }
 
 /// One payment attempt as persisted in the browser before its POST leaves.
@@ -69,11 +75,16 @@ pub struct StoredAttempt {
     pub outcome: Option<Outcome>,
 }
 
-/// What the page shows. Exposed as `data-payment-state` by [`State::name`].
+/// What the page shows. Exposed as `data-payment-state` by [`State::name`]; a few
+/// steps of the reducer share a name because they look the same to the customer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
     /// Reading the timings and the stored attempt.
     Starting,
+    /// No attempt is stored: asking the server whether it already has the confirm.
+    Verifying,
+    /// The server has no confirm: finding out whether this tab is the one that sends.
+    Claiming,
     /// The confirm POST is out; waiting up to `confirm_wait`.
     Submitting {
         started_at: Millis,
@@ -85,9 +96,22 @@ pub enum State {
         polls_total: u32,
         window_ends_at: Millis,
     },
+    /// The window closed and the server, when last asked, had never received the
+    /// confirm: asking it to close the order, and waiting for its word.
+    Closing {
+        started_at: Millis,
+        polls_total: u32,
+        window_ends_at: Millis,
+    },
     Paid {
         order_id: String,
         amount: u64,
+    },
+    /// Charged, then cancelled and refunded in full, or (`partial`) in part.
+    Refunded {
+        order_id: String,
+        amount: u64,
+        partial: bool,
     },
     Failed {
         order_id: String,
@@ -95,6 +119,10 @@ pub enum State {
     },
     /// The window closed without an outcome; the server will settle it.
     Unresolved {
+        order_id: String,
+    },
+    /// The order is not this browser's: it was placed in another one.
+    Elsewhere {
         order_id: String,
     },
     /// The page was opened without what a confirm needs.
@@ -107,12 +135,15 @@ impl State {
     /// The `data-payment-state` value tests and people rely on.
     pub fn name(&self) -> &'static str {
         match self {
-            State::Starting => "starting",
+            State::Starting | State::Verifying | State::Claiming => "starting",
             State::Submitting { .. } => "submitting",
-            State::Checking { .. } => "checking",
+            // Closing is the last check: the server is asked once more, for its last word.
+            State::Checking { .. } | State::Closing { .. } => "checking",
             State::Paid { .. } => "paid",
+            State::Refunded { .. } => "refunded",
             State::Failed { .. } => "failed",
             State::Unresolved { .. } => "unresolved",
+            State::Elsewhere { .. } => "elsewhere",
             State::Invalid { .. } => "invalid",
         }
     }
@@ -120,12 +151,34 @@ impl State {
     /// Whether leaving the page now could leave the customer unsure of their payment.
     pub fn is_busy(&self) -> bool {
         match self {
-            State::Submitting { .. } | State::Checking { .. } => true,
+            State::Submitting { .. } | State::Checking { .. } | State::Closing { .. } => true,
             State::Starting
+            | State::Verifying
+            | State::Claiming
             | State::Paid { .. }
+            | State::Refunded { .. }
             | State::Failed { .. }
             | State::Unresolved { .. }
+            | State::Elsewhere { .. }
             | State::Invalid { .. } => false,
+        }
+    }
+
+    /// Whether the flow is over: nothing it does will change the state again.
+    pub fn is_final(&self) -> bool {
+        match self {
+            State::Paid { .. }
+            | State::Refunded { .. }
+            | State::Failed { .. }
+            | State::Unresolved { .. }
+            | State::Elsewhere { .. }
+            | State::Invalid { .. } => true,
+            State::Starting
+            | State::Verifying
+            | State::Claiming
+            | State::Submitting { .. }
+            | State::Checking { .. }
+            | State::Closing { .. } => false,
         }
     }
 }
@@ -134,10 +187,15 @@ impl State {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The page has its timings and has looked for a stored attempt.
-    Opened {
-        params: Result<SuccessParams, String>,
+    Opened { params: Result<SuccessParams, String>, stored: Option<StoredAttempt>, now: Millis },
+    /// The check made before sending, because no attempt was stored, ended.
+    Verified { check: Check, now: Millis },
+    /// This tab learned whether it holds the order's claim among this browser's tabs
+    /// (`mine`), with the attempt stored at that moment, read while holding it.
+    Claimed {
+        mine: bool,
         stored: Option<StoredAttempt>,
-        /// A fresh UUID v4, used only if this opening starts a new attempt.
+        /// A fresh UUID v4, used only if this tab starts a new attempt.
         new_key: String,
         now: Millis,
     },
@@ -149,11 +207,23 @@ pub enum Event {
     PollDue { now: Millis },
     /// A check of the order ended.
     PollReplied { check: Check, now: Millis },
+    /// The server answered the request to close the order (`NothingLearned`: it did not).
+    AbandonReplied { check: Check, now: Millis },
 }
 
 /// Something the component must do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// Ask the server for the order before sending anything (`Verified`).
+    Verify {
+        order_id: String,
+    },
+    /// Find out whether this tab may send: no other tab of this browser is paying
+    /// for the order (`Claimed`). The tab that sends keeps the claim until the
+    /// flow is final.
+    Claim {
+        order_id: String,
+    },
     /// Write the attempt to storage. Always emitted before `SendConfirm`.
     PersistAttempt(StoredAttempt),
     SendConfirm {
@@ -175,6 +245,10 @@ pub enum Effect {
     Poll {
         order_id: String,
     },
+    /// Ask the server to close the order if it still has no confirm (`AbandonReplied`).
+    Abandon {
+        order_id: String,
+    },
     /// Keep the final outcome with the stored attempt.
     RecordOutcome {
         order_id: String,
@@ -188,21 +262,32 @@ pub enum Effect {
 }
 
 /// The flow: its state, the timings, and the facts that outlive a state.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flow {
     state: State,
     timings: PageConfig,
-    order_id: Option<String>,
-    /// Set when `SendConfirm` is emitted and never cleared: the reducer's own
-    /// guarantee that one flow sends at most one POST.
+    params: Option<SuccessParams>,
+    /// Set when `SendConfirm` is emitted, or when this order's POST is known to have
+    /// left from elsewhere, and never cleared: the reducer's own guarantee that one
+    /// flow sends at most one POST.
     confirm_sent: bool,
+    /// Whether an attempt for the order is meant to be in storage (loaded, or
+    /// persisted), so that an outcome has something to be kept with.
+    attempt_stored: bool,
     /// What the latest informative check said: whether the server has the confirm.
     server_has_confirm: Option<bool>,
 }
 
 impl Flow {
     pub fn new(timings: PageConfig) -> Self {
-        Self { state: State::Starting, timings, order_id: None, confirm_sent: false, server_has_confirm: None }
+        Self {
+            state: State::Starting,
+            timings,
+            params: None,
+            confirm_sent: false,
+            attempt_stored: false,
+            server_has_confirm: None,
+        }
     }
 
     pub fn state(&self) -> &State {
@@ -212,8 +297,28 @@ impl Flow {
     /// Applies one event. Events that do not fit the current state are ignored.
     pub fn handle(&mut self, event: Event) -> Vec<Effect> {
         match (self.state.clone(), event) {
-            (State::Starting, Event::Opened { params, stored, new_key, now }) => {
-                self.open(params, stored, new_key, now)
+            (State::Starting, Event::Opened { params, stored, now }) => self.open(params, stored, now),
+            (State::Verifying, Event::Verified { check, now }) => match check {
+                Check::Settled(verdict) => self.settle(verdict),
+                Check::InProgress => {
+                    self.server_has_confirm = Some(true);
+                    self.resume(now, now, "the server already has this payment; checking it instead of sending")
+                }
+                // A server that cannot be reached is no reason to hold the payment back:
+                // it refuses a second payment for an order itself.
+                Check::NotReceived | Check::NothingLearned => {
+                    self.state = State::Claiming;
+                    vec![Effect::Claim { order_id: self.order_id() }]
+                }
+            },
+            (State::Claiming, Event::Claimed { mine, stored, new_key, now }) => {
+                match (mine, stored.filter(|stored| stored.order_id == self.order_id())) {
+                    (_, Some(stored)) => self.open_stored(stored, now),
+                    (true, None) => self.send(new_key, now),
+                    (false, None) => {
+                        self.resume(now, now, "another tab is sending this payment; checking it instead of sending")
+                    }
+                }
             }
             (State::Submitting { started_at }, Event::ConfirmReplied { reply, now }) => {
                 match classify_confirm(&reply) {
@@ -226,14 +331,13 @@ impl Flow {
             }
             // A reply that arrives while checking is still the truth if it is definitive
             // (for example the abort raced a response already on its way).
-            (State::Checking { .. }, Event::ConfirmReplied { reply, .. }) => match classify_confirm(&reply) {
-                Some(verdict) => self.settle(verdict),
-                None => vec![],
-            },
-            (State::Checking { .. }, Event::PollDue { .. }) => match &self.order_id {
-                Some(order_id) => vec![Effect::Poll { order_id: order_id.clone() }],
-                None => vec![],
-            },
+            (State::Checking { .. } | State::Closing { .. }, Event::ConfirmReplied { reply, .. }) => {
+                match classify_confirm(&reply) {
+                    Some(verdict) => self.settle(verdict),
+                    None => vec![],
+                }
+            }
+            (State::Checking { .. }, Event::PollDue { .. }) => vec![Effect::Poll { order_id: self.order_id() }],
             (
                 State::Checking { started_at, polls_done, polls_total, window_ends_at },
                 Event::PollReplied { check, now },
@@ -246,20 +350,28 @@ impl Flow {
                 }
                 let polls_done = polls_done + 1;
                 if polls_done >= polls_total || now >= window_ends_at {
-                    return self.stop_checking();
+                    return self.stop_checking(started_at, polls_total, window_ends_at);
                 }
                 self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
                 vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms }]
             }
+            (State::Closing { .. }, Event::AbandonReplied { check, .. }) => match check {
+                Check::Settled(verdict) => self.settle(verdict),
+                // Still in progress, or no answer: the page cannot say more than that.
+                Check::InProgress | Check::NotReceived | Check::NothingLearned => self.unresolved(),
+            },
             _ => vec![],
         }
+    }
+
+    fn order_id(&self) -> String {
+        self.params.as_ref().map(|params| params.order_id.clone()).unwrap_or_default()
     }
 
     fn open(
         &mut self,
         params: Result<SuccessParams, String>,
         stored: Option<StoredAttempt>,
-        new_key: String,
         now: Millis,
     ) -> Vec<Effect> {
         let params = match params {
@@ -269,34 +381,60 @@ impl Flow {
                 return vec![];
             }
         };
-        self.order_id = Some(params.order_id.clone());
-        if let Some(stored) = stored.filter(|stored| stored.order_id == params.order_id) {
-            // This order's POST already left, in this tab or another: never again.
-            self.confirm_sent = true;
-            return match stored.outcome {
-                Some(Outcome::Paid) => {
-                    self.state = State::Paid { order_id: stored.order_id, amount: stored.amount };
-                    vec![]
-                }
-                Some(Outcome::Failed { failure }) => {
-                    self.state = State::Failed { order_id: stored.order_id, failure };
-                    vec![]
-                }
-                None => {
-                    let resumed = Effect::Log("resuming checks of a payment already sent; not sending it again".into());
-                    self.start_checking(stored.started_at, now, vec![Effect::LockNavigation, resumed])
-                }
-            };
+        let order_id = params.order_id.clone();
+        self.params = Some(params);
+        match stored.filter(|stored| stored.order_id == order_id) {
+            Some(stored) => self.open_stored(stored, now),
+            None => {
+                // Nothing stored here, which is also what a failed write looks like:
+                // the server says whether this order's confirm already left.
+                self.state = State::Verifying;
+                vec![Effect::Verify { order_id }]
+            }
         }
+    }
+
+    /// This order's POST already left, from this tab or another: never again. Shows
+    /// the stored outcome, or resumes checking.
+    fn open_stored(&mut self, stored: StoredAttempt, now: Millis) -> Vec<Effect> {
+        self.confirm_sent = true;
+        self.attempt_stored = true;
+        let order_id = stored.order_id;
+        let amount = stored.amount;
+        match stored.outcome {
+            Some(outcome) => {
+                self.state = match outcome {
+                    Outcome::Paid => State::Paid { order_id, amount },
+                    Outcome::Refunded { partial } => State::Refunded { order_id, amount, partial },
+                    Outcome::Failed { failure } => State::Failed { order_id, failure },
+                    Outcome::Elsewhere => State::Elsewhere { order_id },
+                };
+                vec![]
+            }
+            None => {
+                self.resume(stored.started_at, now, "resuming checks of a payment already sent; not sending it again")
+            }
+        }
+    }
+
+    /// Checks a payment whose POST this flow did not send, as if it left at `started_at`.
+    fn resume(&mut self, started_at: Millis, now: Millis, why: &str) -> Vec<Effect> {
+        self.confirm_sent = true;
+        self.start_checking(started_at, now, vec![Effect::LockNavigation, Effect::Log(why.to_owned())])
+    }
+
+    fn send(&mut self, idempotency_key: String, now: Millis) -> Vec<Effect> {
+        let Some(params) = self.params.clone() else { return vec![] };
         let attempt = StoredAttempt {
-            order_id: params.order_id.clone(),
-            idempotency_key: new_key,
+            order_id: params.order_id,
+            idempotency_key,
             payment_key: params.payment_key,
             amount: params.amount,
             started_at: now,
             outcome: None,
         };
         self.state = State::Submitting { started_at: now };
+        self.attempt_stored = true;
         let mut effects = vec![Effect::LockNavigation, Effect::PersistAttempt(attempt.clone())];
         if !self.confirm_sent {
             self.confirm_sent = true;
@@ -332,34 +470,43 @@ impl Flow {
     }
 
     /// The window is over without an outcome. If the server, when last asked, still
-    /// had no confirm for the order, the POST never arrived: nothing can have been
-    /// charged. Otherwise the server holds the payment and will settle it.
-    fn stop_checking(&mut self) -> Vec<Effect> {
-        let order_id = self.order_id.clone().unwrap_or_default();
+    /// had no confirm for the order, the POST may never have arrived; only the server
+    /// can make that final (and say so), so it is asked to close the order. Otherwise
+    /// the server holds the payment and will settle it.
+    fn stop_checking(&mut self, started_at: Millis, polls_total: u32, window_ends_at: Millis) -> Vec<Effect> {
         if self.server_has_confirm == Some(false) {
-            return self.settle(Verdict::Failed(Failure {
-                code: NOT_RECEIVED.to_owned(),
-                message: "The shop did not receive your payment confirmation, so the payment was not made. \
-                          You have not been charged; please try again."
-                    .to_owned(),
-            }));
+            self.state = State::Closing { started_at, polls_total, window_ends_at };
+            return vec![
+                Effect::Log("the server never received the confirm; asking it to close the order".into()),
+                Effect::Abandon { order_id: self.order_id() },
+            ];
         }
-        self.state = State::Unresolved { order_id };
+        self.unresolved()
+    }
+
+    fn unresolved(&mut self) -> Vec<Effect> {
+        self.state = State::Unresolved { order_id: self.order_id() };
         vec![Effect::UnlockNavigation]
     }
 
     fn settle(&mut self, verdict: Verdict) -> Vec<Effect> {
-        let order_id = self.order_id.clone().unwrap_or_default();
-        let outcome = match verdict {
-            Verdict::Paid { amount } => {
-                self.state = State::Paid { order_id: order_id.clone(), amount };
-                Outcome::Paid
+        let order_id = self.order_id();
+        let (state, outcome) = match verdict {
+            Verdict::Paid { amount } => (State::Paid { order_id: order_id.clone(), amount }, Outcome::Paid),
+            Verdict::Refunded { amount, partial } => {
+                (State::Refunded { order_id: order_id.clone(), amount, partial }, Outcome::Refunded { partial })
             }
             Verdict::Failed(failure) => {
-                self.state = State::Failed { order_id: order_id.clone(), failure: failure.clone() };
-                Outcome::Failed { failure }
+                (State::Failed { order_id: order_id.clone(), failure: failure.clone() }, Outcome::Failed { failure })
             }
+            Verdict::Elsewhere => (State::Elsewhere { order_id: order_id.clone() }, Outcome::Elsewhere),
         };
-        vec![Effect::RecordOutcome { order_id, outcome }, Effect::UnlockNavigation]
+        self.state = state;
+        let mut effects = vec![];
+        if self.attempt_stored {
+            effects.push(Effect::RecordOutcome { order_id, outcome });
+        }
+        effects.push(Effect::UnlockNavigation);
+        effects
     }
 }

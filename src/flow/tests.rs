@@ -16,7 +16,22 @@ fn params() -> SuccessParams {
 }
 
 fn opened(stored: Option<StoredAttempt>) -> Event {
-    Event::Opened { params: Ok(params()), stored, new_key: "key-new".into(), now: T0 }
+    Event::Opened { params: Ok(params()), stored, now: T0 }
+}
+
+fn claimed(mine: bool, stored: Option<StoredAttempt>) -> Event {
+    Event::Claimed { mine, stored, new_key: "key-new".into(), now: T0 }
+}
+
+fn stored(started_at: Millis, outcome: Option<Outcome>) -> StoredAttempt {
+    StoredAttempt {
+        order_id: "ord_1".into(),
+        idempotency_key: "key-old".into(),
+        payment_key: "pk_1".into(),
+        amount: 12_900,
+        started_at,
+        outcome,
+    }
 }
 
 fn order(status: OrderStatus) -> Order {
@@ -28,9 +43,13 @@ fn order(status: OrderStatus) -> Order {
         items: vec![],
         created_at: "2026-11-30T00:00:00Z".into(),
         updated_at: "2026-11-30T00:00:00Z".into(),
-        failure: (status == OrderStatus::Failed)
-            .then(|| Failure { code: "REJECT_CARD_PAYMENT".into(), message: "Declined.".into() }),
+        failure: (status == OrderStatus::Failed).then(server_failure),
     }
+}
+
+/// The failure as the server words it.
+fn server_failure() -> Failure {
+    Failure { code: "REJECT_CARD_PAYMENT".into(), message: "Declined by the card company.".into() }
 }
 
 fn response(status: u16, body: impl serde::Serialize) -> ConfirmReply {
@@ -41,9 +60,17 @@ fn error_body(code: &str, order: Option<Order>) -> ApiErrorBody {
     ApiErrorBody { code: code.into(), message: "the reason".into(), order }
 }
 
-fn submitting() -> Flow {
+/// Opened with nothing stored, and the server says it has no confirm: claiming.
+fn claiming() -> Flow {
     let mut flow = Flow::new(timings());
     flow.handle(opened(None));
+    flow.handle(Event::Verified { check: Check::NotReceived, now: T0 });
+    flow
+}
+
+fn submitting() -> Flow {
+    let mut flow = claiming();
+    flow.handle(claimed(true, None));
     flow
 }
 
@@ -57,24 +84,39 @@ fn sends(effects: &[Effect]) -> usize {
     effects.iter().filter(|effect| matches!(effect, Effect::SendConfirm { .. })).count()
 }
 
-#[test]
-fn opening_persists_the_attempt_then_sends_once_and_starts_the_wait() {
-    let mut flow = Flow::new(timings());
-    let effects = flow.handle(opened(None));
+fn records(effects: &[Effect]) -> bool {
+    effects.iter().any(|effect| matches!(effect, Effect::RecordOutcome { .. }))
+}
 
-    let attempt = StoredAttempt {
-        order_id: "ord_1".into(),
-        idempotency_key: "key-new".into(),
-        payment_key: "pk_1".into(),
-        amount: 12_900,
-        started_at: T0,
-        outcome: None,
-    };
+#[test]
+fn opening_with_nothing_stored_asks_the_server_before_anything_else() {
+    let mut flow = Flow::new(timings());
+    assert_eq!(flow.handle(opened(None)), vec![Effect::Verify { order_id: "ord_1".into() }]);
+    assert_eq!(flow.state(), &State::Verifying);
+    assert_eq!(flow.state().name(), "starting");
+}
+
+#[test]
+fn a_server_without_the_confirm_or_out_of_reach_leads_to_claiming_the_order() {
+    for check in [Check::NotReceived, Check::NothingLearned] {
+        let mut flow = Flow::new(timings());
+        flow.handle(opened(None));
+        let effects = flow.handle(Event::Verified { check: check.clone(), now: T0 });
+        assert_eq!(effects, vec![Effect::Claim { order_id: "ord_1".into() }], "{check:?}");
+        assert_eq!(flow.state(), &State::Claiming);
+    }
+}
+
+#[test]
+fn the_tab_holding_the_claim_persists_the_attempt_then_sends_once_and_starts_the_wait() {
+    let mut flow = claiming();
+    let effects = flow.handle(claimed(true, None));
+
     assert_eq!(
         effects,
         vec![
             Effect::LockNavigation,
-            Effect::PersistAttempt(attempt),
+            Effect::PersistAttempt(StoredAttempt { idempotency_key: "key-new".into(), ..stored(T0, None) }),
             Effect::SendConfirm {
                 order_id: "ord_1".into(),
                 idempotency_key: "key-new".into(),
@@ -90,67 +132,118 @@ fn opening_persists_the_attempt_then_sends_once_and_starts_the_wait() {
 #[test]
 fn a_page_without_confirm_parameters_is_invalid_and_sends_nothing() {
     let mut flow = Flow::new(timings());
-    let effects = flow.handle(Event::Opened {
-        params: Err("missing orderId".into()),
-        stored: None,
-        new_key: "k".into(),
-        now: T0,
-    });
+    let effects = flow.handle(Event::Opened { params: Err("missing orderId".into()), stored: None, now: T0 });
     assert!(effects.is_empty());
     assert_eq!(flow.state().name(), "invalid");
 }
 
 #[test]
 fn a_reload_with_a_pending_attempt_resumes_checking_without_sending() {
-    let stored = StoredAttempt {
-        order_id: "ord_1".into(),
-        idempotency_key: "key-old".into(),
-        payment_key: "pk_1".into(),
-        amount: 12_900,
-        started_at: T0 - 20_000,
-        outcome: None,
-    };
     let mut flow = Flow::new(timings());
-    let effects = flow.handle(opened(Some(stored)));
+    let effects = flow.handle(opened(Some(stored(T0 - 20_000, None))));
 
     assert_eq!(sends(&effects), 0);
     assert!(effects.contains(&Effect::LockNavigation));
     assert!(effects.contains(&Effect::SchedulePoll { after_ms: 2_000 }));
+    assert!(!effects.iter().any(|effect| matches!(effect, Effect::Verify { .. } | Effect::Claim { .. })));
     assert_eq!(flow.state().name(), "checking");
+}
+
+#[test]
+fn a_reload_while_the_post_is_in_flight_checks_until_the_servers_deadline_without_sending() {
+    // Reloaded 2 s after the POST left: no answer was seen, none will be.
+    let mut flow = Flow::new(timings());
+    let effects = flow.handle(opened(Some(stored(T0 - 2_000, None))));
+
+    assert_eq!(sends(&effects), 0);
+    let State::Checking { started_at, polls_total, window_ends_at, .. } = flow.state().clone() else {
+        panic!("{:?}", flow.state())
+    };
+    assert_eq!(started_at, T0 - 2_000);
+    assert_eq!(polls_total, 31, "ceil((63s - 2s) / 2s)");
+    assert!(window_ends_at >= started_at + timings().server_max_processing_ms);
+    let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 13_000 });
+    assert!(effects.is_empty(), "this page has no POST of its own to wait for");
 }
 
 #[test]
 fn a_reload_after_the_outcome_shows_it_without_sending_or_checking() {
     for (outcome, name) in [
         (Outcome::Paid, "paid"),
-        (Outcome::Failed { failure: Failure { code: "X".into(), message: "m".into() } }, "failed"),
+        (Outcome::Failed { failure: server_failure() }, "failed"),
+        (Outcome::Refunded { partial: false }, "refunded"),
+        (Outcome::Elsewhere, "elsewhere"),
     ] {
-        let stored = StoredAttempt {
-            order_id: "ord_1".into(),
-            idempotency_key: "key-old".into(),
-            payment_key: "pk_1".into(),
-            amount: 12_900,
-            started_at: T0 - 60_000,
-            outcome: Some(outcome),
-        };
         let mut flow = Flow::new(timings());
-        assert!(flow.handle(opened(Some(stored))).is_empty());
+        assert!(flow.handle(opened(Some(stored(T0 - 60_000, Some(outcome))))).is_empty());
         assert_eq!(flow.state().name(), name);
     }
 }
 
 #[test]
+fn stored_outcomes_read_back_as_written() {
+    for outcome in [
+        Outcome::Paid,
+        Outcome::Refunded { partial: true },
+        Outcome::Failed { failure: server_failure() },
+        Outcome::Elsewhere,
+    ] {
+        let text = serde_json::to_string(&stored(T0, Some(outcome.clone()))).unwrap();
+        assert_eq!(serde_json::from_str::<StoredAttempt>(&text).unwrap().outcome, Some(outcome));
+    }
+    let older = r#"{"order_id":"ord_1","idempotency_key":"k","payment_key":"pk_1","amount":1,"started_at":1,"outcome":{"status":"PAID"}}"#;
+    assert_eq!(serde_json::from_str::<StoredAttempt>(older).unwrap().outcome, Some(Outcome::Paid));
+}
+
+#[test]
 fn an_attempt_stored_for_another_order_is_not_this_one() {
-    let stored = StoredAttempt {
-        order_id: "ord_other".into(),
-        idempotency_key: "key-old".into(),
-        payment_key: "pk_9".into(),
-        amount: 1,
-        started_at: T0,
-        outcome: Some(Outcome::Paid),
-    };
+    let other = StoredAttempt { order_id: "ord_other".into(), ..stored(T0, Some(Outcome::Paid)) };
     let mut flow = Flow::new(timings());
-    assert_eq!(sends(&flow.handle(opened(Some(stored)))), 1);
+    assert_eq!(flow.handle(opened(Some(other.clone()))), vec![Effect::Verify { order_id: "ord_1".into() }]);
+    flow.handle(Event::Verified { check: Check::NotReceived, now: T0 });
+    assert_eq!(sends(&flow.handle(claimed(true, Some(other)))), 1);
+}
+
+/// Nothing stored for the order, as after a write that failed: the server's view
+/// decides, and only a server without the confirm gets one.
+#[test]
+fn with_nothing_stored_a_server_that_has_the_payment_is_checked_not_sent_to() {
+    let cases = [
+        (Check::InProgress, "checking"),
+        (Check::Settled(Verdict::Paid { amount: 12_900 }), "paid"),
+        (Check::Settled(Verdict::Failed(server_failure())), "failed"),
+        (Check::Settled(Verdict::Refunded { amount: 12_900, partial: false }), "refunded"),
+        (Check::Settled(Verdict::Elsewhere), "elsewhere"),
+    ];
+    for (check, expected) in cases {
+        let mut flow = Flow::new(timings());
+        flow.handle(opened(None));
+        let effects = flow.handle(Event::Verified { check: check.clone(), now: T0 });
+        assert_eq!(flow.state().name(), expected, "{check:?}");
+        assert_eq!(sends(&effects), 0, "{check:?}");
+        assert!(!records(&effects), "nothing is stored to keep an outcome with: {check:?}");
+        // Whatever follows, this flow never sends.
+        for event in all_events() {
+            assert_eq!(sends(&flow.handle(event)), 0, "{check:?}");
+        }
+    }
+}
+
+#[test]
+fn a_second_tab_that_finds_the_attempt_or_loses_the_claim_checks_instead_of_sending() {
+    let cases = [
+        (claimed(true, Some(stored(T0 - 300, None))), "checking"),
+        (claimed(false, Some(stored(T0 - 300, None))), "checking"),
+        (claimed(false, None), "checking"),
+        (claimed(false, Some(stored(T0 - 300, Some(Outcome::Paid)))), "paid"),
+    ];
+    for (event, expected) in cases {
+        let mut flow = claiming();
+        let effects = flow.handle(event.clone());
+        assert_eq!(flow.state().name(), expected, "{event:?}");
+        assert_eq!(sends(&effects), 0, "{event:?}");
+        assert!(!effects.iter().any(|effect| matches!(effect, Effect::PersistAttempt(_))), "{event:?}");
+    }
 }
 
 #[test]
@@ -158,17 +251,65 @@ fn definitive_replies_settle_and_unlock() {
     let cases = [
         (response(200, order(OrderStatus::Paid)), "paid"),
         (response(200, order(OrderStatus::Failed)), "failed"),
+        (response(200, order(OrderStatus::Canceled)), "refunded"),
+        (response(200, order(OrderStatus::PartiallyRefunded)), "refunded"),
         (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Paid)))), "paid"),
         (response(409, error_body("ORDER_ALREADY_FAILED", Some(order(OrderStatus::Failed)))), "failed"),
+        (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Canceled)))), "refunded"),
         (response(400, error_body("AMOUNT_MISMATCH", None)), "failed"),
-        (response(404, error_body("ORDER_NOT_FOUND", None)), "failed"),
+        (response(404, error_body("ORDER_NOT_FOUND", None)), "elsewhere"),
     ];
     for (reply, expected) in cases {
         let mut flow = submitting();
         let effects = flow.handle(Event::ConfirmReplied { reply: reply.clone(), now: T0 + 500 });
         assert_eq!(flow.state().name(), expected, "{reply:?}");
         assert!(effects.contains(&Effect::UnlockNavigation));
-        assert!(effects.iter().any(|effect| matches!(effect, Effect::RecordOutcome { .. })));
+        assert!(records(&effects));
+    }
+}
+
+#[test]
+fn a_refused_confirm_shows_the_servers_words_and_adds_none() {
+    let mut flow = submitting();
+    flow.handle(Event::ConfirmReplied { reply: response(400, error_body("AMOUNT_MISMATCH", None)), now: T0 });
+    assert_eq!(
+        flow.state(),
+        &State::Failed {
+            order_id: "ord_1".into(),
+            failure: Failure { code: "AMOUNT_MISMATCH".into(), message: "the reason".into() }
+        }
+    );
+}
+
+#[test]
+fn an_order_this_browser_cannot_see_is_elsewhere_not_failed() {
+    let mut flow = submitting();
+    let effects =
+        flow.handle(Event::ConfirmReplied { reply: response(404, error_body("ORDER_NOT_FOUND", None)), now: T0 });
+    assert_eq!(flow.state(), &State::Elsewhere { order_id: "ord_1".into() });
+    assert!(effects.contains(&Effect::RecordOutcome { order_id: "ord_1".into(), outcome: Outcome::Elsewhere }));
+
+    assert_eq!(classify_refused_check(Some("ORDER_NOT_FOUND")), Check::Settled(Verdict::Elsewhere));
+    assert_eq!(classify_refused_check(Some("INTERNAL")), Check::NothingLearned);
+    assert_eq!(classify_refused_check(None), Check::NothingLearned);
+}
+
+#[test]
+fn a_cancelled_or_partly_refunded_order_is_refunded_never_paid_or_failed() {
+    for (status, partial) in [(OrderStatus::Canceled, false), (OrderStatus::PartiallyRefunded, true)] {
+        let expected = State::Refunded { order_id: "ord_1".into(), amount: 12_900, partial };
+        let mut flow = submitting();
+        flow.handle(Event::ConfirmReplied { reply: response(200, order(status)), now: T0 });
+        assert_eq!(flow.state(), &expected, "confirm reply {status:?}");
+
+        let mut flow = checking();
+        flow.handle(Event::PollDue { now: 0 });
+        let effects = flow.handle(Event::PollReplied { check: classify_poll(&order(status)), now: 0 });
+        assert_eq!(flow.state(), &expected, "check {status:?}");
+        assert!(
+            effects
+                .contains(&Effect::RecordOutcome { order_id: "ord_1".into(), outcome: Outcome::Refunded { partial } })
+        );
     }
 }
 
@@ -254,14 +395,51 @@ fn run_checks(flow: &mut Flow, checks: &[Check]) -> Vec<Effect> {
     effects
 }
 
+/// Checked to the end of the window, and the server never had the confirm.
+fn closing() -> Flow {
+    let mut flow = checking();
+    run_checks(&mut flow, &vec![Check::NotReceived; 25]);
+    flow
+}
+
 #[test]
-fn a_confirm_the_server_never_received_fails_as_not_charged_when_the_window_ends() {
+fn a_confirm_the_server_never_received_asks_the_server_to_close_the_order_and_claims_nothing() {
     let mut flow = checking();
     let effects = run_checks(&mut flow, &vec![Check::NotReceived; 25]);
-    let State::Failed { failure, .. } = flow.state().clone() else { panic!("{:?}", flow.state()) };
-    assert_eq!(failure.code, NOT_RECEIVED);
-    assert!(failure.message.contains("You have not been charged"));
-    assert!(effects.contains(&Effect::UnlockNavigation));
+    assert!(effects.contains(&Effect::Abandon { order_id: "ord_1".into() }));
+    assert!(!records(&effects), "no outcome before the server's");
+    assert!(!effects.contains(&Effect::UnlockNavigation), "still waiting for the server's word");
+    assert!(matches!(flow.state(), State::Closing { .. }));
+    assert_eq!(flow.state().name(), "checking");
+    assert!(flow.state().is_busy());
+}
+
+#[test]
+fn the_servers_answer_to_closing_the_order_is_what_the_page_shows() {
+    let cases = [
+        (
+            Check::Settled(Verdict::Failed(server_failure())),
+            State::Failed { order_id: "ord_1".into(), failure: server_failure() },
+        ),
+        (Check::Settled(Verdict::Paid { amount: 12_900 }), State::Paid { order_id: "ord_1".into(), amount: 12_900 }),
+        (
+            Check::Settled(Verdict::Refunded { amount: 12_900, partial: false }),
+            State::Refunded { order_id: "ord_1".into(), amount: 12_900, partial: false },
+        ),
+        (Check::Settled(Verdict::Elsewhere), State::Elsewhere { order_id: "ord_1".into() }),
+        (Check::InProgress, State::Unresolved { order_id: "ord_1".into() }),
+        (Check::NotReceived, State::Unresolved { order_id: "ord_1".into() }),
+        (Check::NothingLearned, State::Unresolved { order_id: "ord_1".into() }),
+    ];
+    for (check, expected) in cases {
+        let mut flow = closing();
+        let effects = flow.handle(Event::AbandonReplied { check: check.clone(), now: T0 + 80_000 });
+        assert_eq!(flow.state(), &expected, "{check:?}");
+        assert!(effects.contains(&Effect::UnlockNavigation), "{check:?}");
+        assert_eq!(sends(&effects), 0);
+        let recorded = records(&effects);
+        assert_eq!(recorded, !matches!(expected, State::Unresolved { .. }), "{check:?}");
+    }
 }
 
 #[test]
@@ -323,6 +501,8 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
     };
     let mut flow = Flow::new(short);
     flow.handle(opened(None));
+    flow.handle(Event::Verified { check: Check::NotReceived, now: T0 });
+    flow.handle(claimed(true, None));
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
     let State::Checking { polls_total, window_ends_at, .. } = flow.state().clone() else { panic!() };
     assert_eq!(polls_total, 24, "ceil((63s - 15s) / 2s)");
@@ -332,10 +512,11 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
 
 #[test]
 fn a_window_that_covers_the_server_is_not_extended() {
-    let mut flow = checking();
+    let mut flow = submitting();
+    let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
     let State::Checking { polls_total, .. } = flow.state().clone() else { panic!() };
     assert_eq!(polls_total, 25);
-    assert!(flow.handle(Event::PollDue { now: 0 }).iter().all(|effect| !matches!(effect, Effect::Log(_))));
+    assert!(!effects.iter().any(|effect| matches!(effect, Effect::Log(_))), "no extension to explain: {effects:?}");
 }
 
 #[test]
@@ -349,50 +530,83 @@ fn final_states_ignore_everything() {
 }
 
 #[test]
-fn busy_states_are_exactly_submitting_and_checking() {
+fn busy_states_are_exactly_submitting_checking_and_closing() {
     assert!(submitting().state().is_busy());
     assert!(checking().state().is_busy());
+    assert!(closing().state().is_busy());
+    assert!(!claiming().state().is_busy());
     assert!(!State::Paid { order_id: "o".into(), amount: 1 }.is_busy());
     assert!(!State::Unresolved { order_id: "o".into() }.is_busy());
+    assert!(!State::Elsewhere { order_id: "o".into() }.is_busy());
     assert!(!State::Starting.is_busy());
 }
 
 fn all_events() -> Vec<Event> {
-    let stored = StoredAttempt {
-        order_id: "ord_1".into(),
-        idempotency_key: "key-old".into(),
-        payment_key: "pk_1".into(),
-        amount: 12_900,
-        started_at: T0,
-        outcome: None,
-    };
+    let failed = Check::Settled(Verdict::Failed(server_failure()));
+    let paid = Check::Settled(Verdict::Paid { amount: 12_900 });
     vec![
+        Event::Opened { params: Err("missing".into()), stored: None, now: T0 },
         opened(None),
-        opened(Some(stored)),
+        opened(Some(stored(T0, None))),
+        opened(Some(stored(T0, Some(Outcome::Paid)))),
+        Event::Verified { check: Check::NotReceived, now: T0 },
+        Event::Verified { check: Check::NothingLearned, now: T0 },
+        Event::Verified { check: Check::InProgress, now: T0 },
+        Event::Verified { check: paid.clone(), now: T0 },
+        Event::Verified { check: Check::Settled(Verdict::Elsewhere), now: T0 },
+        claimed(true, None),
+        claimed(true, Some(stored(T0, None))),
+        claimed(false, None),
         Event::ConfirmReplied { reply: ConfirmReply::NoResponse { detail: "x".into() }, now: T0 + 1 },
         Event::ConfirmReplied { reply: response(500, ""), now: T0 + 1 },
         Event::ConfirmReplied { reply: response(202, order(OrderStatus::Unknown)), now: T0 + 1 },
         Event::ConfirmReplied { reply: response(200, order(OrderStatus::Paid)), now: T0 + 1 },
+        Event::ConfirmReplied { reply: response(200, order(OrderStatus::Canceled)), now: T0 + 1 },
+        Event::ConfirmReplied { reply: response(400, error_body("AMOUNT_MISMATCH", None)), now: T0 + 1 },
+        Event::ConfirmReplied { reply: response(404, error_body("ORDER_NOT_FOUND", None)), now: T0 + 1 },
         Event::ConfirmWaitElapsed { now: T0 + 15_000 },
         Event::PollDue { now: T0 + 17_000 },
         Event::PollReplied { check: Check::NothingLearned, now: T0 + 17_000 },
         Event::PollReplied { check: Check::NotReceived, now: T0 + 17_000 },
-        Event::PollReplied { check: Check::Settled(Verdict::Paid { amount: 12_900 }), now: T0 + 17_000 },
+        Event::PollReplied { check: Check::InProgress, now: T0 + 17_000 },
+        Event::PollReplied { check: Check::NotReceived, now: T0 + 200_000 },
+        Event::PollReplied { check: paid.clone(), now: T0 + 17_000 },
+        Event::AbandonReplied { check: failed, now: T0 + 30_000 },
+        Event::AbandonReplied { check: paid, now: T0 + 30_000 },
+        Event::AbandonReplied { check: Check::InProgress, now: T0 + 30_000 },
+        Event::AbandonReplied { check: Check::NothingLearned, now: T0 + 30_000 },
     ]
 }
 
-/// Every sequence of up to six events, from a fresh flow: at most one POST, and
-/// it is always preceded by persisting the attempt.
+/// Every configuration of the flow that any sequence of these events reaches,
+/// whatever its length (a search over the flow's states and the two facts about
+/// the path to them that matter: attempt persisted, confirm sent): at most one
+/// POST, and it is always preceded by persisting the attempt.
 #[test]
 fn no_sequence_of_events_sends_a_second_confirm() {
+    // The shipped window, and a short one (two checks, extended by nothing).
+    let short = PageConfig {
+        confirm_wait_ms: 15_000,
+        poll_interval_ms: 2_000,
+        poll_attempts: 2,
+        server_max_processing_ms: 1_000,
+    };
+    for timings in [timings(), short] {
+        let explored = explore(timings);
+        assert!(explored > 50, "explored {explored} configurations");
+    }
+}
+
+/// Searches every configuration reachable from a fresh flow, checking each step;
+/// returns how many it found.
+fn explore(timings: PageConfig) -> usize {
     let events = all_events();
-    let mut sequences = 0;
-    // (flow, events so far, attempt persisted on this path, confirm sent on this path)
-    let mut stack: Vec<(Flow, usize, bool, bool)> = vec![(Flow::new(timings()), 0, false, false)];
-    while let Some((flow, depth, persisted, sent)) = stack.pop() {
-        if depth == 6 {
-            continue;
-        }
+    let mut seen = std::collections::HashSet::new();
+    let mut names = std::collections::BTreeSet::new();
+    let mut closed = false;
+    // (flow, attempt persisted on this path, confirm sent on this path)
+    let mut queue = std::collections::VecDeque::from([(Flow::new(timings), false, false)]);
+    while let Some((flow, persisted, sent)) = queue.pop_front() {
         for event in &events {
             let mut next = flow.clone();
             let effects = next.handle(event.clone());
@@ -403,17 +617,24 @@ fn no_sequence_of_events_sends_a_second_confirm() {
                     Effect::PersistAttempt(_) => persisted_now = true,
                     Effect::SendConfirm { .. } => {
                         assert!(persisted_now, "persist before send");
-                        assert!(!sent_now, "a second confirm after {depth} events");
+                        assert!(!sent_now, "a second confirm: {flow:?} then {event:?}");
                         sent_now = true;
                     }
                     _ => {}
                 }
             }
-            sequences += 1;
-            stack.push((next, depth + 1, persisted_now, sent_now));
+            names.insert(next.state().name());
+            closed |= matches!(next.state(), State::Closing { .. });
+            if seen.insert(format!("{next:?} {persisted_now} {sent_now}")) {
+                queue.push_back((next, persisted_now, sent_now));
+            }
         }
     }
-    assert!(sequences > 1_000_000, "explored {sequences} sequences");
+    let every_name =
+        ["starting", "submitting", "checking", "paid", "refunded", "failed", "unresolved", "elsewhere", "invalid"];
+    assert_eq!(names, every_name.into_iter().collect(), "every state is reached");
+    assert!(closed, "closing the order is reached");
+    seen.len()
 }
 
 #[test]

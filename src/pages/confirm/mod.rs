@@ -55,8 +55,7 @@ pub fn ConfirmPage() -> impl IntoView {
         let started = Runner::new(Flow::new(timings), state, guard);
         runner.set_value(Some(started.clone()));
         let stored = params.as_ref().ok().and_then(|params| storage::load_attempt(&params.order_id));
-        let new_key = uuid::Uuid::new_v4().to_string();
-        started.dispatch(Event::Opened { params, stored, new_key, now: now_ms() });
+        started.dispatch(Event::Opened { params, stored, now: now_ms() });
     });
 
     let ticker = set_interval_with_handle(move || now.set(now_ms()), TICK).ok();
@@ -79,7 +78,9 @@ pub fn ConfirmPage() -> impl IntoView {
 
 fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
     match state.clone() {
-        State::Starting => busy_view("Preparing your payment", "One moment.", None).into_any(),
+        State::Starting | State::Verifying | State::Claiming => {
+            busy_view("Preparing your payment", "One moment.", None).into_any()
+        }
         State::Submitting { started_at } => busy_view(
             "Processing your payment",
             "Please keep this page open while your card is charged. This usually takes a few seconds.",
@@ -89,9 +90,15 @@ fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
         State::Checking { started_at, polls_done, polls_total, window_ends_at } => {
             checking_view(started_at, polls_done, polls_total, window_ends_at, now).into_any()
         }
+        // The last check: the server is asked for its final word.
+        State::Closing { started_at, polls_total, window_ends_at } => {
+            checking_view(started_at, polls_total, polls_total, window_ends_at, now).into_any()
+        }
         State::Paid { order_id, amount } => paid_view(order_id, amount).into_any(),
+        State::Refunded { order_id, amount, partial } => refunded_view(order_id, amount, partial).into_any(),
         State::Failed { order_id, failure } => failed_view(order_id, failure).into_any(),
         State::Unresolved { order_id } => unresolved_view(order_id).into_any(),
+        State::Elsewhere { order_id } => elsewhere_view(order_id).into_any(),
         State::Invalid { message } => view! {
             <div role="status" aria-live="polite">
                 <h1 id="confirm-title">"This payment link is incomplete"</h1>
@@ -148,11 +155,32 @@ fn checking_view(
 }
 
 fn paid_view(order_id: String, amount: u64) -> impl IntoView {
+    let said = view! { <p>"Thank you. You paid " <strong>{format_krw(amount)}</strong> "."</p> };
+    charged_view(("paid", "✓"), "Payment complete", said, order_id)
+}
+
+fn refunded_view(order_id: String, amount: u64, partial: bool) -> impl IntoView {
+    let (title, text) = if partial {
+        ("Paid, partly refunded", "went through, and part of it has since been refunded to your card.")
+    } else {
+        ("Payment refunded", "went through and was then cancelled; the whole amount is refunded to your card.")
+    };
+    let said = view! { <p>"Your payment of " <strong>{format_krw(amount)}</strong> " " {text}</p> };
+    charged_view(("refunded", "↺"), title, said, order_id)
+}
+
+/// An outcome in which the card was charged: what happened, and the way to the order.
+fn charged_view(
+    icon: (&'static str, &'static str),
+    title: &'static str,
+    said: impl IntoView,
+    order_id: String,
+) -> impl IntoView {
     view! {
-        <div class="outcome-icon paid" aria-hidden="true">"✓"</div>
+        <div class=format!("outcome-icon {}", icon.0) aria-hidden="true">{icon.1}</div>
         <div role="status" aria-live="polite">
-            <h1 id="confirm-title">"Payment complete"</h1>
-            <p>"Thank you. You paid " <strong>{format_krw(amount)}</strong> "."</p>
+            <h1 id="confirm-title">{title}</h1>
+            {said}
             <p class="muted">"Order " <code>{order_id.clone()}</code></p>
         </div>
         <div class="actions">
@@ -175,6 +203,17 @@ fn failed_view(order_id: String, failure: Failure) -> impl IntoView {
             <button class="button primary" on:click=move |_| navigate("/", Default::default())>"Try again"</button>
             <a href=format!("/orders/{order_id}") class="button secondary">"View the order"</a>
         </div>
+    }
+}
+
+fn elsewhere_view(order_id: String) -> impl IntoView {
+    view! {
+        <div class="outcome-icon unresolved" aria-hidden="true">"?"</div>
+        <div role="status" aria-live="polite">
+            <h1 id="confirm-title">"This order was placed in another browser"</h1>
+            <p>"This browser cannot see order " <code>{order_id}</code> ", so this page cannot tell how its payment went. Open your orders in the browser you paid with: they show whether it was paid."</p>
+        </div>
+        <div class="actions"><a href="/orders" class="button secondary">"Orders in this browser"</a></div>
     }
 }
 

@@ -9,17 +9,21 @@ use std::time::Duration;
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use payonce_api::ConfirmRequest;
+use payonce_api::{ConfirmRequest, Order};
 use web_sys::AbortController;
 
-use crate::api;
+use crate::api::{self, ApiError};
 use crate::clock::now_ms;
-use crate::flow::{Check, Effect, Event, Flow, Outcome, State, classify_poll};
+use crate::flow::{Check, Effect, Event, Flow, Outcome, State, StoredAttempt, classify_poll, classify_refused_check};
 use crate::nav_guard::NavGuard;
 use crate::storage;
+use crate::tab_claim::{self, Held};
 
-/// A check that takes longer than this learned nothing; the next one follows.
+/// A check (or a request to close the order) that takes longer than this learned nothing.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a tab that lost the claim waits for the other tab's stored attempt,
+/// to check from the moment that POST left; after that it checks from now.
+const CLAIM_LOST_WAIT: Duration = Duration::from_secs(2);
 
 thread_local! {
     /// Orders whose confirm this page has sent since it loaded. A second line of
@@ -32,6 +36,8 @@ pub struct Runner {
     state: RwSignal<State>,
     /// Taken (and its listeners removed) when the page goes away.
     guard: RefCell<Option<NavGuard>>,
+    /// This tab's claim on the order among the browser's tabs, kept until the flow is final.
+    claim: RefCell<Option<Held>>,
     abort: RefCell<Option<AbortController>>,
     /// Dropping a `Timeout` cancels it and frees its closure, which holds the runner.
     timers: RefCell<Vec<Timeout>>,
@@ -44,6 +50,7 @@ impl Runner {
             flow: RefCell::new(flow),
             state,
             guard: RefCell::new(Some(guard)),
+            claim: RefCell::new(None),
             abort: RefCell::new(None),
             timers: RefCell::new(Vec::new()),
             disposed: Cell::new(false),
@@ -55,17 +62,22 @@ impl Runner {
             return;
         }
         let effects = self.flow.borrow_mut().handle(event);
-        self.state.set(self.flow.borrow().state().clone());
+        let state = self.flow.borrow().state().clone();
+        if state.is_final() {
+            self.claim.borrow_mut().take();
+        }
+        self.state.set(state);
         for effect in effects {
             self.run(effect);
         }
     }
 
-    /// The page is going away: stop the timers and the navigation guard. An in-flight
-    /// POST is left alone; the server finishes it either way.
+    /// The page is going away: stop the timers, the navigation guard and the claim.
+    /// An in-flight POST is left alone; the server finishes it either way.
     pub fn dispose(&self) {
         self.disposed.set(true);
         self.guard.borrow_mut().take();
+        self.claim.borrow_mut().take();
         self.timers.borrow_mut().clear();
     }
 
@@ -77,9 +89,19 @@ impl Runner {
 
     fn run(self: &Rc<Self>, effect: Effect) {
         match effect {
+            Effect::Verify { order_id } => {
+                let this = self.clone();
+                spawn_local(async move {
+                    let check = check_of(api::check_order(&order_id, CHECK_TIMEOUT).await);
+                    this.dispatch(Event::Verified { check, now: now_ms() });
+                });
+            }
+            Effect::Claim { order_id } => self.claim(order_id),
             Effect::PersistAttempt(attempt) => {
                 if let Err(reason) = storage::save_attempt(&attempt) {
-                    leptos::logging::warn!("payment attempt not stored ({reason}); a reload cannot resume it");
+                    leptos::logging::warn!(
+                        "payment attempt not stored ({reason}); a reload will ask the server before sending"
+                    );
                 }
             }
             Effect::SendConfirm { order_id, idempotency_key, payment_key, amount } => {
@@ -113,11 +135,15 @@ impl Runner {
             Effect::Poll { order_id } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    let check = match api::check_order(&order_id, CHECK_TIMEOUT).await {
-                        Ok(order) => classify_poll(&order),
-                        Err(_) => Check::NothingLearned,
-                    };
+                    let check = check_of(api::check_order(&order_id, CHECK_TIMEOUT).await);
                     this.dispatch(Event::PollReplied { check, now: now_ms() });
+                });
+            }
+            Effect::Abandon { order_id } => {
+                let this = self.clone();
+                spawn_local(async move {
+                    let check = check_of(api::abandon(&order_id, CHECK_TIMEOUT).await);
+                    this.dispatch(Event::AbandonReplied { check, now: now_ms() });
                 });
             }
             Effect::RecordOutcome { order_id, outcome } => {
@@ -134,11 +160,62 @@ impl Runner {
         }
     }
 
+    /// Claims the order among this browser's tabs. The tab that holds the claim
+    /// reads the stored attempt and acts on it while still inside the claim (with
+    /// Web Locks, inside the lock's callback): the flow's effects up to the POST
+    /// leaving all run synchronously from `dispatch`.
+    fn claim(self: &Rc<Self>, order_id: String) {
+        let this = self.clone();
+        tab_claim::claim(&format!("payonce.confirm.{order_id}"), move |held| match held {
+            // A page already gone lets the claim go (dropping it) and sends nothing.
+            Some(_) if this.disposed.get() => {}
+            Some(held) => {
+                *this.claim.borrow_mut() = Some(held);
+                let stored = storage::load_attempt(&order_id);
+                this.dispatch(Event::Claimed { mine: true, stored, new_key: new_key(), now: now_ms() });
+            }
+            None => spawn_local(async move {
+                let stored = wait_for_attempt(&order_id, CLAIM_LOST_WAIT).await;
+                this.dispatch(Event::Claimed { mine: false, stored, new_key: new_key(), now: now_ms() });
+            }),
+        });
+    }
+
     /// Dispatches `event(now)` after `after_ms`, unless the page is gone by then.
     fn after(self: &Rc<Self>, after_ms: u64, event: fn(u64) -> Event) {
         let this = self.clone();
         let timer = Timeout::new(u32::try_from(after_ms).unwrap_or(u32::MAX), move || this.dispatch(event(now_ms())));
         // Kept until the page goes away: a page sets a few dozen at most.
         self.timers.borrow_mut().push(timer);
+    }
+}
+
+/// A fresh idempotency key, used only if this tab starts a new attempt.
+fn new_key() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// What the server's answer about the order (a check, or closing it) says.
+fn check_of(answer: Result<Order, ApiError>) -> Check {
+    match answer {
+        Ok(order) => classify_poll(&order),
+        Err(ApiError::Server { body, .. }) => classify_refused_check(body.as_deref().map(|body| body.code.as_str())),
+        Err(ApiError::Network(_) | ApiError::Decode(_)) => Check::NothingLearned,
+    }
+}
+
+/// The attempt another tab stores for the order, once it shows up here, or `None` after `within`.
+async fn wait_for_attempt(order_id: &str, within: Duration) -> Option<StoredAttempt> {
+    let step = Duration::from_millis(100);
+    let mut waited = Duration::ZERO;
+    loop {
+        if let Some(stored) = storage::load_attempt(order_id) {
+            return Some(stored);
+        }
+        if waited >= within {
+            return None;
+        }
+        gloo_timers::future::sleep(step).await;
+        waited += step;
     }
 }
