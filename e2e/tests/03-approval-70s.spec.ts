@@ -24,7 +24,8 @@ test('a 70-second approval is unresolved after the full window, then paid by rec
 
   await page.getByRole('link', { name: 'See your order' }).click();
   const order = new OrderPage(page);
-  await expect(order.status).toHaveAttribute('data-order-status', /UNKNOWN|PENDING|PAID/);
+  // The PG is still processing (it answers at 70 s): the server's read timed out at 60 s.
+  await expect(order.status).toHaveAttribute('data-order-status', 'UNKNOWN');
   await expect(order.status).toHaveAttribute('data-order-status', 'PAID', { timeout: 40_000 });
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);

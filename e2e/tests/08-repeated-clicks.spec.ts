@@ -1,11 +1,47 @@
 // Impatient customers: double and triple clicks and a held Enter key make one
-// order and one confirm POST.
-import { APIRequestContext, Page } from '@playwright/test';
+// order and one confirm POST. Each test first makes sure the repeated input did
+// reach the page (a test whose clicks were swallowed would prove nothing).
+import { Locator, Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { CartPage, ConfirmPage, PgWindow } from '../support/pages';
 
-async function orderCount(request: APIRequestContext, baseUrl: string): Promise<number> {
-  return (await (await request.get(`${baseUrl}/api/orders`)).json()).length;
+/** Counts the clicks and key presses that reach the elements it watches, even
+ *  once their page has navigated away (the counts live in the test, not the page). */
+async function inputCounter(page: Page): Promise<{ watch(target: Locator): Promise<void>; clicks: number; keydowns: number }> {
+  const counter = {
+    clicks: 0,
+    keydowns: 0,
+    async watch(target: Locator) {
+      await target.evaluate((element) => {
+        const count = (window as unknown as { __countInput(kind: string): void }).__countInput;
+        element.addEventListener('click', () => count('click'));
+        element.addEventListener('keydown', () => count('keydown'));
+      });
+    },
+  };
+  await page.context().exposeFunction('__countInput', (kind: string) => {
+    if (kind === 'click') counter.clicks += 1;
+    else counter.keydowns += 1;
+  });
+  return counter;
+}
+
+/** Holds the page's first step after Pay (its recent-order check) for a moment, so
+ *  that every repeated click or key press arrives while the page is still there. */
+async function slowFirstStep(page: Page): Promise<void> {
+  await page.route('**/api/orders/recent', async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await route.continue();
+  });
+}
+
+/** Counts the orders the page asks the server to create. */
+function countOrderCreations(page: Page): () => number {
+  let created = 0;
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/orders') created += 1;
+  });
+  return () => created;
 }
 
 async function finishPayment(page: Page): Promise<ConfirmPage> {
@@ -16,28 +52,39 @@ async function finishPayment(page: Page): Promise<ConfirmPage> {
 }
 
 for (const [name, clickCount] of [['double', 2], ['triple', 3]] as const) {
-  test(`a ${name} click on Pay creates one order`, async ({ page, context, stack, confirmPosts }) => {
+  test(`a ${name} click on Pay creates one order`, async ({ page, confirmPosts }) => {
     const cart = new CartPage(page);
     await cart.open();
+    const input = await inputCounter(page);
+    await input.watch(cart.pay);
+    await slowFirstStep(page);
+    const creations = countOrderCreations(page);
 
     await cart.pay.click({ clickCount });
 
+    await expect.poll(() => input.clicks, { message: 'clicks that reached Pay' }).toBe(clickCount);
     await finishPayment(page);
-    expect(await orderCount(context.request, stack.url)).toBe(1);
+    expect(creations(), 'orders the page asked for').toBe(1);
     expect(confirmPosts.count).toBe(1);
   });
 }
 
-test('Enter held down on Pay creates one order', async ({ page, context, stack, confirmPosts }) => {
+test('Enter held down on Pay creates one order', async ({ page, confirmPosts }) => {
   const cart = new CartPage(page);
   await cart.open();
   await cart.pay.focus();
+  const input = await inputCounter(page);
+  await input.watch(cart.pay);
+  await slowFirstStep(page);
+  const creations = countOrderCreations(page);
 
   for (let repeat = 0; repeat < 8; repeat++) await page.keyboard.down('Enter');
   await page.keyboard.up('Enter');
 
+  await expect.poll(() => input.keydowns, { message: 'key presses that reached Pay' }).toBe(8);
+  expect(input.clicks, 'key presses that activated Pay').toBeGreaterThanOrEqual(2);
   await finishPayment(page);
-  expect(await orderCount(context.request, stack.url)).toBe(1);
+  expect(creations(), 'orders the page asked for').toBe(1);
   expect(confirmPosts.count).toBe(1);
 });
 
@@ -45,11 +92,14 @@ test('a double click on the payment window card sends one confirm', async ({ pag
   const cart = new CartPage(page);
   await cart.open();
   const window = await cart.payAndOpenWindow();
+  const input = await inputCounter(page);
+  await input.watch(window.card('approve'));
 
   await window.card('approve').dblclick();
 
   const confirm = await ConfirmPage.opened(page);
   await confirm.expectState('paid');
+  expect(input.clicks, 'clicks that reached the card').toBe(2);
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
 });
@@ -59,16 +109,20 @@ test('clicks and Enter on the confirm page while it is processing send nothing m
   stack,
   confirmPosts,
 }) => {
-  await stack.configurePg({ latency_ms: 2_000 });
+  await stack.configurePg({ latency_ms: 4_000 });
   const cart = new CartPage(page);
   await cart.open();
   const confirm = await (await cart.payAndOpenWindow()).choose('approve');
   await confirm.expectState('submitting');
+  const input = await inputCounter(page);
+  await input.watch(confirm.root);
 
   await confirm.heading.click({ clickCount: 3 });
   await confirm.root.dblclick();
   for (let repeat = 0; repeat < 5; repeat++) await page.keyboard.press('Enter');
 
+  await expect.poll(() => input.clicks, { message: 'clicks that reached the page' }).toBe(5);
+  await expect(confirm.root, 'still processing').toHaveAttribute('data-payment-state', /^(submitting|checking)$/);
   await confirm.expectState('paid');
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);

@@ -49,3 +49,28 @@ test('the header links are blocked while the payment is in flight', async ({ pag
   await expect(page).toHaveURL(/\/orders$/);
   expect(confirmPosts.count).toBe(1);
 });
+
+test('Back after the customer has used the page is blocked too', async ({ page, stack, confirmPosts }) => {
+  test.setTimeout(60_000);
+  await stack.configurePg({ latency_ms: 20_000 });
+  const confirm = await checkout(page, 'approve');
+  const url = page.url();
+  const toast = page.getByTestId('toast');
+  await confirm.expectState('submitting');
+
+  // A real click on an in-app link: blocked, and from now on the browser counts the
+  // page as used, so its history entries are ones its Back button does not skip.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
+  await expect(toast).toContainText('stay on this page');
+  const afterClick = await toast.getAttribute('data-toast-id');
+
+  await page.goBack();
+
+  await expect(toast).not.toHaveAttribute('data-toast-id', afterClick!);
+  await expect(toast).toContainText('stay on this page');
+  expect(page.url()).toBe(url);
+  await expect(confirm.root).toHaveAttribute('data-payment-state', 'submitting');
+
+  await confirm.expectState('paid', 30_000);
+  expect(confirmPosts.count).toBe(1);
+});

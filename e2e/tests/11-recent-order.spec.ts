@@ -39,5 +39,40 @@ test('the recent-order warning appears for a second purchase, and Esc or Cancel 
 test('a first purchase goes straight to the payment window', async ({ page }) => {
   const cart = new CartPage(page);
   await cart.open();
+  let recent: unknown;
+  await page.route('**/api/orders/recent', async (route) => {
+    const response = await route.fetch();
+    recent = await response.json();
+    await route.fulfill({ response });
+  });
+  let dialogs = 0;
+  await page.exposeFunction('__dialogOpened', () => (dialogs += 1));
+  await page.evaluate(() => {
+    const opened = (window as unknown as { __dialogOpened(): void }).__dialogOpened;
+    new MutationObserver(() => document.querySelector('dialog[open]') && opened()).observe(document, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+    });
+  });
+
   await cart.payAndOpenWindow();
+
+  expect(recent, 'the server knows no recent order').toBeNull();
+  expect(dialogs, 'recent-order warnings shown').toBe(0);
+});
+
+test('a payment still being processed asks first too', async ({ page, context, stack }) => {
+  await stack.configurePg({ latency_ms: 6_000 });
+  const first = await checkout(page, 'approve');
+  await first.expectState('submitting');
+  const cart = new CartPage(await context.newPage());
+  await cart.open();
+
+  await cart.pay.click();
+
+  await expect(cart.recentOrderDialog).toBeVisible();
+  await expect(cart.recentOrderDialog).toContainText('A payment of yours is still being processed');
+  await cart.recentOrderDialog.getByRole('button', { name: 'Cancel' }).click();
+  await first.expectState('paid');
 });
