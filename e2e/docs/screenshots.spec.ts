@@ -46,3 +46,12 @@ test('screenshots', async ({ page, stack }) => {
   await page.locator('[data-order-status]').waitFor();
   await shoot(page, 'order-confirming');
 });
+
+test('screenshot of a success link opened in another browser', async ({ page, browser }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  const other = await (await browser.newContext({ viewport: { width: 720, height: 560 } })).newPage();
+  await other.goto(page.url());
+  await expect(other.locator('[data-payment-state]')).toHaveAttribute('data-payment-state', 'elsewhere');
+  await shoot(other, 'state-elsewhere');
+});
