@@ -40,6 +40,10 @@ pub enum ErrorCode {
     InvalidCart,
     /// The request body is larger than the server accepts.
     PayloadTooLarge,
+    /// The client took too long to send its request.
+    RequestTimeout,
+    /// Too many requests from this customer or address; `Retry-After` says when to try again.
+    RateLimited,
     /// Unknown route.
     NotFound,
     /// Every PG slot is taken; the payment was not sent. Nothing was charged.
@@ -68,6 +72,8 @@ impl ErrorCode {
             ErrorCode::InvalidQuantity => "INVALID_QUANTITY",
             ErrorCode::InvalidCart => "INVALID_CART",
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
+            ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::PgBusy => "PG_BUSY",
             ErrorCode::PgUnreachable => "PG_UNREACHABLE",

@@ -149,6 +149,11 @@ fn server_program(
     let args = vec![
         "--listen".to_owned(),
         listen.to_owned(),
+        "--admin-listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        // Every customer comes from this machine's address: limit per customer only.
+        "--rate-limit-address".to_owned(),
+        "0".to_owned(),
         "--db".to_owned(),
         db_path.display().to_string(),
         "--pg-url".to_owned(),

@@ -15,6 +15,23 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_LISTEN", default_value = "127.0.0.1:3000")]
     pub listen: SocketAddr,
 
+    /// How long a client may take to send a request's head, and then its body;
+    /// a slower one is cut off rather than holding a connection open.
+    #[arg(long, env = "PAYONCE_CLIENT_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub client_timeout: Duration,
+
+    /// POSTs (orders, confirms) a customer may make per minute; 0 turns the limit off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_CUSTOMER", default_value_t = 30)]
+    pub rate_limit_customer: u32,
+
+    /// POSTs one client address may make per minute, all its customers together; 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS", default_value_t = 600)]
+    pub rate_limit_address: u32,
+
+    /// Address of the operators' listener (metrics, health): keep it off the internet.
+    #[arg(long, env = "PAYONCE_ADMIN_LISTEN", default_value = "127.0.0.1:3001")]
+    pub admin_listen: SocketAddr,
+
     /// SQLite database file (created if missing).
     #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db")]
     pub db: PathBuf,
@@ -133,6 +150,7 @@ impl ServerConfig {
             ("recovery-interval", self.recovery_interval),
             ("confirm-wait", self.confirm_wait),
             ("poll-interval", self.poll_interval),
+            ("client-timeout", self.client_timeout),
         ] {
             if value.is_zero() {
                 return Err(ConfigError::ZeroDuration { flag });

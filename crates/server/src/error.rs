@@ -34,6 +34,10 @@ pub enum AppError {
     InvalidCart(&'static str),
     #[error("the request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("the request body took too long to arrive; nothing was done")]
+    RequestTimeout,
+    #[error("too many requests; try again in {retry_after_s} s. Nothing was done")]
+    RateLimited { retry_after_s: u64 },
     #[error("no such API route")]
     NotFound,
     #[error("database error")]
@@ -57,6 +61,8 @@ impl AppError {
             AppError::InvalidQuantity(_) => ErrorCode::InvalidQuantity,
             AppError::InvalidCart(_) => ErrorCode::InvalidCart,
             AppError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            AppError::RequestTimeout => ErrorCode::RequestTimeout,
+            AppError::RateLimited { .. } => ErrorCode::RateLimited,
             AppError::NotFound => ErrorCode::NotFound,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
@@ -76,6 +82,8 @@ impl AppError {
             | AppError::OrderAlreadyFailed { .. } => StatusCode::CONFLICT,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Database(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -122,10 +130,23 @@ impl From<JsonRejection> for AppError {
             JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 AppError::PayloadTooLarge { limit: crate::routes::BODY_LIMIT_BYTES }
             }
+            JsonRejection::BytesRejection(_) if timed_out(&rejection) => AppError::RequestTimeout,
             JsonRejection::MissingJsonContentType(_) => AppError::InvalidRequest {
                 message: "send the body as JSON with Content-Type: application/json".to_owned(),
             },
             other => AppError::InvalidRequest { message: other.body_text() },
         }
     }
+}
+
+/// Whether an error was caused by the request body's read timeout.
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if error.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
 }

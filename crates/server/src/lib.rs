@@ -5,7 +5,9 @@
 //! # Layout
 //!
 //! - `config`: flags, and the refusal of a page window shorter than the PG timeout.
-//! - `routes`: the HTTP surface, one module per route group, plus the built page.
+//! - `routes`: the HTTP surface, one module per route group, plus the built page
+//!   and the security headers; the public router and the operators' one.
+//! - `serve`: the accept loop, with bounds on what a client may send and how slowly.
 //! - `orders`: creating orders from a cart and showing them to their customer.
 //! - `catalog`: the demo products and server-side pricing.
 //! - `payment`: confirm, settle, recovery, backoff and the circuit breaker.
@@ -26,6 +28,7 @@ pub mod orders;
 pub mod payment;
 pub mod pg;
 pub mod routes;
+pub mod serve;
 pub mod state;
 
 use std::future::Future;
@@ -55,11 +58,13 @@ pub enum RunError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves on `listener` until `shutdown` completes. Tests call this with a port-0
-/// listener and their own shutdown future; `main` calls it with Ctrl-C/SIGTERM.
+/// Serves customers on `listener` and operators on `admin_listener` until
+/// `shutdown` completes. Tests call this with port-0 listeners and their own
+/// shutdown future; `main` calls it with Ctrl-C/SIGTERM.
 pub async fn run(
     mut config: ServerConfig,
     listener: TcpListener,
+    admin_listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
     config.validate()?;
@@ -71,15 +76,23 @@ pub async fn run(
     let state = AppState::new(config, db);
     let stopping = CancellationToken::new();
     let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));
+    tokio::spawn(forget_idle_rate_limits(state.limits.clone(), stopping.clone()));
 
     let signal = stopping.clone();
     tokio::spawn(async move {
         shutdown.await;
         signal.cancel();
     });
-    let graceful = stopping.clone();
-    let serve = axum::serve(listener, routes::router(state.clone()))
-        .with_graceful_shutdown(async move { graceful.cancelled().await });
+    let client_timeout = state.config.client_timeout;
+    let admin = tokio::spawn(serve::serve(
+        routes::admin_router(state.clone()),
+        admin_listener,
+        client_timeout,
+        stopping.clone().cancelled_owned(),
+        SHUTDOWN_GRACE,
+    ));
+    let public = routes::router(state.clone());
+    let serve = serve::serve(public, listener, client_timeout, stopping.cancelled(), SHUTDOWN_GRACE);
     tokio::select! {
         served = serve => served?,
         // A confirm can wait a minute for the PG; do not hold shutdown for it.
@@ -93,5 +106,16 @@ pub async fn run(
         tracing::warn!("PG calls still running at shutdown; their payments stay PENDING until recovery");
     }
     let _ = recovery.await;
+    let _ = admin.await;
     Ok(())
+}
+
+/// Trims the rate limiters' memory to recent clients, every minute, until shutdown.
+async fn forget_idle_rate_limits(limits: routes::limits::Limits, stopping: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stopping.cancelled() => return,
+            () = tokio::time::sleep(Duration::from_secs(60)) => limits.forget_idle(),
+        }
+    }
 }

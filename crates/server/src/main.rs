@@ -22,9 +22,21 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let admin_listener = match tokio::net::TcpListener::bind(config.admin_listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("payonce-server: cannot listen on {} (--admin-listen): {error}", config.admin_listen);
+            return ExitCode::FAILURE;
+        }
+    };
     let address = listener.local_addr().map_or_else(|_| config.listen.to_string(), |a| a.to_string());
-    println!("payonce-server listening on http://{address}  (PG {}, database {})", config.pg_url, config.db.display());
-    match payonce_server::run(config, listener, shutdown_signal()).await {
+    let admin = admin_listener.local_addr().map_or_else(|_| config.admin_listen.to_string(), |a| a.to_string());
+    println!(
+        "payonce-server listening on http://{address}  admin http://{admin}  (PG {}, database {})",
+        config.pg_url,
+        config.db.display()
+    );
+    match payonce_server::run(config, listener, admin_listener, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("payonce-server: {error}");

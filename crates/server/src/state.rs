@@ -10,6 +10,7 @@ use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::payment::{CircuitBreaker, RecoveryBudget};
 use crate::pg::{PgClient, PgGateway};
+use crate::routes::limits::{Limits, Rate};
 
 #[derive(Debug, Clone)]
 pub struct AppState {
@@ -27,6 +28,7 @@ pub struct AppState {
     /// PG calls detached from their requests; shutdown waits for them.
     pub pg_tasks: TaskTracker,
     pub metrics: PrometheusHandle,
+    pub limits: Limits,
 }
 
 impl AppState {
@@ -36,6 +38,8 @@ impl AppState {
         let pg = PgGateway::new(client, config.pg_max_concurrency);
         let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
         let budget_window = config.recovery_interval;
+        let limits =
+            Limits::new(Rate::per_minute(config.rate_limit_customer), Rate::per_minute(config.rate_limit_address));
         Self {
             config: Arc::new(config),
             db,
@@ -46,6 +50,7 @@ impl AppState {
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),
             metrics: crate::metrics::handle(),
+            limits,
         }
     }
 }

@@ -4,14 +4,18 @@
 mod catalog;
 mod config;
 mod confirm;
+pub mod limits;
 mod ops;
 mod orders;
 mod page;
+mod security;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
+use tower::util::option_layer;
 use tower_http::compression::CompressionLayer;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::error::AppError;
@@ -20,7 +24,7 @@ use crate::state::AppState;
 /// Largest request body the API reads. Carts and confirms are a few hundred bytes.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
-/// The whole HTTP surface: `/api`, operations endpoints, and the page.
+/// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
     let secure_cookies = state.config.public_base_url().starts_with("https://");
     let api = Router::new()
@@ -30,14 +34,29 @@ pub fn router(state: AppState) -> Router {
         .merge(confirm::router())
         .route_layer(middleware::from_fn(crate::metrics::track_http))
         .fallback(|| async { AppError::NotFound })
+        .layer(option_layer(state.limits.per_customer()))
         .layer(middleware::from_fn(move |jar, request, next| {
             crate::customer::identify(secure_cookies, jar, request, next)
         }))
-        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES));
-    let app = Router::new().nest("/api", api).merge(ops::router());
+        .layer(option_layer(state.limits.per_address()))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout));
+    let app = Router::new().nest("/api", api).merge(ops::health_router());
     let app = match &state.config.static_dir {
         Some(dir) => app.merge(page::router(dir)),
         None => app,
     };
-    app.with_state(state).layer(CompressionLayer::new()).layer(TraceLayer::new_for_http())
+    let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref());
+    app.with_state(state)
+        .layer(CompressionLayer::new())
+        .layer(policy)
+        .layer(nosniff)
+        .layer(referrer)
+        .layer(frames)
+        .layer(TraceLayer::new_for_http())
+}
+
+/// What operators reach, on the admin listener only: metrics and health.
+pub fn admin_router(state: AppState) -> Router {
+    Router::new().merge(ops::health_router()).merge(ops::metrics_router()).with_state(state)
 }

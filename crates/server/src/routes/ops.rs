@@ -4,8 +4,14 @@ use axum::routing::get;
 
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(health_show)).route("/metrics", get(metrics_show))
+/// Liveness, on both listeners: load balancers ask the public one.
+pub fn health_router() -> Router<AppState> {
+    Router::new().route("/healthz", get(health_show))
+}
+
+/// Prometheus metrics, on the admin listener only.
+pub fn metrics_router() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics_show))
 }
 
 async fn health_show() -> &'static str {

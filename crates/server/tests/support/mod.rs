@@ -110,6 +110,8 @@ impl FakePg {
 /// The order server with its own SQLite file, in this process or as a child process.
 pub struct Server {
     pub url: String,
+    /// The operators' listener: metrics.
+    pub admin_url: String,
     pub http: reqwest::Client,
     pub db_dir: TempDir,
     running: Running,
@@ -128,6 +130,10 @@ pub fn test_config(pg_url: &str, db_dir: &TempDir) -> ServerConfig {
     config.pg_read_timeout = Duration::from_secs(2);
     config.pg_connect_timeout = Duration::from_millis(500);
     config.recovery_interval = Duration::from_millis(300);
+    // Tests send bursts from one address and one customer on purpose; the
+    // limits have tests of their own.
+    config.rate_limit_customer = 0;
+    config.rate_limit_address = 0;
     config
 }
 
@@ -145,13 +151,15 @@ impl Server {
 
     pub async fn start_on(config: ServerConfig, db_dir: TempDir) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let admin_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
+        let admin_url = format!("http://{}", admin_listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(payonce_server::run(config, listener, async {
+        let task = tokio::spawn(payonce_server::run(config, listener, admin_listener, async {
             let _ = stopped.await;
         }));
         let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
-        let server = Self { url, http, db_dir, running: Running::InProcess { stop, task } };
+        let server = Self { url, admin_url, http, db_dir, running: Running::InProcess { stop, task } };
         server.wait_until_healthy().await;
         server
     }
@@ -162,7 +170,7 @@ impl Server {
         use tokio::io::AsyncBufReadExt;
         let log = std::fs::OpenOptions::new().create(true).append(true).open(db_dir.path().join("server.log")).unwrap();
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
-            .args(["--listen", "127.0.0.1:0", "--db"])
+            .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--db"])
             .arg(db_dir.path().join("payonce.db"))
             .args(args)
             .stdout(std::process::Stdio::piped())
@@ -172,12 +180,11 @@ impl Server {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let first_line = tokio::io::BufReader::new(stdout).lines().next_line().await.unwrap().unwrap();
-        let url = first_line
-            .split_whitespace()
-            .find(|word| word.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first_line:?}"))
-            .to_owned();
-        let server = Self { url, http, db_dir, running: Running::Child(child) };
+        let mut urls = first_line.split_whitespace().filter(|word| word.starts_with("http://")).map(str::to_owned);
+        let (Some(url), Some(admin_url)) = (urls.next(), urls.next()) else {
+            panic!("no public and admin URLs in {first_line:?}")
+        };
+        let server = Self { url, admin_url, http, db_dir, running: Running::Child(child) };
         server.wait_until_healthy().await;
         server
     }
@@ -259,7 +266,7 @@ impl Server {
     }
 
     pub async fn metrics(&self) -> String {
-        self.http.get(format!("{}/metrics", self.url)).send().await.unwrap().text().await.unwrap()
+        self.http.get(format!("{}/metrics", self.admin_url)).send().await.unwrap().text().await.unwrap()
     }
 }
 

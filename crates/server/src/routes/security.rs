@@ -1,0 +1,101 @@
+//! Security headers on every public response. The page's Content-Security-Policy
+//! lets its own scripts and WebAssembly run (`'wasm-unsafe-eval'`) and the
+//! inline scripts of the built HTML by their hashes, computed from the files
+//! served, and nothing else inline; nothing may frame the shop.
+
+use std::path::Path;
+
+use axum::http::{HeaderName, HeaderValue, header};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha2::{Digest, Sha256};
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// The HTML files whose inline scripts the policy allows.
+const PAGES: [&str; 2] = ["index.html", "cart.html"];
+
+/// The layers that add the headers, given the built page's folder (if served).
+pub fn layers(static_dir: Option<&Path>) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
+    let policy = content_security_policy(static_dir.map(inline_script_hashes).unwrap_or_default());
+    let header = |name: HeaderName, value: &str| {
+        SetResponseHeaderLayer::overriding(name, HeaderValue::from_str(value).expect("a valid header value"))
+    };
+    [
+        header(header::CONTENT_SECURITY_POLICY, &policy),
+        header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        header(header::REFERRER_POLICY, "strict-origin-when-cross-origin"),
+        header(header::X_FRAME_OPTIONS, "DENY"),
+    ]
+}
+
+/// The policy: the shop's own origin for everything, WebAssembly allowed to
+/// compile, inline scripts only by hash, no framing, no plugins.
+pub fn content_security_policy(script_hashes: Vec<String>) -> String {
+    let mut scripts = vec!["'self'".to_owned(), "'wasm-unsafe-eval'".to_owned()];
+    scripts.extend(script_hashes.into_iter().map(|hash| format!("'sha256-{hash}'")));
+    format!(
+        "default-src 'self'; script-src {}; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        scripts.join(" ")
+    )
+}
+
+/// The base64 SHA-256 of every inline `<script>` in the built HTML pages.
+fn inline_script_hashes(dir: &Path) -> Vec<String> {
+    let mut hashes = Vec::new();
+    for page in PAGES {
+        let Ok(html) = std::fs::read_to_string(dir.join(page)) else { continue };
+        for script in inline_scripts(&html) {
+            let hash = STANDARD.encode(Sha256::digest(script.as_bytes()));
+            if !hashes.contains(&hash) {
+                hashes.push(hash);
+            }
+        }
+    }
+    hashes
+}
+
+/// The text of each `<script>` without a `src`, exactly as the browser hashes it.
+fn inline_scripts(html: &str) -> Vec<&str> {
+    let mut scripts = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<script") {
+        let after = &rest[start..];
+        let Some(open_end) = after.find('>') else { break };
+        let open_tag = &after[..open_end];
+        let body_and_rest = &after[open_end + 1..];
+        let Some(close) = body_and_rest.find("</script>") else { break };
+        if !open_tag.contains("src=") {
+            scripts.push(&body_and_rest[..close]);
+        }
+        rest = &body_and_rest[close..];
+    }
+    scripts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_scripts_are_found_without_their_tags_and_external_ones_are_skipped() {
+        let html = r#"<head><script type="module">
+import init from '/a.js';
+</script><script src="/b.js"></script><script>go()</script></head>"#;
+        assert_eq!(inline_scripts(html), ["\nimport init from '/a.js';\n", "go()"]);
+    }
+
+    #[test]
+    fn the_policy_allows_wasm_and_hashed_scripts_and_no_framing() {
+        let policy = content_security_policy(vec!["abc=".to_owned()]);
+        assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-abc='"), "{policy}");
+        assert!(policy.contains("frame-ancestors 'none'"));
+        assert!(!policy.contains("unsafe-inline"));
+    }
+
+    #[test]
+    fn a_script_hash_is_the_base64_sha256_of_its_text() {
+        // The value browsers print in their CSP errors for `<script>alert(1)</script>`.
+        assert_eq!(STANDARD.encode(Sha256::digest(b"alert(1)")), "bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI=");
+    }
+}

@@ -1,0 +1,174 @@
+//! What the server shows to the internet, and what it refuses there: the
+//! operators' routes live on their own listener, every public response carries
+//! the security headers, slow and oversized requests are cut off, and rate
+//! limits answer in the API's own shape.
+
+mod support;
+
+use std::time::Duration;
+
+use base64::Engine;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_SECURITY_POLICY, REFERRER_POLICY, RETRY_AFTER, SET_COOKIE, X_CONTENT_TYPE_OPTIONS};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use support::{FakePg, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[tokio::test]
+async fn metrics_are_served_to_operators_only() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+
+    let public = server.http.get(format!("{}/metrics", server.url)).send().await.unwrap();
+    assert_eq!(public.status(), StatusCode::NOT_FOUND);
+    let admin = server.http.get(format!("{}/metrics", server.admin_url)).send().await.unwrap();
+    assert_eq!(admin.status(), StatusCode::OK);
+    assert!(admin.text().await.unwrap().contains("# TYPE"), "Prometheus text");
+    let api_on_admin = server.http.get(format!("{}/api/catalog", server.admin_url)).send().await.unwrap();
+    assert_eq!(api_on_admin.status(), StatusCode::NOT_FOUND, "the admin listener serves no API");
+    for url in [&server.url, &server.admin_url] {
+        let health = server.http.get(format!("{url}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), StatusCode::OK, "load balancers and operators both check health");
+    }
+}
+
+#[tokio::test]
+async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_exactly_the_inline_scripts() {
+    let pg = FakePg::start().await;
+    let page = tempfile::tempdir().unwrap();
+    let script = "\nimport init from '/payonce-page-0123456789abcdef.js';\nawait init();\n";
+    let index = format!("<!doctype html><script type=\"module\">{script}</script><script src=\"/x.js\"></script>");
+    std::fs::write(page.path().join("index.html"), index).unwrap();
+    let static_dir = page.path().to_path_buf();
+    let server = Server::start_with(&pg.url, move |config| config.static_dir = Some(static_dir)).await;
+
+    let expected_hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script.as_bytes()));
+    for path in ["/", "/pay/success", "/api/catalog", "/api/nope"] {
+        let response = server.http.get(format!("{}{path}", server.url)).send().await.unwrap();
+        let headers = response.headers();
+        let policy = headers[CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval'"), "{path}: {policy}");
+        assert!(policy.contains(&format!("'sha256-{expected_hash}'")), "{path}: the inline script's hash: {policy}");
+        assert!(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe-inline"), "{path}");
+        assert_eq!(headers[X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");
+        assert_eq!(headers[REFERRER_POLICY], "strict-origin-when-cross-origin", "{path}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_customer_cookie_is_secure_when_the_shop_is_served_over_https() {
+    let pg = FakePg::start().await;
+    let server =
+        Server::start_with(&pg.url, |config| config.public_url = Some("https://shop.example".to_owned())).await;
+
+    let response = server.http.get(format!("{}/api/orders", server.url)).send().await.unwrap();
+
+    let cookie = response.headers()[SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+}
+
+/// Connects to the server's public port.
+async fn connect(server: &Server) -> TcpStream {
+    TcpStream::connect(server.url.trim_start_matches("http://")).await.unwrap()
+}
+
+/// Reads what the server sends until it closes the connection (or `within` passes).
+async fn read_until_closed(stream: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(within, stream.read_to_end(&mut received)).await;
+    read.ok().map(|_| String::from_utf8_lossy(&received).into_owned())
+}
+
+#[tokio::test]
+async fn a_client_that_sends_its_request_head_too_slowly_is_cut_off_and_others_are_served() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.client_timeout = Duration::from_millis(500)).await;
+    let mut slow = connect(&server).await;
+    slow.write_all(b"GET /api/catalog HTTP/1.1\r\nHost: shop\r\n").await.unwrap(); // and never the blank line
+
+    let answer = read_until_closed(&mut slow, Duration::from_secs(5)).await;
+
+    let answer = answer.expect("the server closed the connection of the slow client");
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+    let catalog = server.http.get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+    assert_eq!(catalog.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_body_sent_too_slowly_is_refused_with_a_code_and_nothing_is_stored() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.client_timeout = Duration::from_millis(500)).await;
+    let mut slow = connect(&server).await;
+    let head =
+        "POST /api/orders HTTP/1.1\r\nHost: shop\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n";
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(b"{\"items\":[").await.unwrap(); // and the rest never comes
+
+    let answer = read_until_closed(&mut slow, Duration::from_secs(5)).await.expect("an answer in time");
+
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"code\":\"REQUEST_TIMEOUT\""), "{answer}");
+    let db = server.db().await;
+    assert_eq!(db.count_unsettled().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn an_oversized_request_head_is_refused() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+
+    let response =
+        server.http.get(format!("{}/api/catalog", server.url)).header("X-Padding", "x".repeat(40 * 1024)).send().await;
+
+    match response {
+        Ok(response) => assert_eq!(response.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE),
+        Err(error) => assert!(error.is_request() || error.is_connect() || error.is_body(), "{error}"),
+    }
+    let catalog = server.http.get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+    assert_eq!(catalog.status(), StatusCode::OK, "the server still serves");
+}
+
+#[tokio::test]
+async fn a_customer_over_the_rate_limit_gets_429_with_retry_after_and_others_are_not_slowed() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_customer = 20).await; // a burst of 5
+    let cart = json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]});
+    let orders = format!("{}/api/orders", server.url);
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        statuses.push(server.http.post(&orders).json(&cart).send().await.unwrap());
+    }
+
+    let created = statuses.iter().filter(|response| response.status() == StatusCode::CREATED).count();
+    assert_eq!(created, 5, "the burst, then refusals");
+    let refused = statuses.pop().unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()[RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    assert!((1..=3).contains(&retry_after), "{retry_after}");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["code"], "RATE_LIMITED");
+    assert!(body["message"].as_str().unwrap().contains("try again"));
+    let listed = server.http.get(&orders).send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::OK, "reading is not limited");
+    let other = server.other_customer().post(&orders).json(&cart).send().await.unwrap();
+    assert_eq!(other.status(), StatusCode::CREATED, "another customer is not limited by this one");
+}
+
+#[tokio::test]
+async fn one_address_over_its_limit_is_refused_whatever_its_cookies() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_address = 20).await;
+    let cart = json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]});
+    let mut codes = Vec::new();
+    for _ in 0..8 {
+        // A new customer each time, as a client that drops its cookies would be.
+        let response =
+            reqwest::Client::new().post(format!("{}/api/orders", server.url)).json(&cart).send().await.unwrap();
+        codes.push(response.status());
+    }
+    assert_eq!(codes.iter().filter(|status| **status == StatusCode::CREATED).count(), 5);
+    assert_eq!(codes.last(), Some(&StatusCode::TOO_MANY_REQUESTS));
+}
