@@ -1,9 +1,18 @@
 // Back during a payment keeps the customer on the page and tells them why.
 // Real timings: 15 s of submitting and then checking leave room to press Back in each.
+import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { checkout } from '../support/pages';
+import { Stack } from '../support/stack';
 
 test.use({ timings: 'real' });
+
+/** A payment the PG takes 20 s over: room to press Back while submitting, and again while checking. */
+async function slowPayment(page: Page, stack: Stack) {
+  await stack.configurePg({ latency_ms: 20_000 });
+  const confirm = await checkout(page, 'approve');
+  return { confirm, url: page.url(), toast: page.getByTestId('toast') };
+}
 
 test('back during submitting and checking stays on the page with a toast', async ({
   page,
@@ -11,11 +20,7 @@ test('back during submitting and checking stays on the page with a toast', async
   confirmPosts,
   states,
 }) => {
-  test.setTimeout(60_000);
-  await stack.configurePg({ latency_ms: 20_000 });
-  const confirm = await checkout(page, 'approve');
-  const url = page.url();
-  const toast = page.getByTestId('toast');
+  const { confirm, url, toast } = await slowPayment(page, stack);
 
   await confirm.expectState('submitting');
   await page.goBack();
@@ -51,11 +56,7 @@ test('the header links are blocked while the payment is in flight', async ({ pag
 });
 
 test('Back after the customer has used the page is blocked too', async ({ page, stack, confirmPosts }) => {
-  test.setTimeout(60_000);
-  await stack.configurePg({ latency_ms: 20_000 });
-  const confirm = await checkout(page, 'approve');
-  const url = page.url();
-  const toast = page.getByTestId('toast');
+  const { confirm, url, toast } = await slowPayment(page, stack);
   await confirm.expectState('submitting');
 
   // A real click on an in-app link: blocked, and from now on the browser counts the
