@@ -16,6 +16,10 @@ export interface Running {
   logFile: string;
 }
 
+export function binaryPath(binary: string): string {
+  return path.join(binDir, binary);
+}
+
 /** Spawns `binary` with `args`, resolving once it prints its `http://` URL. Every
  *  line it prints (stdout and stderr) goes to `logFile` and, without colours, to `onLine`. */
 export function start(
@@ -24,7 +28,7 @@ export function start(
   logFile: string,
   onLine: (line: string) => void = () => {},
 ): Promise<Running> {
-  const child = spawn(path.join(binDir, binary), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binaryPath(binary), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(logFile, { flags: 'a' });
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
     log.write(line + '\n');

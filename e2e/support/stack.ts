@@ -1,6 +1,7 @@
 // A fake PG and an order server for one Playwright worker, serving the built page.
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { Running, repoRoot, scratchDir, start, stop } from './processes';
+import { Running, binaryPath, repoRoot, scratchDir, start, stop } from './processes';
 
 /** Server timings. `real` is the shipped configuration; `fast` shrinks the
  *  checking window for journeys whose subject is not the timing itself. */
@@ -19,6 +20,22 @@ const serverFlags: Record<Timings, string[]> = {
     '--recovery-interval', '1s',
   ],
 };
+
+// Flags of servers that have them: the operators' listener on a port of its own
+// (workers run side by side), and no limit per client address (every customer of
+// a journey comes from this machine). Older servers get neither.
+let ownFlags: string[] | undefined;
+function optionalServerFlags(): string[] {
+  if (ownFlags === undefined) {
+    const help = execFileSync(binaryPath('payonce-server'), ['--help']).toString();
+    const wanted = [
+      ['--admin-listen', '127.0.0.1:0'],
+      ['--rate-limit-address', '0'],
+    ];
+    ownFlags = wanted.filter(([flag]) => help.includes(flag)).flat();
+  }
+  return ownFlags;
+}
 
 export interface PgStats {
   confirm_requests: number;
@@ -86,6 +103,7 @@ export class Stack {
         '--static-dir', process.env.PAYONCE_DIST ?? path.join(repoRoot, 'dist'),
         '--pg-url', pgUrl,
         ...serverFlags[timings],
+        ...optionalServerFlags(),
       ],
       path.join(dir, 'server.log'),
       (line) => logs.server.push(line),
@@ -95,6 +113,12 @@ export class Stack {
   /** Where the order server is now; it changes when the server is restarted. */
   get url(): string {
     return this.server.url;
+  }
+
+  /** Where the server's metrics are: its operators' listener, or the public one. */
+  get metricsUrl(): string {
+    const admin = this.server.banner.match(/admin (http:\/\/[\d.:]+)/)?.[1];
+    return `${admin ?? this.server.url}/metrics`;
   }
 
   /** The merchant's secret key, as the fake PG printed it. */
@@ -150,7 +174,7 @@ export class Stack {
   }
 
   private async countConfirmRequests(): Promise<number> {
-    const metrics = await (await fetch(`${this.url}/metrics`)).text();
+    const metrics = await (await fetch(this.metricsUrl)).text();
     return metrics
       .split('\n')
       .filter((line) => line.startsWith('http_requests_total{') && line.includes('route="/api/orders/{order_id}/confirm"'))
