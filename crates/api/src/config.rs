@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 /// How long the page waits and checks, published by the server at
 /// `GET /api/config` because only the server knows how long it can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PageConfig {
     /// How long the page waits for the confirm POST before it aborts it and checks instead.
     pub confirm_wait_ms: u64,

@@ -6,6 +6,7 @@ use crate::Order;
 /// person can read. Some errors carry the order they are about (for example
 /// `ORDER_ALREADY_PAID` carries the paid order, so the page can show the truth).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiErrorBody {
     pub code: String,
     pub message: String,
@@ -46,6 +47,8 @@ pub enum ErrorCode {
     RateLimited,
     /// Unknown route.
     NotFound,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
     /// Every PG slot is taken; the payment was not sent. Nothing was charged.
     PgBusy,
     /// The PG could not be reached; the payment was not sent. Nothing was charged.
@@ -75,6 +78,7 @@ impl ErrorCode {
             ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             ErrorCode::PgBusy => "PG_BUSY",
             ErrorCode::PgUnreachable => "PG_UNREACHABLE",
             ErrorCode::ConfirmNotReceived => "CONFIRM_NOT_RECEIVED",

@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where an order is in its payment. Written by the server, read by the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum OrderStatus {
     /// Created; the customer has not confirmed a payment yet.
@@ -74,6 +75,7 @@ impl OrderStatus {
 
 /// Why a payment failed, in words a customer can act on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Failure {
     pub code: String,
     pub message: String,
@@ -81,6 +83,7 @@ pub struct Failure {
 
 /// One line of an order, priced by the server when the order was created.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LineItem {
     pub sku: String,
     pub name: String,
@@ -90,6 +93,7 @@ pub struct LineItem {
 
 /// An order as the customer sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Order {
     pub order_id: String,
     pub status: OrderStatus,
@@ -107,6 +111,7 @@ pub struct Order {
 
 /// A cart line in `POST /api/orders`; the server looks up the price.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RequestedItem {
     pub sku: String,
     pub quantity: u32,
@@ -114,12 +119,14 @@ pub struct RequestedItem {
 
 /// Body of `POST /api/orders`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreateOrderRequest {
     pub items: Vec<RequestedItem>,
 }
 
 /// Answer to `POST /api/orders`: the order and where to pay for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedOrder {
     #[serde(flatten)]
     pub order: Order,
@@ -128,6 +135,7 @@ pub struct CreatedOrder {
 
 /// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConfirmRequest {
     pub payment_key: String,
     pub amount: u64,

@@ -133,6 +133,9 @@ pub enum PgError {
     /// No such route.
     #[error("No such endpoint.")]
     NotFound,
+    /// The route exists, but not with this method.
+    #[error("This endpoint does not take this method.")]
+    MethodNotAllowed,
 }
 
 impl PgError {
@@ -155,6 +158,7 @@ impl PgError {
             PgError::TestCode(code) => code,
             PgError::InvalidConfig(_) => "INVALID_CONFIG",
             PgError::NotFound => "NOT_FOUND",
+            PgError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }
     }
 
@@ -173,6 +177,7 @@ impl PgError {
                 StatusCode::NOT_FOUND
             }
             PgError::IdempotentRequestProcessing => StatusCode::CONFLICT,
+            PgError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PgError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             PgError::FailedInternalSystemProcessing => StatusCode::INTERNAL_SERVER_ERROR,
             PgError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -40,6 +40,8 @@ pub enum AppError {
     RateLimited { retry_after_s: u64 },
     #[error("no such API route")]
     NotFound,
+    #[error("this API route does not take this method")]
+    MethodNotAllowed,
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -64,6 +66,7 @@ impl AppError {
             AppError::RequestTimeout => ErrorCode::RequestTimeout,
             AppError::RateLimited { .. } => ErrorCode::RateLimited,
             AppError::NotFound => ErrorCode::NotFound,
+            AppError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -81,6 +84,7 @@ impl AppError {
             | AppError::OrderAlreadyPaid { .. }
             | AppError::OrderAlreadyFailed { .. } => StatusCode::CONFLICT,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
+            AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,

@@ -172,3 +172,50 @@ async fn one_address_over_its_limit_is_refused_whatever_its_cookies() {
     assert_eq!(codes.iter().filter(|status| **status == StatusCode::CREATED).count(), 5);
     assert_eq!(codes.last(), Some(&StatusCode::TOO_MANY_REQUESTS));
 }
+
+#[tokio::test]
+async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+
+    let spec: Value =
+        server.http.get(format!("{}/api/openapi.json", server.url)).send().await.unwrap().json().await.unwrap();
+
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3."), "{spec}");
+    let paths = spec["paths"].as_object().unwrap();
+    let mut operations: Vec<(String, String)> = paths
+        .iter()
+        .flat_map(|(path, item)| item.as_object().unwrap().keys().map(move |method| (method.clone(), path.clone())))
+        .collect();
+    operations.sort();
+    let expected = [
+        ("get", "/catalog"),
+        ("get", "/config"),
+        ("get", "/orders"),
+        ("get", "/orders/recent"),
+        ("get", "/orders/{order_id}"),
+        ("post", "/orders"),
+        ("post", "/orders/{order_id}/abandon"),
+        ("post", "/orders/{order_id}/confirm"),
+    ];
+    let expected: Vec<(String, String)> = expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();
+    assert_eq!(operations, expected);
+    for (method, path) in &operations {
+        let url = format!("{}/api{}", server.url, path.replace("{order_id}", &created.order.order_id));
+        let request = match method.as_str() {
+            "get" => server.http.get(&url),
+            _ => server.http.post(&url).header("Idempotency-Key", "key-spec").json(&json!({})),
+        };
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert!(
+            status != StatusCode::METHOD_NOT_ALLOWED && body["code"] != "NOT_FOUND",
+            "{method} {path}: {status} {body}"
+        );
+    }
+    for schema in ["Order", "OrderStatus", "CreatedOrder", "ConfirmRequest", "ApiErrorBody", "PageConfig", "Product"] {
+        assert!(spec["components"]["schemas"].get(schema).is_some(), "schema {schema}");
+    }
+}

@@ -14,11 +14,19 @@ use crate::error::PgError;
 use crate::state::AppState;
 
 pub(crate) fn router(state: AppState) -> Router {
+    // Set before the outage layer: a layered route keeps the fallback it had.
     let api = Router::new()
         .merge(confirm::router())
         .merge(payments::router())
+        .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), outage_gate));
-    Router::new().merge(api).merge(window::router()).merge(admin::router()).fallback(not_found).with_state(state)
+    Router::new()
+        .merge(api)
+        .merge(window::router())
+        .merge(admin::router())
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(not_found)
+        .with_state(state)
 }
 
 /// During a simulated outage the API answers 503 at once and processes nothing.
@@ -27,6 +35,10 @@ async fn outage_gate(State(state): State<AppState>, request: Request, next: Next
         return PgError::Unavailable.into_response();
     }
     next.run(request).await
+}
+
+async fn method_not_allowed() -> PgError {
+    PgError::MethodNotAllowed
 }
 
 async fn not_found() -> PgError {

@@ -44,6 +44,33 @@ impl Db {
     }
 }
 
+impl Db {
+    /// A digest of everything stored (every row of every table, in key order),
+    /// to prove that a request changed nothing.
+    pub async fn digest(&self) -> Result<String, sqlx::Error> {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for table in ["orders", "payment_attempts", "payment_events"] {
+            // Table and column names come from the schema, never from input.
+            let columns: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+                .bind(table)
+                .fetch_all(&self.pool)
+                .await?;
+            let row_text =
+                columns.iter().map(|column| format!("quote(\"{column}\")")).collect::<Vec<_>>().join(" || ',' || ");
+            let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT {row_text} FROM {table} ORDER BY rowid"))
+                .fetch_all(&self.pool)
+                .await?;
+            hasher.update(table.as_bytes());
+            for row in rows {
+                hasher.update(row.as_bytes());
+                hasher.update(b"\n");
+            }
+        }
+        Ok(format!("{:x}", hasher.finalize()))
+    }
+}
+
 /// Milliseconds since the Unix epoch, the unit every timestamp is stored in.
 pub fn now_ms() -> i64 {
     let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();

@@ -1,19 +1,39 @@
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
-use payonce_api::{ConfirmRequest, IDEMPOTENCY_KEY_HEADER, Order};
+use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, Order};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/orders/{order_id}/confirm", post(orders_confirm))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(orders_confirm))
 }
 
-/// 200 with the order when the outcome is final, 202 while it is not known yet.
+/// Confirms the payment the PG window authorised. Send it once, with a fresh
+/// `Idempotency-Key`; the same key replays the stored answer.
+#[utoipa::path(
+    post,
+    path = "/orders/{order_id}/confirm",
+    tag = "payments",
+    params(
+        ("order_id" = String, Path, description = "The order"),
+        ("Idempotency-Key" = String, Header, description = "A fresh UUID per attempt, at most 300 printable ASCII characters"),
+    ),
+    request_body = ConfirmRequest,
+    responses(
+        (status = 200, description = "Final: PAID or FAILED", body = Order),
+        (status = 202, description = "Not known yet (PENDING or UNKNOWN): check the order, never resend", body = Order),
+        (status = 400, description = "Bad input; nothing was sent to the PG", body = ApiErrorBody),
+        (status = 404, description = "No such order for this customer", body = ApiErrorBody),
+        (status = 409, description = "PAYMENT_IN_PROGRESS, ORDER_ALREADY_PAID or ORDER_ALREADY_FAILED, with the order", body = ApiErrorBody),
+        (status = 422, description = "IDEMPOTENCY_KEY_REUSED for another order", body = ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED; nothing was done", body = ApiErrorBody),
+    )
+)]
 async fn orders_confirm(
     State(state): State<AppState>,
     customer: Customer,

@@ -10,13 +10,18 @@ mod orders;
 mod page;
 mod security;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
+use axum::routing::get;
 use tower::util::option_layer;
 use tower_http::compression::CompressionLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::error::AppError;
 use crate::state::AppState;
@@ -24,16 +29,31 @@ use crate::state::AppState;
 /// Largest request body the API reads. Carts and confirms are a few hundred bytes.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
+/// The API's description, served at `GET /api/openapi.json`. The paths come
+/// from the same routers that serve them, so the two cannot drift apart.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "payonce order server", description = "The checkout page's API: orders, and paying for them exactly once."),
+    servers((url = "/api")),
+    components(schemas(payonce_api::ApiErrorBody))
+)]
+struct ApiDoc;
+
 /// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
     let secure_cookies = state.config.public_base_url().starts_with("https://");
-    let api = Router::new()
+    let (api, spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(config::router())
         .merge(catalog::router())
         .merge(orders::router())
         .merge(confirm::router())
+        .split_for_parts();
+    let spec = Arc::new(spec);
+    let api = api
+        .route("/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
         .route_layer(middleware::from_fn(crate::metrics::track_http))
         .fallback(|| async { AppError::NotFound })
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(option_layer(state.limits.per_customer()))
         .layer(middleware::from_fn(move |jar, request, next| {
             crate::customer::identify(secure_cookies, jar, request, next)

@@ -1,8 +1,8 @@
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use payonce_api::{CreateOrderRequest, CreatedOrder, Order};
+use payonce_api::{ApiErrorBody, CreateOrderRequest, CreatedOrder, Order};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
@@ -10,14 +10,26 @@ use crate::orders;
 use crate::payment::abandon::abandon;
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/orders", get(orders_list).post(orders_create))
-        .route("/orders/recent", get(orders_recent))
-        .route("/orders/{order_id}", get(orders_show))
-        .route("/orders/{order_id}/abandon", post(orders_abandon))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(orders_list, orders_create))
+        .routes(routes!(orders_recent))
+        .routes(routes!(orders_show))
+        .routes(routes!(orders_abandon))
 }
 
+/// Prices the cart on the server and stores the order; says where to pay for it.
+#[utoipa::path(
+    post,
+    path = "/orders",
+    tag = "orders",
+    request_body = CreateOrderRequest,
+    responses(
+        (status = 201, body = CreatedOrder),
+        (status = 400, description = "Unknown product, bad quantity, empty or long cart", body = ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED", body = ApiErrorBody),
+    )
+)]
 async fn orders_create(
     State(state): State<AppState>,
     customer: Customer,
@@ -27,14 +39,27 @@ async fn orders_create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+/// The customer's orders, newest first.
+#[utoipa::path(get, path = "/orders", tag = "orders", responses((status = 200, body = [Order])))]
 async fn orders_list(State(state): State<AppState>, customer: Customer) -> Result<Json<Vec<Order>>, AppError> {
     Ok(Json(orders::list(&state, &customer).await?))
 }
 
+/// The customer's newest order still being paid (however old) or paid in the
+/// last ten minutes, or `null`: the page asks before a second purchase.
+#[utoipa::path(get, path = "/orders/recent", tag = "orders", responses((status = 200, body = Option<Order>)))]
 async fn orders_recent(State(state): State<AppState>, customer: Customer) -> Result<Json<Option<Order>>, AppError> {
     Ok(Json(orders::recent_payment(&state, &customer).await?))
 }
 
+/// One order of this customer, with its payment status.
+#[utoipa::path(
+    get,
+    path = "/orders/{order_id}",
+    tag = "orders",
+    params(("order_id" = String, Path, description = "The order")),
+    responses((status = 200, body = Order), (status = 404, body = ApiErrorBody))
+)]
 async fn orders_show(
     State(state): State<AppState>,
     customer: Customer,
@@ -44,7 +69,15 @@ async fn orders_show(
 }
 
 /// The page's checking window ended without the server having the confirm:
-/// close the order if it still has none, and answer with the order as stored.
+/// the server closes the order as FAILED `CONFIRM_NOT_RECEIVED` if it still has
+/// no payment, and answers with the order as stored either way.
+#[utoipa::path(
+    post,
+    path = "/orders/{order_id}/abandon",
+    tag = "orders",
+    params(("order_id" = String, Path, description = "The order")),
+    responses((status = 200, body = Order), (status = 404, body = ApiErrorBody), (status = 429, body = ApiErrorBody))
+)]
 async fn orders_abandon(
     State(state): State<AppState>,
     customer: Customer,

@@ -1,0 +1,201 @@
+//! Bad input changes nothing: random and hostile requests to every route of
+//! the order server (methods, paths, headers, content types, bodies of every
+//! shape, unicode, huge and negative numbers, duplicated keys, truncated JSON)
+//! are answered 4xx with `{code, message}`, never 5xx, and a refused request
+//! leaves the database byte for byte as it was.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use support::{FakePg, Server};
+use tokio::runtime::Runtime;
+
+/// One server for every case, on a runtime of its own (proptest is synchronous).
+struct Shop {
+    runtime: Runtime,
+    server: Server,
+    order_id: String,
+    _pg: FakePg,
+}
+
+fn shop() -> &'static Shop {
+    static SHOP: OnceLock<Shop> = OnceLock::new();
+    SHOP.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (pg, server, order_id) = runtime.block_on(async {
+            let pg = FakePg::start().await;
+            let server = Server::start(&pg.url).await;
+            let order_id = server.create_order().await.order.order_id;
+            (pg, server, order_id)
+        });
+        Shop { runtime, server, order_id, _pg: pg }
+    })
+}
+
+/// A hostile request.
+#[derive(Debug, Clone)]
+struct Hostile {
+    method: Method,
+    path: String,
+    content_type: Option<String>,
+    idempotency_key: Option<String>,
+    body: Vec<u8>,
+}
+
+fn ids() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("{order}".to_owned()),
+        Just("ord_nope".to_owned()),
+        Just("..%2F..%2Fetc%2Fpasswd".to_owned()),
+        Just("%00".to_owned()),
+        Just("%F0%9F%92%B3".to_owned()),
+        "[a-zA-Z0-9_]{1,40}",
+        "[a-z]{300,400}",
+    ]
+}
+
+fn paths() -> impl Strategy<Value = String> {
+    (
+        ids(),
+        prop::sample::select(vec![
+            "/api/orders",
+            "/api/orders/recent",
+            "/api/orders/{id}",
+            "/api/orders/{id}/confirm",
+            "/api/orders/{id}/abandon",
+            "/api/catalog",
+            "/api/config",
+            "/api/nothing/{id}",
+            "/api/orders/{id}/confirm/extra",
+        ]),
+    )
+        .prop_map(|(id, template)| template.replace("{id}", &id))
+}
+
+fn json_values() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        Just(Value::from(u64::MAX)),
+        Just(serde_json::json!(-1)),
+        Just(serde_json::json!(1.5)),
+        ".{0,30}".prop_map(Value::from),
+        Just(Value::from("\u{0}\u{202e}💳 ' OR 1=1 --")),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec!["items", "sku", "quantity", "payment_key", "amount", "x", "__proto__"]),
+                inner,
+                0..5
+            )
+            .prop_map(|map| Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ]
+    })
+}
+
+fn bodies() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        json_values().prop_map(|value| value.to_string().into_bytes()),
+        // Shapes a JSON encoder never makes.
+        Just(br#"{"payment_key":"pk","amount":1,"amount":-1}"#.to_vec()),
+        Just(br#"{"items":[{"sku":"CERAMIC-MUG","quantity":1}],"items":[]}"#.to_vec()),
+        Just(br#"{"payment_key":"pk","amount":1e309}"#.to_vec()),
+        Just(br#"{"payment_key":"pk","amount":18446744073709551616}"#.to_vec()),
+        Just(br#"{"items":[{"sku":"CERAMIC-MUG","quantity":-3}]}"#.to_vec()),
+        Just(br#"{"items":[{"sku":"CERAMIC-MUG","quantity":1"#.to_vec()),
+        prop::collection::vec(any::<u8>(), 0..200),
+        Just(vec![b'['; 5_000]),
+        Just(vec![b'a'; 20_000]),
+    ]
+}
+
+fn hostile() -> impl Strategy<Value = Hostile> {
+    (
+        prop::sample::select(vec![Method::GET, Method::POST, Method::PUT, Method::DELETE, Method::PATCH]),
+        paths(),
+        prop::option::of(prop::sample::select(vec![
+            "application/json".to_owned(),
+            "text/plain".to_owned(),
+            "application/x-www-form-urlencoded".to_owned(),
+            "application/json; charset=utf-16".to_owned(),
+            "multipart/form-data".to_owned(),
+        ])),
+        prop::option::of(prop_oneof![Just(String::new()), "[ -~]{1,20}", "[a-z]{301,320}"]),
+        bodies(),
+    )
+        .prop_map(|(method, path, content_type, idempotency_key, body)| Hostile {
+            method,
+            path,
+            content_type,
+            idempotency_key,
+            body,
+        })
+}
+
+/// Whether a request with this method and path could legitimately change data
+/// (a well-formed order or confirm): only those may answer 2xx and write.
+fn may_write(request: &Hostile) -> bool {
+    request.method == Method::POST
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hostile_requests_are_refused_with_a_code_and_change_nothing(request in hostile()) {
+        let shop = shop();
+        let (status, body, changed) = shop.runtime.block_on(async {
+            let db = shop.server.db().await;
+            let before = db.digest().await.unwrap();
+            let url = format!("{}{}", shop.server.url, request.path.replace("{order}", &shop.order_id));
+            let mut builder = shop.server.http.request(request.method.clone(), url).body(request.body.clone());
+            if let Some(content_type) = &request.content_type {
+                builder = builder.header("Content-Type", content_type);
+            }
+            if let Some(key) = &request.idempotency_key {
+                builder = builder.header("Idempotency-Key", key);
+            }
+            let response = builder.send().await.unwrap();
+            let status = response.status();
+            let body = response.bytes().await.unwrap();
+            let after = db.digest().await.unwrap();
+            (status, body, before != after)
+        });
+        prop_assert!(!status.is_server_error(), "{request:?} got {status}: {}", String::from_utf8_lossy(&body));
+        if status.is_client_error() {
+            let error: Value = serde_json::from_slice(&body)
+                .map_err(|_| TestCaseError::fail(format!("{request:?}: {status} without a JSON body")))?;
+            prop_assert!(error["code"].as_str().is_some_and(|code| !code.is_empty()), "{request:?}: {error}");
+            prop_assert!(error["message"].as_str().is_some_and(|message| !message.is_empty()), "{request:?}: {error}");
+            prop_assert!(!changed, "{request:?} was refused ({status}) but changed the database");
+        } else if changed {
+            prop_assert!(may_write(&request) && status.is_success(), "{request:?} changed the database with {status}");
+        }
+    }
+}
+
+#[test]
+fn a_truncated_body_changes_nothing_and_the_server_goes_on() {
+    use tokio::io::AsyncWriteExt;
+    let shop = shop();
+    shop.runtime.block_on(async {
+        let db = shop.server.db().await;
+        let before = db.digest().await.unwrap();
+        let mut stream = tokio::net::TcpStream::connect(shop.server.url.trim_start_matches("http://")).await.unwrap();
+        let head =
+            "POST /api/orders HTTP/1.1\r\nHost: shop\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n";
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(br#"{"items":[{"sku":"CERAMIC-MUG","#).await.unwrap();
+        drop(stream); // the client goes away mid-body
+        let catalog = shop.server.http.get(format!("{}/api/catalog", shop.server.url)).send().await.unwrap();
+        assert_eq!(catalog.status(), StatusCode::OK);
+        assert_eq!(db.digest().await.unwrap(), before);
+    });
+}
