@@ -8,6 +8,7 @@ cd "$REPO_ROOT"
 
 PAGE_PORT="${PAYONCE_DEMO_PAGE_PORT:-8080}"
 SERVER_PORT=3000 # Trunk.toml proxies /api here
+ADMIN_PORT="${PAYONCE_DEMO_ADMIN_PORT:-3001}"
 PG_PORT="${PAYONCE_DEMO_PG_PORT:-9090}"
 PG_LATENCY="${PAYONCE_DEMO_PG_LATENCY:-40s}"
 demo_dir="$REPO_ROOT/target/demo"
@@ -39,7 +40,7 @@ say "fake PG on :$PG_PORT with $PG_LATENCY latency (log: target/demo/fake-pg.log
 target/debug/fake-pg --listen "127.0.0.1:$PG_PORT" --latency "$PG_LATENCY" >"$demo_dir/fake-pg.log" 2>&1 &
 pids+=("$!")
 say "order server on :$SERVER_PORT (log: target/demo/server.log)"
-target/debug/payonce-server --listen "127.0.0.1:$SERVER_PORT" --db "$demo_dir/payonce.db" \
+target/debug/payonce-server --listen "127.0.0.1:$SERVER_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" --db "$demo_dir/payonce.db" \
   --pg-url "http://127.0.0.1:$PG_PORT" --public-url "http://127.0.0.1:$PAGE_PORT" \
   --recovery-interval 10s >"$demo_dir/server.log" 2>&1 &
 pids+=("$!")
@@ -59,7 +60,7 @@ cat <<MSG
   the page waits 15 s, switches to "checking", and shows "paid" when the PG is done.
   Other test cards show declines, a 70 s approval that outlasts the 60 s timeout,
   and answers lost after charging. Orders: http://127.0.0.1:$PAGE_PORT/orders
-  PG admin: http://127.0.0.1:$PG_PORT/__admin/stats   Metrics: http://127.0.0.1:$SERVER_PORT/metrics
+  PG admin: http://127.0.0.1:$PG_PORT/__admin/stats   Metrics: http://127.0.0.1:$ADMIN_PORT/metrics
 
   Ctrl-C stops everything.
 MSG

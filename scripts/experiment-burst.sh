@@ -2,12 +2,14 @@
 # Experiment: a burst of customers confirming at once against a slow PG that
 # has a contract limit, once with the server's PG concurrency cap under the
 # limit and once over it. Prints what customers got and what the PG saw.
-# Usage: scripts/experiment-burst.sh [customers=120] [pg latency=3s] [contract limit=50]
+# Usage: scripts/experiment-burst.sh [customers=120] [pg latency=3s] [contract limit=50] [pg read timeout=60s]
+# A read timeout under the PG latency makes every confirm end unknown, the
+# brownout in which recovery's retry budget matters: its calls are printed too.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-customers="${1:-120}" latency="${2:-3s}" contract="${3:-50}"
+customers="${1:-120}" latency="${2:-3s}" contract="${3:-50}" read_timeout="${4:-60s}"
 bash scripts/setup.sh >/dev/null
 cargo build --quiet --profile server -p payonce-server -p fake-pg
 work="$(mktemp -d)"
@@ -15,9 +17,9 @@ pids=()
 stop_all() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=(); }
 trap 'stop_all; rm -rf "$work"' EXIT
 
-url_in() { # file: waits for the first URL a process prints
+url_in() { # file [nth=1]: waits for the nth URL a process prints
   local url
-  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | head -1) && [ -n "$url" ]; do sleep 0.1; done
+  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | sed -n "${2:-1}p") && [ -n "$url" ]; do sleep 0.1; done
   echo "$url"
 }
 
@@ -26,10 +28,13 @@ for cap in $((contract * 4 / 5)) $((contract * 8 / 5)); do
   target/server/fake-pg --listen 127.0.0.1:0 --latency "$latency" --contract-limit "$contract" >"$work/pg-$cap.out" 2>/dev/null &
   pids+=("$!")
   pg_url=$(url_in "$work/pg-$cap.out")
-  target/server/payonce-server --listen 127.0.0.1:0 --db "$work/burst-$cap.db" --pg-url "$pg_url" \
-    --pg-max-concurrency "$cap" >"$work/server-$cap.out" 2>/dev/null &
+  # One address sends every customer's requests here: no per-address limit.
+  target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$work/burst-$cap.db" \
+    --pg-url "$pg_url" --pg-max-concurrency "$cap" --pg-read-timeout "$read_timeout" \
+    --poll-attempts 100 --rate-limit-address 0 >"$work/server-$cap.out" 2>/dev/null &
   pids+=("$!")
   shop_url=$(url_in "$work/server-$cap.out")
-  (cd e2e && node bench/confirm-burst.mjs "$shop_url" "$pg_url" "$customers")
+  admin_url=$(url_in "$work/server-$cap.out" 2)
+  (cd e2e && node bench/confirm-burst.mjs "$shop_url" "$pg_url" "$customers" "$admin_url")
   stop_all
 done

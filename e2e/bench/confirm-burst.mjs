@@ -1,10 +1,10 @@
 // One burst of customers confirming at once: each creates an order, then all
 // confirms leave together. Prints what the customers got and how long they
 // waited, then what the PG saw. Every charge must belong to a PAID order.
-// Usage: node bench/confirm-burst.mjs <shop url> <pg url> <customers>
+// Usage: node bench/confirm-burst.mjs <shop url> <pg url> <customers> [server admin url]
 import { randomUUID } from 'node:crypto';
 
-const [shopUrl, pgUrl, customersArg] = process.argv.slice(2);
+const [shopUrl, pgUrl, customersArg, adminUrl] = process.argv.slice(2);
 const customers = Number(customersArg ?? 120);
 
 async function json(response) {
@@ -42,12 +42,12 @@ async function confirm({ cookie, order }, index) {
 
 /** Waits for orders answered as still in progress to settle, as the page's checks would. */
 async function settled({ cookie, order }) {
-  for (let check = 0; check < 120; check++) {
+  for (let check = 0; check < 1200; check++) {
     const current = await json(await fetch(`${shopUrl}/api/orders/${order.order_id}`, { headers: { cookie } }));
     if (current.status === 'PAID' || current.status === 'FAILED') return current.status;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  return 'still unsettled after 60 s';
+  return 'still unsettled after 10 minutes';
 }
 
 const shoppers = await Promise.all(Array.from({ length: customers }, newCustomerWithOrder));
@@ -75,6 +75,21 @@ console.log(`  settled: ${paid} PAID, ${finals.filter((status) => status === 'FA
 console.log(`  PG: ${stats.confirm_requests} confirms received, peak ${stats.peak_in_flight} in processing, ` +
   `${stats.contract_limit_rejections} refused over the contract limit, ${charges} charges, ` +
   `${stats.double_charges.length} double charges`);
+if (adminUrl) {
+  // What recovery asked the PG, beside what customers' confirms did.
+  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+  const sum = (name, filter = '') =>
+    metrics
+      .split('\n')
+      .filter((line) => line.startsWith(name) && line.includes(filter))
+      .reduce((total, line) => total + Number(line.split(' ').at(-1)), 0);
+  const first = sum('payment_pg_confirm_calls_total') - sum('payment_pg_confirm_calls_total', 'outcome="busy"');
+  const lookups = sum('payment_pg_recovery_calls_total', 'call="lookup"');
+  const resends = sum('payment_pg_recovery_calls_total', 'call="resend"');
+  const retries = sum('payment_pg_query_retry_total');
+  console.log(`  recovery: ${lookups} lookups (${retries} of them retries) and ${resends} resent confirms, ` +
+    `beside ${first} customers' confirms; ${sum('payment_pg_recovery_over_budget_total')} held back by the budget`);
+}
 if (charges !== paid || stats.double_charges.length > 0) {
   console.log('  MISMATCH: charges and PAID orders differ');
   process.exitCode = 1;
