@@ -167,6 +167,9 @@ const pageRecorder = `(() => {
     last = state;
   };
   new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-payment-state'] });
+  document.addEventListener('securitypolicyviolation', (event) =>
+    window.__recordCspViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline') + ' at ' +
+      location.pathname + ' (' + event.sourceFile + ':' + event.lineNumber + ')'));
   const fetch = window.fetch;
   window.fetch = function (input, init) {
     const request = input instanceof Request ? input : null;
@@ -185,6 +188,8 @@ export class Observed {
   readonly confirmPosts = new ConfirmPosts();
   readonly states = new PaymentStates();
   readonly answers = new OrderAnswers();
+  /** What the shop's Content-Security-Policy blocked in any page: must stay empty. */
+  readonly cspViolations: string[] = [];
   private readonly contexts: BrowserContext[] = [];
   private readonly apis: APIRequestContext[] = [];
   /** Customer cookies of contexts closed during the test. */
@@ -197,6 +202,7 @@ export class Observed {
     context.on('requestfailed', (request) => this.confirmPosts.ended(request));
     context.on('response', (response) => this.answers.record(response));
     await context.exposeBinding('__recordConfirmFetch', (_source, at: number) => this.confirmPosts.fetchedAt.push(at));
+    await context.exposeBinding('__recordCspViolation', (_source, violation: string) => this.cspViolations.push(violation));
     await context.exposeBinding(
       '__recordPaymentState',
       ({ page }, state: string, document: string, at: number, orderId: string) =>
@@ -252,6 +258,7 @@ function settleWait(timings: Timings): number {
  * - every payment has settled (one still in progress is waited for, briefly);
  * - the order agrees with the PG's ledger: PAID is charged once (DONE), a refund
  *   is the PG's cancel, and anything else was never charged;
+ * - the shop's Content-Security-Policy blocked nothing in any page;
  * - each page's last word is the server's: paid, refunded and failed only for
  *   orders the server has so; unresolved only when the last answer the page got
  *   about the order was not final; elsewhere only when that answer was "no such
@@ -259,6 +266,7 @@ function settleWait(timings: Timings): number {
  */
 export async function assertInvariants(stack: Stack, observed: Observed, start: Start): Promise<void> {
   const { confirmPosts, states, answers } = observed;
+  expect(observed.cspViolations, "what the shop's Content-Security-Policy blocked").toEqual([]);
   for (const [orderId, posts] of confirmPosts.perOrder) {
     expect(posts, `confirm POSTs the browser sent for ${orderId}`).toBe(1);
   }

@@ -51,6 +51,22 @@ test('a payment that does not settle fails the check, not the test timeout', asy
   invariants.expectViolation(/every payment settles/);
 });
 
+test("anything the shop's Content-Security-Policy blocks is caught", async ({ page, invariants }) => {
+  await page.goto('/');
+  await expect(page.getByRole('button', { name: /pay/i })).toBeVisible();
+
+  // An inline script the policy does not list by hash, as an injected one would be.
+  await page.evaluate(() => {
+    const script = document.createElement('script');
+    script.textContent = 'window.injected = true;';
+    document.body.append(script);
+  });
+
+  const caught = /what the shop's Content-Security-Policy blocked/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
 test.describe('a journey that turns the checks off', () => {
   test.use({ checkInvariants: false });
   test.fail();

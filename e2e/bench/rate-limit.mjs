@@ -1,0 +1,105 @@
+// Other customers' API latency, without and then with one client flooding the
+// shop at a steady rate: the flooder's POSTs are refused by the rate limits
+// (429 RATE_LIMITED) and must not slow anyone else down much.
+// The customers come from 127.0.0.2, the flooder from 127.0.0.3, so that the
+// per-address limit tells them apart as it would tell two homes apart.
+// Usage: node bench/rate-limit.mjs <shop url> [seconds per phase=20] [flood per second=1000]
+import http from 'node:http';
+
+const [shopUrl, secondsArg, rateArg] = process.argv.slice(2);
+const seconds = Number(secondsArg ?? 20);
+const floodRate = Number(rateArg ?? 1000);
+const shop = new URL(shopUrl);
+
+function send(method, path, { cookie, body, localAddress, agent }) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const request = http.request(
+      {
+        host: shop.hostname,
+        port: shop.port,
+        method,
+        path,
+        localAddress,
+        agent,
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+      },
+      (response) => {
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode,
+            ms: performance.now() - started,
+            cookie: response.headers['set-cookie']?.[0]?.split(';')[0],
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      },
+    );
+    request.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
+    request.end(body);
+  });
+}
+
+const cart = JSON.stringify({ items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] });
+
+/** One customer: an order now and then, and reads of it in between, until `until`. */
+async function customer(until, latencies) {
+  const agent = new http.Agent({ keepAlive: true, localAddress: '127.0.0.2' });
+  const first = await send('POST', '/api/orders', { body: cart, localAddress: '127.0.0.2', agent });
+  const cookie = first.cookie;
+  const orderId = JSON.parse(first.body).order_id;
+  for (let round = 0; performance.now() < until; round++) {
+    const read = await send('GET', `/api/orders/${orderId}`, { cookie, localAddress: '127.0.0.2', agent });
+    latencies.push(read.ms);
+    if (round % 10 === 0) {
+      const order = await send('POST', '/api/orders', { cookie, body: cart, localAddress: '127.0.0.2', agent });
+      latencies.push(order.ms);
+      if (order.status !== 201) throw new Error(`a customer's order was refused: ${order.status} ${order.body}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  agent.destroy();
+}
+
+/** One client sending `floodRate` POSTs a second with one cookie, until `until`. */
+async function flood(until, tally) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, localAddress: '127.0.0.3' });
+  const first = await send('POST', '/api/orders', { body: cart, localAddress: '127.0.0.3', agent });
+  const cookie = first.cookie;
+  const pending = [];
+  const interval = 1000 / floodRate;
+  let next = performance.now();
+  while (performance.now() < until) {
+    next += interval;
+    pending.push(send('POST', '/api/orders', { cookie, body: cart, localAddress: '127.0.0.3', agent }).then((answer) => {
+      tally.set(answer.status, (tally.get(answer.status) ?? 0) + 1);
+    }));
+    const wait = next - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  await Promise.all(pending);
+  agent.destroy();
+}
+
+async function phase(name, withFlood) {
+  const until = performance.now() + seconds * 1000;
+  const latencies = [];
+  const tally = new Map();
+  await Promise.all([
+    ...Array.from({ length: 5 }, () => customer(until, latencies)),
+    ...(withFlood ? [flood(until, tally)] : []),
+  ]);
+  latencies.sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const flooded = [...tally].map(([status, count]) => `${count} × ${status}`).join(', ');
+  console.log(`  ${name.padEnd(28)} ${String(latencies.length).padStart(6)} requests  p50 ${at(0.5).toFixed(1).padStart(6)} ms  p95 ${at(0.95).toFixed(1).padStart(6)} ms` +
+    (withFlood ? `   flood: ${flooded}` : ''));
+  return at(0.95);
+}
+
+console.log(`  5 customers reading their orders and ordering now and then, ${seconds} s a phase`);
+const quiet = await phase('alone', false);
+const loud = await phase(`with ${floodRate}/s from one client`, true);
+console.log(`  p95 with the flood / p95 alone: ${(loud / quiet).toFixed(2)}× (target: at most 1.5×)`);
