@@ -1,11 +1,10 @@
 //! Recovery's retry budget (Google SRE book, "Handling Overload": a client
-//! retries at most a tenth of its requests). Recovery's retries (a lookup
-//! after one that got no usable answer, and every resent confirm, which may
-//! start a processing) may number at most a tenth of customers' confirms over
-//! the last window, or [`FLOOR_PER_WINDOW`], whichever is more: under a
-//! brownout recovery adds at most 10 % to the PG's load, and a quiet shop
-//! still settles its unknown payments. An attempt's first lookup of a pass is
-//! not a retry: it is a cheap read, bounded by the attempt's own backoff.
+//! retries at most a tenth of its requests). Every call recovery makes (its
+//! lookups, and the confirms it resends) is a retry of a customer's confirm
+//! whose answer was lost; over the last window they may number at most a
+//! tenth of customers' confirms, or [`FLOOR_PER_WINDOW`], whichever is more:
+//! under a brownout recovery adds at most 10 % to the PG's calls, and a quiet
+//! shop still settles its unknown payments, 60 calls a window at least.
 //!
 //! The window is the recovery interval (a minute by default), so a shop run
 //! at a shorter interval, as tests and time-scaled experiments do, keeps the

@@ -12,9 +12,8 @@
 //!    arrived), says it is still processing, or replays the first answer; none
 //!    of these can charge twice.
 //!
-//! Every call asks the shared circuit breaker first, and every retry (a lookup
-//! after one that got no usable answer, and a resend, which may start a
-//! processing) the retry budget too. A pass they held back is not a failed pass: only passes in which the PG
+//! Every call asks the shared circuit breaker and the retry budget first. A
+//! pass they held back is not a failed pass: only passes in which the PG
 //! answered count toward the attempt's backoff and the operator alert, so once
 //! the PG answers again everything is settled at the next pass.
 
@@ -285,7 +284,7 @@ async fn resend(
     attempt: &Attempt,
     expected: Expected<'_>,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    if let Some(refused) = refusal(state, Call::Retry) {
+    if let Some(refused) = refusal(state) {
         return Ok((refused, None));
     }
     let slot = state.pg.slot().await;
@@ -342,12 +341,6 @@ enum Lookup {
     SettledMeanwhile,
 }
 
-/// Whether a call is an attempt's first lookup of a pass, or a retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Call {
-    FirstLookup,
-    Retry,
-}
 
 /// Looks the payment up, retrying with backoff and full jitter while the PG
 /// gives no usable answer. Re-reads the attempt before every call.
@@ -359,8 +352,7 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
             let wait = full_jitter(retry - 1, &mut rand::rng());
             tokio::time::sleep(wait).await;
         }
-        let call = if retry == 0 { Call::FirstLookup } else { Call::Retry };
-        if let Some(refused) = refusal(state, call) {
+        if let Some(refused) = refusal(state) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
         let slot = state.pg.slot().await;
@@ -389,21 +381,19 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
 }
 
 /// Why the breaker or the budget does not let one more recovery call go now,
-/// or `None` when it may go (a retry is then counted against the budget).
-fn refusal(state: &AppState, call: Call) -> Option<Recovered> {
+/// or `None` when it may go (and is counted against the budget).
+fn refusal(state: &AppState) -> Option<Recovered> {
     // The budget first: a half-open breaker lets one probe through, and a probe
     // granted but never sent would leave it half-open for good.
-    if call == Call::Retry && !state.budget.has_room() {
+    if !state.budget.has_room() {
         metrics::recovery_over_budget();
         return Some(Recovered::OverBudget);
     }
     if !state.breaker.allows_call() {
         return Some(Recovered::HeldBack);
     }
-    if call == Call::Retry {
-        // Another worker may have taken the last call since; going over by one is fine.
-        state.budget.try_recovery_call();
-    }
+    // Another worker may have taken the last call since; going over by one is fine.
+    state.budget.try_recovery_call();
     None
 }
 
