@@ -12,7 +12,18 @@ use reqwest::{Client, StatusCode};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::stack::Stack;
+/// Where a customer's next request goes: one server, or any of several behind
+/// a load balancer.
+pub trait Shop: Sync {
+    fn server_url(&self) -> &str;
+}
+
+/// A shop with one address.
+impl Shop for str {
+    fn server_url(&self) -> &str {
+        self
+    }
+}
 
 /// The page's timings at the campaign's time scale.
 #[derive(Debug, Clone, Copy)]
@@ -53,7 +64,7 @@ pub struct Visit {
 const ORDER_TRIES: u32 = 10;
 
 /// Pays for one order.
-pub async fn visit(stack: &Stack, timings: PageTimings, pause: Duration) -> Visit {
+pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Duration) -> Visit {
     let client = Client::builder().cookie_store(true).build().expect("the HTTP client builds");
     let Some(order) = create_order(stack, &client, pause).await else {
         return Visit { order_id: None, told: Told::NoOrder, confirm_sent: false };
@@ -78,7 +89,7 @@ pub async fn visit(stack: &Stack, timings: PageTimings, pause: Duration) -> Visi
     Visit { order_id: Some(order.order_id), told, confirm_sent: true }
 }
 
-async fn create_order(stack: &Stack, client: &Client, pause: Duration) -> Option<Order> {
+async fn create_order(stack: &(impl Shop + ?Sized), client: &Client, pause: Duration) -> Option<Order> {
     for _ in 0..ORDER_TRIES {
         let sku = ["POUR-OVER-SET", "CERAMIC-MUG", "BEANS-200G", "TEA-TOWEL"][rand::rng().random_range(0..4)];
         let response = client
@@ -127,7 +138,7 @@ fn told_by_order(order: &Order) -> Option<Told> {
 /// The page's checking: a check every interval until the order is final or
 /// the window closes; then, if the server never had the confirm, it asks the
 /// server to close the order and shows what the server answers.
-async fn check_until_told(stack: &Stack, client: &Client, order_id: &str, timings: PageTimings) -> Told {
+async fn check_until_told(stack: &(impl Shop + ?Sized), client: &Client, order_id: &str, timings: PageTimings) -> Told {
     let mut server_has_confirm = None;
     for _ in 0..timings.poll_attempts {
         tokio::time::sleep(timings.poll_interval).await;

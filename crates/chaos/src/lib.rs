@@ -154,7 +154,7 @@ async fn visit_all(stack: &Arc<Stack>, options: &Options, schedule: &Schedule, p
             let progress = progress.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until(start + arrival).await;
-                let visit = customer::visit(&stack, timings, pause).await;
+                let visit = customer::visit(stack.as_ref(), timings, pause).await;
                 progress.inc(1);
                 visit
             })

@@ -33,6 +33,8 @@ pub struct Program {
 #[derive(Debug)]
 pub struct Running {
     pub url: String,
+    /// Every URL on the line it printed (a server's public and admin ones).
+    pub urls: Vec<String>,
     child: Child,
     program: Program,
 }
@@ -58,13 +60,15 @@ impl Program {
         let stdout = child.stdout.take().expect("stdout is piped");
         let no_url =
             || ProcessError::NoUrl { binary: name.clone(), within: START_WITHIN, log: self.log.display().to_string() };
-        let url = tokio::time::timeout(START_WITHIN, async {
+        let urls = tokio::time::timeout(START_WITHIN, async {
             let mut lines = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://")) {
+                let urls: Vec<String> =
+                    line.split_whitespace().filter(|word| word.starts_with("http://")).map(str::to_owned).collect();
+                if !urls.is_empty() {
                     // Keep draining its stdout so it never blocks on a full pipe.
                     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-                    return Some(url.to_owned());
+                    return Some(urls);
                 }
             }
             None
@@ -73,7 +77,7 @@ impl Program {
         .ok()
         .flatten()
         .ok_or_else(no_url)?;
-        Ok(Running { url, child, program: self.clone() })
+        Ok(Running { url: urls[0].clone(), urls, child, program: self.clone() })
     }
 
     fn name(&self) -> String {

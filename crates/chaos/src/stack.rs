@@ -56,11 +56,6 @@ impl Stack {
         Ok(Self { pg, servers, programs, urls, next: AtomicUsize::new(0), db_path, http })
     }
 
-    /// An order server for the next request, spread over all of them as a load balancer would.
-    pub fn server_url(&self) -> &str {
-        &self.urls[self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()]
-    }
-
     pub fn server_count(&self) -> usize {
         self.servers.len()
     }
@@ -172,4 +167,11 @@ fn server_program(
         scaled(60),
     ];
     Program { binary: bin_dir.join("payonce-server"), args, log: work_dir.join(format!("server-{index}.log")) }
+}
+
+impl crate::customer::Shop for Stack {
+    /// An order server for the next request, spread over all of them as a load balancer would.
+    fn server_url(&self) -> &str {
+        &self.urls[self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()]
+    }
 }

@@ -68,9 +68,14 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub pg_read_timeout: Duration,
 
-    /// Most PG calls in flight at once (confirms and recovery together).
-    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub pg_max_concurrency: u32,
+    /// Most PG calls in flight at once (confirms and recovery together): a
+    /// number, or `auto` to learn the PG's limit from its answers.
+    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "40", value_parser = parse_concurrency)]
+    pub pg_max_concurrency: Concurrency,
+
+    /// With `--pg-max-concurrency auto`: the limit changes at most once per window.
+    #[arg(long, env = "PAYONCE_PG_LIMIT_WINDOW", default_value = "5s", value_parser = parse_duration)]
+    pub pg_limit_window: Duration,
 
     /// Pause between recovery passes over unsettled payments.
     #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
@@ -87,6 +92,34 @@ pub struct ServerConfig {
     /// How many checks the page makes before it says it could not confirm yet.
     #[arg(long, env = "PAYONCE_POLL_ATTEMPTS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub poll_attempts: u32,
+}
+
+/// How many PG calls may be out at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    Fixed(u32),
+    /// Learned from the PG's answers.
+    Auto,
+}
+
+impl Concurrency {
+    /// The most calls there can ever be at once under this setting.
+    pub fn most(self) -> u32 {
+        match self {
+            Concurrency::Fixed(cap) => cap,
+            Concurrency::Auto => crate::pg::limit::CEILING,
+        }
+    }
+}
+
+fn parse_concurrency(value: &str) -> Result<Concurrency, String> {
+    if value == "auto" {
+        return Ok(Concurrency::Auto);
+    }
+    match value.parse::<u32>() {
+        Ok(cap) if (1..=10_000).contains(&cap) => Ok(Concurrency::Fixed(cap)),
+        _ => Err(format!("{value:?} is neither a number from 1 to 10000 nor auto")),
+    }
 }
 
 /// Why the server refuses a configuration.
@@ -124,6 +157,14 @@ impl ServerConfig {
         self.pg_connect_timeout + self.pg_read_timeout
     }
 
+    /// How the PG concurrency limit is set.
+    pub fn pg_limit_policy(&self) -> crate::pg::limit::Policy {
+        match self.pg_max_concurrency {
+            Concurrency::Fixed(cap) => crate::pg::limit::Policy::Fixed(cap),
+            Concurrency::Auto => crate::pg::limit::Policy::Adaptive { window: self.pg_limit_window },
+        }
+    }
+
     /// The timings the page uses, served at `GET /api/config`.
     pub fn page_config(&self) -> PageConfig {
         PageConfig {
@@ -151,6 +192,7 @@ impl ServerConfig {
             ("confirm-wait", self.confirm_wait),
             ("poll-interval", self.poll_interval),
             ("client-timeout", self.client_timeout),
+            ("pg-limit-window", self.pg_limit_window),
         ] {
             if value.is_zero() {
                 return Err(ConfigError::ZeroDuration { flag });
@@ -201,7 +243,7 @@ mod tests {
         let config = ServerConfig::defaults();
         assert_eq!(config.pg_connect_timeout, Duration::from_secs(3));
         assert_eq!(config.pg_read_timeout, Duration::from_secs(60));
-        assert_eq!(config.pg_max_concurrency, 40);
+        assert_eq!(config.pg_max_concurrency, Concurrency::Fixed(40));
         assert_eq!(config.page_config(), PageConfig::DEFAULT);
         assert_eq!(config.validate(), Ok(()));
     }
@@ -231,6 +273,14 @@ mod tests {
         assert!(config.validate().is_err());
         let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s", "--poll-attempts", "40"]);
         assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_concurrency_is_a_number_or_auto() {
+        let auto = ServerConfig::parse_from(["payonce-server", "--pg-max-concurrency", "auto"]);
+        assert_eq!(auto.pg_max_concurrency, Concurrency::Auto);
+        assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "0"]).is_err());
+        assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "lots"]).is_err());
     }
 
     #[test]

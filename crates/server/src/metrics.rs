@@ -42,6 +42,7 @@ fn describe() {
     );
     metrics::describe_gauge!("payment_unknown_oldest_age_seconds", "Age of the oldest unsettled payment");
     metrics::describe_gauge!("payment_pg_in_flight", "PG calls in flight");
+    metrics::describe_gauge!("payment_pg_concurrency_limit", "PG calls allowed at once (fixed, or learned)");
     metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
     metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
@@ -50,6 +51,10 @@ fn describe() {
 /// One confirm call finished with this outcome (`paid`, `failed`, `unknown`, `unreachable`, `busy`).
 pub fn pg_confirm_call(outcome: &'static str) {
     counter!("payment_pg_confirm_calls_total", "outcome" => outcome).increment(1);
+}
+
+pub fn pg_concurrency_limit(limit: f64) {
+    gauge!("payment_pg_concurrency_limit").set(limit);
 }
 
 pub fn pg_in_flight(delta: f64) {

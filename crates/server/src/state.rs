@@ -35,7 +35,7 @@ impl AppState {
     pub fn new(config: ServerConfig, db: Db) -> Self {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
-        let pg = PgGateway::new(client, config.pg_max_concurrency);
+        let pg = PgGateway::new(client, config.pg_limit_policy());
         let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
         let budget_window = config.recovery_interval;
         let limits =

@@ -340,7 +340,9 @@ async fn a_wrong_amount_is_refused_before_the_pg_is_called() {
 async fn at_the_concurrency_cap_a_confirm_fails_busy_and_nothing_is_charged() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_500})).await;
-    let server = Server::start_with(&pg.url, |config| config.pg_max_concurrency = 1).await;
+    let server =
+        Server::start_with(&pg.url, |config| config.pg_max_concurrency = payonce_server::config::Concurrency::Fixed(1))
+            .await;
     let holding = server.create_order().await;
     let refused = server.create_order().await;
     let first = tokio::spawn(server.confirm_request(&holding.order, "key-holding").send());

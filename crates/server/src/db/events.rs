@@ -66,7 +66,40 @@ pub(super) async fn record(connection: &mut SqliteConnection, change: Change<'_>
     Ok(())
 }
 
+/// How one payment went, from its history: for experiments and reports.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct PaymentSummary {
+    pub order_id: String,
+    pub status: String,
+    pub failure_code: Option<String>,
+    /// When its attempt was first stored, and when it last changed (ms since the epoch).
+    pub first_ms: i64,
+    pub last_ms: i64,
+    /// Whether it went through UNKNOWN.
+    pub went_through_unknown: bool,
+}
+
 impl Db {
+    /// Every payment attempt, summed up from its history.
+    pub async fn payment_summaries(&self) -> Result<Vec<PaymentSummary>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT a.order_id, a.status, a.failure_code, \
+             COALESCE((SELECT MIN(at_ms) FROM payment_events e WHERE e.order_id = a.order_id), a.created_at_ms) \
+             AS first_ms, \
+             COALESCE((SELECT MAX(at_ms) FROM payment_events e WHERE e.order_id = a.order_id), a.updated_at_ms) \
+             AS last_ms, \
+             EXISTS (SELECT 1 FROM payment_events e WHERE e.order_id = a.order_id AND e.to_status = 'UNKNOWN') \
+             AS went_through_unknown FROM payment_attempts a ORDER BY a.created_at_ms",
+        )
+        .fetch_all(&self.pool)
+        .await
+    }
+
+    /// How many attempts are in each status now.
+    pub async fn status_counts(&self) -> Result<Vec<(String, i64)>, sqlx::Error> {
+        sqlx::query_as("SELECT status, COUNT(*) FROM payment_attempts GROUP BY status").fetch_all(&self.pool).await
+    }
+
     /// An order's payment history, oldest first.
     pub async fn events(&self, order_id: &str) -> Result<Vec<PaymentEvent>, sqlx::Error> {
         sqlx::query_as(

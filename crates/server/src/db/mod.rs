@@ -14,7 +14,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use attempts::{Attempt, NewAttempt, Transition};
-pub use events::{Actor, PaymentEvent};
+pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use orders::NewOrder;
 
 /// A handle to the database; cheap to clone.

@@ -132,18 +132,15 @@ impl ConfirmJob {
     }
 
     /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
-    async fn call_pg(&self, state: &AppState, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
+    async fn call_pg(&self, state: &AppState, mut slot: PgSlot, amount: u64) -> Result<Order, AppError> {
         state.budget.record_first_call();
-        let answer = state
-            .pg
-            .client()
-            .confirm(PgConfirm {
-                payment_key: &self.payment_key,
-                order_id: &self.order_id,
-                amount,
-                idempotency_key: &self.idempotency_key,
-            })
-            .await;
+        let call = PgConfirm {
+            payment_key: &self.payment_key,
+            order_id: &self.order_id,
+            amount,
+            idempotency_key: &self.idempotency_key,
+        };
+        let answer = state.pg.confirm(&mut slot, call).await;
         drop(slot);
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));

@@ -130,10 +130,10 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     }
 }
 
-/// Recovery workers at once: a quarter of the PG cap, so customers' confirms
-/// keep most of it. Each holds at most one PG slot.
+/// Recovery workers at once: a quarter of the PG cap (of 40 at most), so
+/// customers' confirms keep most of it. Each holds at most one PG slot.
 fn worker_limit(state: &AppState) -> usize {
-    (state.config.pg_max_concurrency as usize / 4).max(1)
+    (state.config.pg_max_concurrency.most().min(40) as usize / 4).max(1)
 }
 
 /// Starts a worker for each due attempt, as many as are free.
@@ -287,7 +287,7 @@ async fn resend(
     if let Some(refused) = refusal(state) {
         return Ok((refused, None));
     }
-    let slot = state.pg.slot().await;
+    let mut slot = state.pg.slot().await;
     // Held for as long as the confirm may take; renewing re-reads the attempt too.
     let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
     if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
@@ -299,7 +299,7 @@ async fn resend(
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let answer = state.pg.client().confirm(call).await;
+    let answer = state.pg.confirm(&mut slot, call).await;
     drop(slot);
     // The answer is in: a worker that dies now should not hold the attempt for a whole confirm.
     let until = now_ms() + lease::millis(lease::margin(&state.config));
@@ -340,7 +340,6 @@ enum Lookup {
     /// The attempt was settled, or taken over, by someone else before the call.
     SettledMeanwhile,
 }
-
 
 /// Looks the payment up, retrying with backoff and full jitter while the PG
 /// gives no usable answer. Re-reads the attempt before every call.

@@ -322,7 +322,7 @@ pub fn describe(answer: &PgAnswer) -> String {
         PgAnswer::Error { http_status, code, .. } => format!("HTTP {http_status} {code}"),
         PgAnswer::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
         PgAnswer::NotSent { detail } => format!("not sent: {detail}"),
-        PgAnswer::NoAnswer { detail } => format!("no answer: {detail}"),
+        PgAnswer::NoAnswer { detail, .. } => format!("no answer: {detail}"),
     }
 }
 
@@ -389,7 +389,7 @@ mod tests {
                 PgAnswer::Unparsable { http_status: 400 },
             ],
             A::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
-            A::NoAnswer => vec![PgAnswer::NoAnswer { detail: "read timeout".into() }],
+            A::NoAnswer => vec![PgAnswer::NoAnswer { detail: "read timeout".into(), timed_out: true }],
         }
     }
 
@@ -473,7 +473,7 @@ mod tests {
             }
             S::Unavailable => vec![
                 PgAnswer::NotSent { detail: String::new() },
-                PgAnswer::NoAnswer { detail: String::new() },
+                PgAnswer::NoAnswer { detail: String::new(), timed_out: false },
                 error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
                 error(429, "TOO_MANY_REQUESTS"),
                 PgAnswer::Unparsable { http_status: 502 },

@@ -22,10 +22,22 @@ pub enum PgAnswer {
     /// The connection was never made, so the request never left.
     NotSent { detail: String },
     /// The request left but no complete response came back (timeout, reset).
-    NoAnswer { detail: String },
+    NoAnswer { detail: String, timed_out: bool },
 }
 
 impl PgAnswer {
+    /// Whether the PG refused the request for load (429, 403
+    /// `FORBIDDEN_CONSECUTIVE_REQUEST`) or did not answer in time: the signals
+    /// that the concurrency limit is too high.
+    pub fn shows_overload(&self) -> bool {
+        match self {
+            PgAnswer::Error { http_status: 429, .. } => true,
+            PgAnswer::Error { code, .. } => code == "FORBIDDEN_CONSECUTIVE_REQUEST",
+            PgAnswer::NoAnswer { timed_out, .. } => *timed_out,
+            PgAnswer::Payment { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } => false,
+        }
+    }
+
     /// Whether the PG could not serve the request at all: no connection, no answer,
     /// overloaded (429) or failing (5xx). Recovery's circuit breaker counts only these;
     /// an answer that settles nothing still shows the PG is up.
@@ -129,12 +141,12 @@ async fn read_answer(sent: Result<Response, reqwest::Error>) -> PgAnswer {
     let response = match sent {
         Ok(response) => response,
         Err(error) if error.is_connect() => return PgAnswer::NotSent { detail: error_chain(&error) },
-        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error) },
+        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() },
     };
     let http_status = response.status().as_u16();
     let body = match response.bytes().await {
         Ok(body) => body,
-        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error) },
+        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() },
     };
     if (200..300).contains(&http_status) {
         return match serde_json::from_slice::<Payment>(&body) {
@@ -169,9 +181,24 @@ mod tests {
     }
 
     #[test]
+    fn refusals_for_load_and_timeouts_show_overload_and_nothing_else_does() {
+        assert!(error(429).shows_overload());
+        let consecutive =
+            PgAnswer::Error { http_status: 403, code: "FORBIDDEN_CONSECUTIVE_REQUEST".into(), message: String::new() };
+        assert!(consecutive.shows_overload());
+        assert!(PgAnswer::NoAnswer { detail: String::new(), timed_out: true }.shows_overload());
+        assert!(
+            !PgAnswer::NoAnswer { detail: String::new(), timed_out: false }.shows_overload(),
+            "a reset is not load"
+        );
+        assert!(!error(500).shows_overload());
+        assert!(!error(403).shows_overload(), "a decline is not load");
+    }
+
+    #[test]
     fn only_missing_overloaded_or_failing_answers_show_the_pg_unavailable() {
         assert!(PgAnswer::NotSent { detail: String::new() }.shows_pg_unavailable());
-        assert!(PgAnswer::NoAnswer { detail: String::new() }.shows_pg_unavailable());
+        assert!(PgAnswer::NoAnswer { detail: String::new(), timed_out: false }.shows_pg_unavailable());
         assert!(error(500).shows_pg_unavailable());
         assert!(error(503).shows_pg_unavailable());
         assert!(error(429).shows_pg_unavailable());

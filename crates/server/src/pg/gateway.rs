@@ -1,58 +1,70 @@
-//! The PG behind a concurrency cap. Every call, from a customer's confirm or
-//! from recovery, holds a slot; the cap protects the PG contract and our sockets.
+//! The PG behind a concurrency limit. Every call, from a customer's confirm or
+//! from recovery, holds a place under it; the limit protects the PG contract
+//! and our sockets. Confirms tell the limit what they showed: taken, or refused
+//! for load (see `limit`).
 
 use std::sync::Arc;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use super::client::{PgAnswer, PgClient, PgConfirm};
+use super::limit::{ConcurrencyLimit, Place, Policy};
 
-use super::client::PgClient;
-use crate::metrics;
-
-/// The PG client and the slots that bound calls to it.
+/// The PG client and the limit on calls to it.
 #[derive(Debug, Clone)]
 pub struct PgGateway {
     client: PgClient,
-    slots: Arc<Semaphore>,
+    limit: Arc<ConcurrencyLimit>,
 }
 
-/// A held slot. The call it allows counts as in flight until the slot is dropped.
-#[derive(Debug)]
-pub struct PgSlot {
-    _permit: OwnedSemaphorePermit,
-}
+/// A held place under the limit. The call it allows counts as in flight until it is dropped.
+pub type PgSlot = Place;
 
 impl PgGateway {
-    pub fn new(client: PgClient, max_concurrency: u32) -> Self {
-        let slots = Arc::new(Semaphore::new(max_concurrency as usize));
-        Self { client, slots }
+    pub fn new(client: PgClient, policy: Policy) -> Self {
+        Self { client, limit: ConcurrencyLimit::new(policy) }
     }
 
     pub fn client(&self) -> &PgClient {
         &self.client
     }
 
-    /// A slot now, or `None` when the cap is reached. Customers do not queue:
-    /// a queued confirm would eat into the page's waiting time with nothing sent.
+    /// The calls allowed at once now.
+    pub fn limit(&self) -> u32 {
+        self.limit.current()
+    }
+
+    /// A slot now, or `None` at the limit. Customers do not queue: a queued
+    /// confirm would eat into the page's waiting time with nothing sent.
     pub fn try_slot(&self) -> Option<PgSlot> {
-        self.slots.clone().try_acquire_owned().ok().map(PgSlot::new)
+        self.limit.try_acquire()
     }
 
     /// A slot, waiting for one. Used by recovery, which has time.
     pub async fn slot(&self) -> PgSlot {
-        let permit = self.slots.clone().acquire_owned().await.expect("the semaphore is never closed");
-        PgSlot::new(permit)
+        self.limit.acquire().await
     }
-}
 
-impl PgSlot {
-    fn new(permit: OwnedSemaphorePermit) -> Self {
-        metrics::pg_in_flight(1.0);
-        Self { _permit: permit }
-    }
-}
-
-impl Drop for PgSlot {
-    fn drop(&mut self) {
-        metrics::pg_in_flight(-1.0);
+    /// Sends a confirm under `slot` and tells the limit what it showed: taken
+    /// (not refused within a moment, or answered), or refused for load.
+    pub async fn confirm(&self, slot: &mut PgSlot, call: PgConfirm<'_>) -> PgAnswer {
+        let sending = self.client.confirm(call);
+        let answer = match self.limit.taken_after() {
+            None => sending.await,
+            Some(moment) => {
+                tokio::pin!(sending);
+                tokio::select! {
+                    answer = &mut sending => answer,
+                    () = tokio::time::sleep(moment) => {
+                        slot.taken();
+                        sending.await
+                    }
+                }
+            }
+        };
+        if answer.shows_overload() {
+            slot.overloaded();
+        } else {
+            slot.taken();
+        }
+        answer
     }
 }

@@ -4,6 +4,7 @@
 mod classify;
 mod client;
 mod gateway;
+pub mod limit;
 mod messages;
 pub mod toss;
 

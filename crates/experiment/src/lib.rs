@@ -1,0 +1,15 @@
+//! The timeout experiment: real order servers and a real fake PG, customers
+//! who behave like the confirm page, under a PG brownout and under a slow
+//! tail, comparing read timeouts and PG concurrency limits (fixed, or learned).
+//!
+//! # Layout
+//!
+//! - `scenario`: the experiments, their conditions, and how they are scaled.
+//! - `run`: one condition's run: processes, customers, sampling, figures.
+//! - `report`: the table, and what counts as broken.
+//! - `chart`: the runs over time, as SVG.
+
+pub mod chart;
+pub mod report;
+pub mod run;
+pub mod scenario;

@@ -1,0 +1,96 @@
+//! `payonce-experiment brownout|tail`: runs each condition of the experiment,
+//! prints a table, writes JSON and an SVG chart, and exits non-zero if any run
+//! left a payment unknown, charged an order twice, or charged without a PAID order.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use payonce_experiment::scenario::{self, Scale};
+use payonce_experiment::{chart, report, run};
+
+#[derive(Debug, Parser)]
+#[command(name = "payonce-experiment", version, about)]
+struct Flags {
+    #[command(subcommand)]
+    experiment: Which,
+    /// Multiplies every duration (0.1 runs ten times faster).
+    #[arg(long, global = true, default_value_t = 1.0)]
+    time_scale: f64,
+    /// Multiplies arrival rates, the contract limit and the caps.
+    #[arg(long, global = true, default_value_t = 1.0)]
+    size_scale: f64,
+    /// Run only the conditions whose name contains this (repeatable).
+    #[arg(long, global = true)]
+    only: Vec<String>,
+    /// Where `payonce-server` and `fake-pg` are; defaults to this binary's folder.
+    #[arg(long, global = true)]
+    bin_dir: Option<PathBuf>,
+    /// Write the figures as JSON here.
+    #[arg(long, global = true)]
+    json: Option<PathBuf>,
+    /// Draw the runs over time as SVG here.
+    #[arg(long, global = true)]
+    svg: Option<PathBuf>,
+    /// Keep logs and databases here instead of a temporary folder.
+    #[arg(long, global = true)]
+    work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+enum Which {
+    /// 10 customers/s for 15 s, then 50/s for 60 s; approvals take 20 s; a contract of 60.
+    Brownout,
+    /// 10 customers/s for 60 s; approvals take 300 ms, a tenth of them 20 s.
+    Tail,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let flags = Flags::parse();
+    if !(flags.time_scale > 0.0 && flags.time_scale <= 10.0 && flags.size_scale > 0.0 && flags.size_scale <= 10.0) {
+        eprintln!("payonce-experiment: --time-scale and --size-scale must be above 0 and at most 10");
+        return ExitCode::from(2);
+    }
+    let mut experiment = match flags.experiment {
+        Which::Brownout => scenario::brownout(),
+        Which::Tail => scenario::tail(),
+    };
+    if !flags.only.is_empty() {
+        experiment.conditions.retain(|condition| flags.only.iter().any(|only| condition.name.contains(only.as_str())));
+    }
+    let scale = Scale { time: flags.time_scale, size: flags.size_scale };
+    let temporary = tempfile::tempdir().expect("a temporary folder");
+    let work_dir = flags.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());
+    let _ = std::fs::create_dir_all(&work_dir);
+    let bin_dir = payonce_chaos::processes::bin_dir(flags.bin_dir.as_deref());
+
+    let mut runs = Vec::new();
+    for condition in &experiment.conditions {
+        eprintln!("payonce-experiment: {} — {}", experiment.name, condition.name);
+        match run::run(&experiment, condition, scale, &bin_dir, &work_dir).await {
+            Ok(figures) => runs.push(figures),
+            Err(error) => {
+                eprintln!("payonce-experiment: {}: {error}", condition.name);
+                return ExitCode::from(2);
+            }
+        }
+    }
+    println!("{} (time scale {}, size scale {})", experiment.name, scale.time, scale.size);
+    print!("{}", report::table(&runs));
+    if let Some(path) = &flags.json {
+        let json = serde_json::json!({"experiment": experiment, "scale": scale, "runs": runs});
+        if let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default() + "\n") {
+            eprintln!("payonce-experiment: cannot write {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(path) = &flags.svg {
+        let title = format!("{}: sold, in processing at the PG, UNKNOWN, refused, limit", experiment.name);
+        if let Err(error) = chart::draw(&title, &runs, path) {
+            eprintln!("payonce-experiment: cannot draw {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if runs.iter().any(report::broken) { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
