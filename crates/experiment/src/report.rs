@@ -55,8 +55,13 @@ pub fn table(runs: &[Figures]) -> String {
     for run in runs {
         let _ = writeln!(
             out,
-            "  {}: {} recovery lookups; {} left unsettled, {} double charges, {} ledger mismatches",
-            run.condition.name, run.recovery_lookups, run.left_unsettled, run.double_charges, run.ledger_mismatches
+            "  {}: {} recovery lookups; server's own p95 for a read {:.1} ms; {} left unsettled, {} double charges, {} ledger mismatches",
+            run.condition.name,
+            run.recovery_lookups,
+            run.server_read_p95_ms,
+            run.left_unsettled,
+            run.double_charges,
+            run.ledger_mismatches
         );
     }
     out

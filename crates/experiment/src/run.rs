@@ -80,6 +80,9 @@ pub struct Figures {
     /// A background customer's reads of an order: with an idle PG, and during the run.
     pub api_idle_ms: Spread,
     pub api_loaded_ms: Spread,
+    /// The server's own p95 for every read of an order during the run (its
+    /// handling time, without the network and the client), in ms.
+    pub server_read_p95_ms: f64,
     /// Payments still unsettled when the run gave up waiting.
     pub left_unsettled: i64,
     pub double_charges: usize,
@@ -339,6 +342,8 @@ impl Stack {
             peak_server_waiting: 0.0,
             api_idle_ms,
             api_loaded_ms,
+            server_read_p95_ms: 1000.0
+                * metric(&metrics, "http_request_duration_seconds", "route=\"/api/orders/{order_id}\",quantile=\"0.95\""),
             left_unsettled,
             double_charges: stats.double_charges.len(),
             ledger_mismatches: (charged - paid_and_charged) + (paid.len() - paid_and_charged),

@@ -145,7 +145,7 @@ impl Db {
     /// The constraints decide races between two confirms, so no lock is needed.
     pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
         let now = now_ms();
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
              failure_code, failure_message, lease_until_ms, created_at_ms, updated_at_ms) \
@@ -184,7 +184,7 @@ impl Db {
     /// (a confirm won the race), which the primary key decides atomically.
     pub async fn close_unconfirmed(&self, order_id: &str, amount: u64, failure: &Failure) -> Result<bool, sqlx::Error> {
         let now = now_ms();
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, amount, status, failure_code, failure_message, \
              created_at_ms, updated_at_ms) VALUES (?, ?, 'FAILED', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -225,7 +225,7 @@ impl Db {
         next_recovery_at_ms: i64,
         actor: Actor,
     ) -> Result<bool, sqlx::Error> {
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "UPDATE payment_attempts SET status = ?, failure_code = ?, failure_message = ?, \
              unknown_reason = ?, lease_until_ms = 0, next_recovery_at_ms = ?, updated_at_ms = ? \
@@ -302,7 +302,7 @@ impl Db {
         .bind(worker)
         .bind(order_id)
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         if claimed.rows_affected() != 1 {
             return Ok(None);
@@ -319,7 +319,7 @@ impl Db {
              WHERE order_id = ? AND status IN ('PENDING', 'UNKNOWN')",
         )
         .bind(order_id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(result.rows_affected() == 1)
     }
@@ -335,7 +335,7 @@ impl Db {
         .bind(until_ms)
         .bind(order_id)
         .bind(worker)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(result.rows_affected() == 1)
     }
@@ -363,7 +363,7 @@ impl Db {
         .bind(last_pg_answer)
         .bind(order_id)
         .bind(worker)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
         // Not ours any more (taken over after our lease lapsed): nothing to release.
         Ok(passes.map_or(0, |passes| u32::try_from(passes).unwrap_or(u32::MAX)))
@@ -372,7 +372,7 @@ impl Db {
     /// Moves a PENDING attempt whose confirm task is gone to UNKNOWN, keeping the
     /// lease of the worker that found it. Says whether it moved.
     pub async fn mark_pending_unknown(&self, order_id: &str, reason: &str) -> Result<bool, sqlx::Error> {
-        let mut transaction = self.pool.begin().await?;
+        let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "UPDATE payment_attempts SET status = 'UNKNOWN', unknown_reason = ?, updated_at_ms = ? \
              WHERE order_id = ? AND status = 'PENDING'",

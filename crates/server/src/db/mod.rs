@@ -18,13 +18,21 @@ pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use orders::NewOrder;
 
 /// A handle to the database; cheap to clone.
+///
+/// SQLite lets one writer in at a time. Writes go through a pool of one
+/// connection, so a burst of them queues in the pool instead of holding every
+/// connection while it waits for the lock; reads have a pool of their own
+/// (WAL mode lets them run beside the writer), so a customer checking an order
+/// never waits behind a burst of writes.
 #[derive(Debug, Clone)]
 pub struct Db {
     pool: SqlitePool,
+    writer: SqlitePool,
 }
 
 impl Db {
     /// Opens (creating if needed) the database file and brings its schema up to date.
+    /// `max_connections` is the readers' pool size; the writer has one more.
     pub async fn open(path: &Path, max_connections: u32) -> Result<Self, sqlx::Error> {
         let options = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
@@ -34,13 +42,18 @@ impl Db {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("./migrations").run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect_with(options)
             .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, writer })
     }
 }
 

@@ -73,7 +73,7 @@ impl Db {
         .bind(&order.order_name)
         .bind(items)
         .bind(order.created_at_ms)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
