@@ -33,33 +33,56 @@ fn draw_run(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let series = &run.series;
     let end = series.last().map_or(1.0, |sample| sample.t).max(1.0);
-    let top = series
-        .iter()
-        .map(|sample| {
-            (sample.sold as f64).max(sample.pg_in_processing as f64).max(sample.unknown as f64).max(sample.limit)
-        })
-        .fold(10.0, f64::max)
-        .max(series.iter().map(|sample| sample.rejections as f64).fold(0.0, f64::max).min(f64::MAX));
+    let highest = |lines: &[Line]| {
+        series.iter().flat_map(|sample| lines.iter().map(move |(_, _, value)| value(sample))).fold(10.0, f64::max) * 1.05
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(run.condition.name, ("sans-serif", 15))
         .margin(8)
         .x_label_area_size(28)
         .y_label_area_size(48)
-        .build_cartesian_2d(0.0..end, 0.0..top * 1.05)?;
-    chart.configure_mesh().x_desc("seconds").light_line_style(WHITE.mix(0.0)).draw()?;
-    let lines: [Line; 5] = [
-        ("sold", RGBColor(0x1b, 0x7f, 0x3a), |sample| sample.sold as f64),
-        ("in processing at the PG", RGBColor(0x1f, 0x5f, 0xbf), |sample| sample.pg_in_processing as f64),
-        ("UNKNOWN", RGBColor(0xd9, 0x7a, 0x00), |sample| sample.unknown as f64),
-        ("refused for capacity", RGBColor(0xb0, 0x20, 0x20), |sample| sample.rejections as f64),
-        ("server's limit", RGBColor(0x70, 0x70, 0x70), |sample| sample.limit),
-    ];
-    for (label, color, value) in lines {
+        .right_y_label_area_size(56)
+        .build_cartesian_2d(0.0..end, 0.0..highest(&LEVELS))?
+        .set_secondary_coord(0.0..end, 0.0..highest(&TOTALS));
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc("now")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    chart.configure_secondary_axes().y_desc("so far").draw()?;
+    for (label, color, value) in LEVELS {
         chart
             .draw_series(LineSeries::new(series.iter().map(|sample| (sample.t, value(sample))), color.stroke_width(2)))?
             .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK.mix(0.3)).draw()?;
+    for (label, color, value) in TOTALS {
+        chart
+            .draw_secondary_series(LineSeries::new(
+                series.iter().map(|sample| (sample.t, value(sample))),
+                color.stroke_width(2),
+            ))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .draw()?;
     Ok(())
 }
+
+/// On the left axis: what is true at each moment, and the sales so far.
+const LEVELS: [Line; 4] = [
+    ("sold so far", RGBColor(0x1b, 0x7f, 0x3a), |sample| sample.sold as f64),
+    ("in processing at the PG", RGBColor(0x1f, 0x5f, 0xbf), |sample| sample.pg_in_processing as f64),
+    ("server's limit", RGBColor(0x70, 0x70, 0x70), |sample| sample.limit),
+    ("UNKNOWN now", RGBColor(0xd9, 0x7a, 0x00), |sample| sample.unknown as f64),
+];
+
+/// On the right axis: the confirms refused for capacity so far (by the PG or the server).
+const TOTALS: [Line; 1] =
+    [("refused for capacity so far (right)", RGBColor(0xb0, 0x20, 0x20), |sample| sample.rejections as f64)];

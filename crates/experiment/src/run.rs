@@ -34,7 +34,7 @@ pub struct Sample {
     pub sold: i64,
     /// Confirms the PG is processing, abandoned ones included.
     pub pg_in_processing: u64,
-    /// Payments whose outcome the server does not know yet.
+    /// Payments whose outcome the server does not know (UNKNOWN; a PENDING one is still being asked).
     pub unknown: i64,
     /// Confirms refused so far for the PG's capacity: by the PG (429) and by the server (PG_BUSY).
     pub rejections: u64,
@@ -286,7 +286,7 @@ impl Stack {
             t: started.elapsed().as_secs_f64() / scale.time,
             sold: counts.get("PAID").copied().unwrap_or(0),
             pg_in_processing: stats.in_flight,
-            unknown: counts.get("UNKNOWN").copied().unwrap_or(0) + counts.get("PENDING").copied().unwrap_or(0),
+            unknown: counts.get("UNKNOWN").copied().unwrap_or(0),
             rejections: stats.contract_limit_rejections
                 + metric(&metrics, "payment_pg_confirm_calls_total", "outcome=\"busy\"") as u64,
             limit: metric(&metrics, "payment_pg_concurrency_limit", ""),
