@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing payonce needs, skipping what is already
 # there: the wasm target, trunk, the wasm-bindgen CLI matching Cargo.lock,
-# wasm-opt (binaryen from npm), Chromium, and the e2e suite's npm packages.
+# wasm-opt (binaryen from npm), the e2e suite's npm packages, and Debian's
+# Chromium, PostgreSQL (the cluster's database) and haproxy (its load balancer).
 # Only package registries are used (crates.io, npm, Debian).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -13,11 +14,16 @@ need npm "install Node.js 20 or later"
 # Network-bound installs run in the background while cargo compiles.
 background=()
 
-if [ ! -x /usr/bin/chromium ]; then
-  say "installing Chromium (Debian package) in the background"
-  (as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null) \
+debian_packages=()
+[ -x /usr/bin/chromium ] || debian_packages+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || debian_packages+=(postgresql)
+[ -x /usr/sbin/haproxy ] || debian_packages+=(haproxy)
+if [ "${#debian_packages[@]}" -gt 0 ]; then
+  say "installing ${debian_packages[*]} (Debian packages) in the background"
+  (as_root apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${debian_packages[@]}" >/dev/null) \
     >"$TOOLS_DIR.apt.log" 2>&1 &
-  background+=("$!:chromium:$TOOLS_DIR.apt.log")
+  background+=("$!:${debian_packages[*]}:$TOOLS_DIR.apt.log")
 fi
 
 if [ "$("$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | awk '{print $3}')" != "$BINARYEN_VERSION" ]; then
@@ -54,4 +60,9 @@ for job in "${background[@]}"; do
   wait "$pid" || { cat "$log" >&2; die "installing $what failed (log above)"; }
 done
 [ -x /usr/bin/chromium ] || die "Chromium is missing: apt-get install chromium"
-say "tools ready: $(trunk --version), wasm-bindgen $(wasm-bindgen --version | awk '{print $2}'), wasm-opt $BINARYEN_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || die "PostgreSQL is missing: apt-get install postgresql"
+[ -x /usr/sbin/haproxy ] || die "haproxy is missing: apt-get install haproxy"
+# The package starts a system-wide PostgreSQL and haproxy; payonce runs its own.
+as_root service postgresql stop >/dev/null 2>&1 || true
+as_root service haproxy stop >/dev/null 2>&1 || true
+say "tools ready: $(trunk --version), wasm-bindgen $(wasm-bindgen --version | awk '{print $2}'), wasm-opt $BINARYEN_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -1), $(ls -d /usr/lib/postgresql/*/ | sort -V | tail -1 | xargs basename | sed 's/^/PostgreSQL /'), $(/usr/sbin/haproxy -v | head -1 | awk '{print "haproxy", $3}')"

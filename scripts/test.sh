@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sets up what is missing, runs every Rust test, builds the page, runs the
-# browser journeys, and ends with one line: "N passed, N failed" over all suites.
+# Sets up what is missing, runs every Rust test (the order server's integration
+# tests twice: on SQLite, then on a throwaway PostgreSQL with the cluster tests),
+# builds the page, runs the browser journeys, and ends with one line:
+# "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$REPO_ROOT/scripts/pg.sh"
 cd "$REPO_ROOT"
 
 bash scripts/setup.sh || die "setup failed"
@@ -12,12 +15,34 @@ failed=0
 logs="$REPO_ROOT/target/test-logs"
 mkdir -p "$logs"
 
-say "Rust tests (unit and integration, all crates)"
-cargo test --workspace --no-fail-fast 2>&1 | tee "$logs/cargo-test.log"
-cargo_status=${PIPESTATUS[0]}
-read -r rust_passed rust_failed < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$logs/cargo-test.log")
-if [ "$cargo_status" -ne 0 ] && [ "$rust_failed" -eq 0 ]; then
-  rust_failed=1 # the tests did not build or a test binary crashed
+# Runs `cargo test ARGS...`, logging to $logs/LOG, and adds its counts to the totals.
+rust_suite() {
+  local log="$logs/$1" status suite_passed suite_failed
+  shift
+  cargo test "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  read -r suite_passed suite_failed < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$log")
+  if [ "$status" -ne 0 ] && [ "$suite_failed" -eq 0 ]; then
+    suite_failed=1 # the tests did not build, a test binary crashed, or the suite could not start
+  fi
+  rust_passed=$((rust_passed + suite_passed))
+  rust_failed=$((rust_failed + suite_failed))
+}
+rust_passed=0
+rust_failed=0
+
+say "Rust tests (unit and integration, all crates, on SQLite)"
+rust_suite cargo-test.log --workspace --no-fail-fast
+
+say "the order server's integration tests again, on PostgreSQL, with the cluster tests"
+# In a subshell, so that a server that cannot start counts as a failure instead of ending the run.
+if (pg_start tests "" fast); then
+  # Each test makes a database of its own on this server.
+  PAYONCE_TEST_DATABASE_URL="$(pg_url tests)" rust_suite cargo-test-postgres.log \
+    -p payonce-server --no-fail-fast --test '*' -- --include-ignored
+  pg_stop tests
+else
+  rust_failed=$((rust_failed + 1))
 fi
 passed=$((passed + rust_passed))
 failed=$((failed + rust_failed))

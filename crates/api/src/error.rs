@@ -56,6 +56,9 @@ pub enum ErrorCode {
     /// The page's checking window ended and the server had never received the
     /// confirm, so it closed the order. Nothing was charged.
     ConfirmNotReceived,
+    /// The shop's database cannot be reached now; nothing was half-written.
+    /// Says nothing about a payment already sent: check the order again.
+    DatabaseUnavailable,
     /// The server failed; details are in its log.
     Internal,
 }
@@ -82,6 +85,7 @@ impl ErrorCode {
             ErrorCode::PgBusy => "PG_BUSY",
             ErrorCode::PgUnreachable => "PG_UNREACHABLE",
             ErrorCode::ConfirmNotReceived => "CONFIRM_NOT_RECEIVED",
+            ErrorCode::DatabaseUnavailable => "DATABASE_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }

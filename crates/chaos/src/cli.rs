@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use payonce_server::db::{DbLocation, Engine};
 
 /// Runs many virtual customers against real order servers and a fake PG with
 /// every fault at once, kills and freezes servers, and checks every order
@@ -20,9 +21,18 @@ pub struct Options {
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     pub arrival: Duration,
 
-    /// Order servers sharing one database.
+    /// Order servers sharing one database (more than one needs `--db postgres://...`).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub servers: u32,
+
+    /// The servers' database: a `postgres://` URL of an empty database for a
+    /// cluster; by default a SQLite file in the work folder.
+    #[arg(long)]
+    pub db: Option<DbLocation>,
+
+    /// The PG concurrency cap of the whole shop (`--pg-max-concurrency` of every server).
+    #[arg(long, default_value_t = 40)]
+    pub pg_cap: u32,
 
     /// SIGKILLs of a random order server at random moments; each is restarted at once on its port.
     #[arg(long, default_value_t = 5)]
@@ -87,6 +97,10 @@ impl Options {
         }
         if self.customers == 0 {
             return Err("--customers must be at least 1".to_owned());
+        }
+        let shared = self.db.as_ref().is_some_and(|db| db.engine() == Engine::Postgres);
+        if self.servers > 1 && !shared {
+            return Err("--servers above 1 needs a database servers can share: --db postgres://...".to_owned());
         }
         Ok(())
     }

@@ -1,13 +1,13 @@
 //! The system under test: one fake PG with every fault at once, and order
 //! servers sharing one database, each on a port it keeps across restarts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fake_pg::Stats;
-use payonce_server::db::Db;
+use payonce_server::db::{Db, DbLocation};
 use serde_json::json;
 
 use crate::cli::Options;
@@ -31,7 +31,7 @@ pub struct Stack {
     programs: Vec<Program>,
     urls: Vec<String>,
     next: AtomicUsize,
-    pub db_path: PathBuf,
+    pub db: DbLocation,
     http: reqwest::Client,
 }
 
@@ -39,21 +39,21 @@ impl Stack {
     /// Starts the fake PG, then the servers, each on a port of its own.
     pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ProcessError> {
         let pg = pg_program(options, bin_dir, work_dir).start().await?;
-        let db_path = work_dir.join("payonce.db");
+        let db = options.db.clone().unwrap_or_else(|| DbLocation::sqlite_file(&work_dir.join("payonce.db")));
         let mut servers = Vec::new();
         let mut programs = Vec::new();
         let mut urls = Vec::new();
         for index in 0..options.servers {
             // First on any port, then always again on the one it got.
-            let first = server_program(options, bin_dir, work_dir, index, &pg.url, &db_path, "127.0.0.1:0");
+            let first = server_program(options, bin_dir, work_dir, index, &pg.url, &db, "127.0.0.1:0");
             let running = first.start().await?;
             let listen = running.url.trim_start_matches("http://").to_owned();
-            programs.push(server_program(options, bin_dir, work_dir, index, &pg.url, &db_path, &listen));
+            programs.push(server_program(options, bin_dir, work_dir, index, &pg.url, &db, &listen));
             urls.push(running.url.clone());
             servers.push(Mutex::new(Some(running)));
         }
         let http = reqwest::Client::new();
-        Ok(Self { pg, servers, programs, urls, next: AtomicUsize::new(0), db_path, http })
+        Ok(Self { pg, servers, programs, urls, next: AtomicUsize::new(0), db, http })
     }
 
     pub fn server_count(&self) -> usize {
@@ -109,7 +109,7 @@ impl Stack {
 
     /// The shared database, opened beside the servers.
     pub async fn db(&self) -> Result<Db, payonce_server::RunError> {
-        Ok(Db::open(&self.db_path, 4).await?)
+        Ok(Db::open(&self.db, 4).await?)
     }
 }
 
@@ -137,7 +137,7 @@ fn server_program(
     work_dir: &Path,
     index: u32,
     pg_url: &str,
-    db_path: &Path,
+    db: &DbLocation,
     listen: &str,
 ) -> Program {
     let scaled = |seconds: u64| millis(options.scaled(Duration::from_secs(seconds)));
@@ -150,7 +150,9 @@ fn server_program(
         "--rate-limit-address".to_owned(),
         "0".to_owned(),
         "--db".to_owned(),
-        db_path.display().to_string(),
+        db.url().to_owned(),
+        "--pg-max-concurrency".to_owned(),
+        options.pg_cap.to_string(),
         "--pg-url".to_owned(),
         pg_url.to_owned(),
         "--confirm-wait".to_owned(),

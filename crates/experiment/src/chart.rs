@@ -34,7 +34,8 @@ fn draw_run(
     let series = &run.series;
     let end = series.last().map_or(1.0, |sample| sample.t).max(1.0);
     let highest = |lines: &[Line]| {
-        series.iter().flat_map(|sample| lines.iter().map(move |(_, _, value)| value(sample))).fold(10.0, f64::max) * 1.05
+        series.iter().flat_map(|sample| lines.iter().map(move |(_, _, value)| value(sample))).fold(10.0, f64::max)
+            * 1.05
     };
     let mut chart = ChartBuilder::on(area)
         .caption(run.condition.name, ("sans-serif", 15))
@@ -44,12 +45,7 @@ fn draw_run(
         .right_y_label_area_size(56)
         .build_cartesian_2d(0.0..end, 0.0..highest(&LEVELS))?
         .set_secondary_coord(0.0..end, 0.0..highest(&TOTALS));
-    chart
-        .configure_mesh()
-        .x_desc("seconds")
-        .y_desc("now")
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
+    chart.configure_mesh().x_desc("seconds").y_desc("now").light_line_style(WHITE.mix(0.0)).draw()?;
     chart.configure_secondary_axes().y_desc("so far").draw()?;
     for (label, color, value) in LEVELS {
         chart

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use payonce_chaos::customer::{self, PageTimings};
 use payonce_chaos::processes::{ProcessError, Program, Running};
-use payonce_server::db::Db;
+use payonce_server::db::{Db, DbLocation};
 use serde::Serialize;
 
 use crate::scenario::{Condition, Experiment, Scale};
@@ -266,7 +266,7 @@ impl Stack {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let db = Db::open(db_path, 2).await.map_err(database)?;
+        let db = Db::open(&DbLocation::sqlite_file(db_path), 2).await.map_err(database)?;
         Ok(Self { shop_url, admin_url, pg_url, db, http, _processes: Arc::new((pg, server)) })
     }
 
@@ -343,7 +343,11 @@ impl Stack {
             api_idle_ms,
             api_loaded_ms,
             server_read_p95_ms: 1000.0
-                * metric(&metrics, "http_request_duration_seconds", "route=\"/api/orders/{order_id}\",quantile=\"0.95\""),
+                * metric(
+                    &metrics,
+                    "http_request_duration_seconds",
+                    "route=\"/api/orders/{order_id}\",quantile=\"0.95\"",
+                ),
             left_unsettled,
             double_charges: stats.double_charges.len(),
             ledger_mismatches: (charged - paid_and_charged) + (paid.len() - paid_and_charged),

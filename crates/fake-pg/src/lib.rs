@@ -32,6 +32,7 @@
 //! - `serve`: the accept loop, able to reset a connection with an RST.
 
 mod auth;
+mod calls;
 mod clock;
 pub mod config;
 pub mod error;

@@ -39,6 +39,15 @@ pub struct Stats {
     pub charges_by_order: BTreeMap<String, u64>,
     /// OrderIds charged more than once, sorted. Empty unless something is wrong.
     pub double_charges: Vec<String>,
+    /// Confirms and lookups about a payment that arrived while another call
+    /// about the same payment was still open: two of the shop's workers asking
+    /// at once. A shop whose leases hold never makes one (a caller frozen past
+    /// its lease can).
+    #[serde(default)]
+    pub overlapping_calls: u64,
+    /// The paymentKeys of those calls, sorted, for finding them in the logs.
+    #[serde(default)]
+    pub overlapping_payment_keys: Vec<String>,
 }
 
 /// Faults injected, by kind, and their total.
@@ -109,6 +118,8 @@ pub(crate) struct Counters {
     pub(crate) faults: FaultCounts,
     pub(crate) in_flight: u64,
     pub(crate) peak_in_flight: u64,
+    pub(crate) overlapping_calls: u64,
+    pub(crate) overlapping_payment_keys: std::collections::BTreeSet<String>,
 }
 
 impl Counters {
@@ -149,6 +160,8 @@ impl Counters {
             payments_by_status,
             charges_by_order,
             double_charges,
+            overlapping_calls: self.overlapping_calls,
+            overlapping_payment_keys: self.overlapping_payment_keys.iter().cloned().collect(),
         }
     }
 }

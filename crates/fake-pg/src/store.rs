@@ -158,6 +158,8 @@ struct Inner {
     /// paymentKeys no window issued, first seen in a lookup: their ten minutes
     /// run from then.
     first_seen: HashMap<String, Instant>,
+    /// paymentKey -> calls about it (confirms, lookups) open now.
+    open_calls: HashMap<String, u32>,
     counters: Counters,
 }
 
@@ -180,6 +182,7 @@ impl Store {
                 orders: HashMap::new(),
                 idempotency: HashMap::new(),
                 first_seen: HashMap::new(),
+                open_calls: HashMap::new(),
                 counters: Counters::default(),
             }),
             merchant,
@@ -469,6 +472,28 @@ impl Store {
             inner.counters.outage_refusals += 1;
         }
         inner.config.outage
+    }
+
+    /// A call about `payment_key` opened; one already open makes it an overlap.
+    pub(crate) fn call_opened(&self, payment_key: &str) {
+        let mut inner = self.lock();
+        let open = inner.open_calls.entry(payment_key.to_owned()).or_default();
+        *open += 1;
+        if *open > 1 {
+            inner.counters.overlapping_calls += 1;
+            inner.counters.overlapping_payment_keys.insert(payment_key.to_owned());
+        }
+    }
+
+    /// A call about `payment_key` was answered, or its caller hung up.
+    pub(crate) fn call_closed(&self, payment_key: &str) {
+        let mut inner = self.lock();
+        if let Some(open) = inner.open_calls.get_mut(payment_key) {
+            *open -= 1;
+            if *open == 0 {
+                inner.open_calls.remove(payment_key);
+            }
+        }
     }
 
     pub(crate) fn note_lookup(&self) {

@@ -116,3 +116,34 @@ async fn an_invalid_config_is_refused_at_start() {
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     assert!(error.to_string().contains("faults.decline"));
 }
+
+#[tokio::test]
+async fn two_calls_about_one_payment_at_once_show_as_an_overlap() {
+    let mut config = fast_config();
+    config.runtime.lookup_latency_ms = 300;
+    let pg = start(config).await;
+    let payment_key = pg.window_with("order-overlap", 1_000, "approve").await;
+
+    // One after the other: no overlap.
+    pg.payment(&payment_key).await;
+    pg.payment(&payment_key).await;
+    assert_eq!(pg.stats().await.overlapping_calls, 0);
+
+    // Two at once about the same payment, and one about another payment beside them.
+    let other_key = pg.window_with("order-beside", 1_000, "approve").await;
+    tokio::join!(pg.payment(&payment_key), pg.payment(&payment_key), pg.payment(&other_key));
+    let stats = pg.stats().await;
+    assert_eq!(stats.overlapping_calls, 1);
+    assert_eq!(stats.overlapping_payment_keys, vec![payment_key.clone()]);
+
+    // A caller that hung up closed its call: asking again is no overlap.
+    let hung_up = tokio::time::timeout(Duration::from_millis(50), pg.payment(&other_key)).await;
+    assert!(hung_up.is_err(), "the lookup takes longer than the caller waits");
+    common::eventually(Duration::from_secs(5), || async {
+        let before = pg.stats().await.overlapping_calls;
+        pg.payment(&other_key).await;
+        (pg.stats().await.overlapping_calls == before).then_some(())
+    })
+    .await
+    .expect("the hung-up call was closed");
+}

@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::Parser;
 use payonce_api::PageConfig;
 
+use crate::db::DbLocation;
+
 /// The payonce order server.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "payonce-server", version, about)]
@@ -32,9 +34,10 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_ADMIN_LISTEN", default_value = "127.0.0.1:3001")]
     pub admin_listen: SocketAddr,
 
-    /// SQLite database file (created if missing).
+    /// The database: a SQLite file path (created if missing) or `sqlite:` URL for
+    /// one server, or a `postgres://` URL for several servers sharing it.
     #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db")]
-    pub db: PathBuf,
+    pub db: DbLocation,
 
     /// Most database connections open at once. A confirm never holds one while
     /// it waits for the PG, so a small pool serves many payments in flight.
@@ -107,7 +110,7 @@ impl Concurrency {
     pub fn most(self) -> u32 {
         match self {
             Concurrency::Fixed(cap) => cap,
-            Concurrency::Auto => crate::pg::limit::CEILING,
+            Concurrency::Auto => crate::pg::learning::CEILING,
         }
     }
 }

@@ -67,6 +67,7 @@ impl AppError {
             AppError::RateLimited { .. } => ErrorCode::RateLimited,
             AppError::NotFound => ErrorCode::NotFound,
             AppError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            AppError::Database(error) if unavailable(error) => ErrorCode::DatabaseUnavailable,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -88,6 +89,7 @@ impl AppError {
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Database(error) if unavailable(error) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Database(_) | AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -102,9 +104,38 @@ impl AppError {
     }
 }
 
+/// Whether the database is out of reach (down, restarting, or every
+/// connection busy past the wait), as opposed to refusing a statement.
+fn unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+        // PostgreSQL's connection exceptions (class 08) and "shutting down" or
+        // "starting up" (57P01 to 57P03).
+        sqlx::Error::Database(error) => {
+            error.code().is_some_and(|code| code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03"))
+        }
+        _ => false,
+    }
+}
+
+/// How long a client should wait before trying again when the database is unavailable.
+const DATABASE_RETRY_AFTER_S: u64 = 5;
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = self.status();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            tracing::error!(error = ?self, "the database is unavailable");
+            let body = ApiErrorBody {
+                code: self.code().as_str().to_owned(),
+                message: "The shop's database cannot be reached right now. Nothing was half-done; \
+                          a payment already sent is still being settled. Check again in a moment."
+                    .to_owned(),
+                order: None,
+            };
+            let retry_after = [(axum::http::header::RETRY_AFTER, DATABASE_RETRY_AFTER_S.to_string())];
+            return (status, retry_after, axum::Json(body)).into_response();
+        }
         let message = if status.is_server_error() {
             tracing::error!(error = ?self, "request failed");
             "Something went wrong on our side. Your payment state is safe; please retry.".to_owned()

@@ -33,8 +33,7 @@ async fn main() -> ExitCode {
     let admin = admin_listener.local_addr().map_or_else(|_| config.admin_listen.to_string(), |a| a.to_string());
     println!(
         "payonce-server listening on http://{address}  admin http://{admin}  (PG {}, database {})",
-        config.pg_url,
-        config.db.display()
+        config.pg_url, config.db
     );
     match payonce_server::run(config, listener, admin_listener, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -25,8 +25,9 @@ pub async fn create(
 ) -> Result<CreatedOrder, AppError> {
     let cart = catalog::price(&request.items)?;
     let new_order = NewOrder {
-        // Toss accepts 6-64 characters of [A-Za-z0-9_-].
-        order_id: format!("ord_{}", Uuid::new_v4().simple()),
+        // Toss accepts 6-64 characters of [A-Za-z0-9_-]. Time-ordered (v7), so that
+        // orders made in the same millisecond still list newest first.
+        order_id: format!("ord_{}", Uuid::now_v7().simple()),
         customer_id: customer.0.clone(),
         amount: cart.amount,
         order_name: cart.order_name,

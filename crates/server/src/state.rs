@@ -21,7 +21,7 @@ pub struct AppState {
     pub breaker: Arc<CircuitBreaker>,
     /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
     pub budget: Arc<RecoveryBudget>,
-    /// This server's name as a recovery worker, in the leases it takes.
+    /// This server's name in the leases it takes: of attempts, and of places under a shared PG cap.
     pub worker_id: Arc<str>,
     /// Wakes the recovery job early, when a confirm has just ended unknown.
     pub recovery_wake: Arc<Notify>,
@@ -35,7 +35,14 @@ impl AppState {
     pub fn new(config: ServerConfig, db: Db) -> Self {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
-        let pg = PgGateway::new(client, config.pg_limit_policy());
+        let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
+        let pg = if db.shared_by_servers() {
+            // The longest a call can be out: the PG counts it until then.
+            let call_deadline = config.max_processing();
+            PgGateway::shared(client, config.pg_limit_policy(), db.clone(), worker_id.clone(), call_deadline)
+        } else {
+            PgGateway::new(client, config.pg_limit_policy())
+        };
         let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
         let budget_window = config.recovery_interval;
         let limits =
@@ -46,7 +53,7 @@ impl AppState {
             pg,
             breaker: Arc::new(CircuitBreaker::new(cool_down)),
             budget: Arc::new(RecoveryBudget::new(budget_window)),
-            worker_id: Arc::from(format!("recovery-{}", uuid::Uuid::new_v4().simple())),
+            worker_id,
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),
             metrics: crate::metrics::handle(),

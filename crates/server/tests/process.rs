@@ -24,7 +24,7 @@ async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_ch
         "300ms",
     ];
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
-    let server = Server::spawn_binary(tempfile::tempdir().unwrap(), http, &args).await;
+    let server = Server::spawn_binary(support::Store::fresh().await, http, &args).await;
     let created = server.create_order().await;
     let confirm = tokio::spawn(server.confirm_request(&created.order, "key-killed").send());
     eventually("the PG is processing the payment", Duration::from_secs(5), || async {
@@ -32,9 +32,9 @@ async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_ch
     })
     .await;
 
-    let (db_dir, http) = server.kill().await;
+    let (store, http) = server.kill().await;
     assert!(confirm.await.unwrap().is_err(), "the customer's request died with the server");
-    let restarted = Server::spawn_binary(db_dir, http, &args).await;
+    let restarted = Server::spawn_binary(store, http, &args).await;
 
     assert_eq!(restarted.order(&created.order.order_id).await.status, OrderStatus::Pending, "the write-ahead survived");
     restarted.wait_for(&created.order.order_id, OrderStatus::Paid, Duration::from_secs(30)).await;

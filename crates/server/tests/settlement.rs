@@ -77,7 +77,11 @@ async fn a_payment_whose_session_expired_before_any_confirm_arrived_is_failed_an
     assert_eq!(body["status"], "UNKNOWN");
 
     let order = server.wait_for(&created.order.order_id, OrderStatus::Failed, SETTLE).await;
-    assert_eq!(order.failure.unwrap().code, "EXPIRED_PAYMENT");
+    // A lookup after the ten minutes shows the session EXPIRED; a resend that
+    // arrives after them is refused for the expired session. Which comes first
+    // depends on when recovery's passes fall; both settle it failed.
+    let code = order.failure.unwrap().code;
+    assert!(["EXPIRED_PAYMENT", "NOT_FOUND_PAYMENT_SESSION"].contains(&code.as_str()), "{code}");
     assert_eq!(pg.stats().await.processings, 0);
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
 }
@@ -155,9 +159,8 @@ async fn two_servers_on_one_database_never_recover_the_same_attempt_twice() {
     // Slow lookups, so both servers' passes meet while an attempt is being looked up.
     pg.configure(json!({"lookup_latency_ms": 400, "faults": {"reset_after_charge": 1.0}})).await;
     let first = Server::start(&pg.url).await;
-    let mut config = support::test_config(&pg.url, &first.db_dir);
-    config.db = first.db_dir.path().join("payonce.db");
-    let second = Server::start_on(config, tempfile::tempdir().unwrap()).await;
+    let store = support::Store::beside(&first.store);
+    let second = Server::start_on(support::test_config(&pg.url, &store), store).await;
     let mut order_ids = Vec::new();
     for n in 0..8 {
         let created = first.create_order().await;
@@ -171,7 +174,9 @@ async fn two_servers_on_one_database_never_recover_the_same_attempt_twice() {
         let history = first.history(order_id).await;
         assert_eq!(history, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"], "{order_id}");
     }
-    assert_eq!(pg.stats().await.lookups, 8, "each attempt was looked up by one server, once");
+    let stats = pg.stats().await;
+    assert_eq!(stats.lookups, 8, "each attempt was looked up by one server, once");
+    assert_eq!(stats.overlapping_calls, 0, "never by both at once");
     let ids: Vec<&str> = order_ids.iter().map(String::as_str).collect();
     assert_charges_agree(&pg, &first, &ids).await;
     drop(second);

@@ -45,8 +45,8 @@ impl<F: Future> Future for DropAfter<F> {
 async fn a_confirm_dropped_at_any_await_point_leaves_no_attempt_or_one_whose_call_went_out() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 200})).await;
-    let db_dir = tempfile::tempdir().unwrap();
-    let config = support::test_config(&pg.url, &db_dir);
+    let store = support::Store::fresh().await;
+    let config = support::test_config(&pg.url, &store);
     let db = Db::open(&config.db, 4).await.unwrap();
     let state = AppState::new(config, db.clone());
     let app = payonce_server::routes::router(state.clone());

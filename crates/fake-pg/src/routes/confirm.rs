@@ -9,6 +9,7 @@ use axum::{Extension, Json, Router};
 use serde_json::Value;
 
 use crate::auth;
+use crate::calls::OpenCall;
 use crate::error::PgError;
 use crate::processing::{self, Reply};
 use crate::serve::Connection;
@@ -35,6 +36,7 @@ async fn payments_confirm(
     let (result, payment_key, order_id) = match parse(&headers, &body, &state.settings.secret_key) {
         Ok(Parsed::Confirm(request)) => {
             let (payment_key, order_id) = (request.payment_key.clone(), request.order_id.clone());
+            let _open = OpenCall::open(&state.store, &payment_key);
             (processing::confirm(&state, request).await, payment_key, order_id)
         }
         Ok(Parsed::TestCode(code)) => {

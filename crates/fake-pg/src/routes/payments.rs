@@ -9,6 +9,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 
 use crate::auth;
+use crate::calls::OpenCall;
 use crate::error::PgError;
 use crate::payment::Payment;
 use crate::state::AppState;
@@ -26,6 +27,7 @@ async fn payments_by_key(
 ) -> Result<Json<Payment>, PgError> {
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
+    let _open = OpenCall::open(&state.store, &payment_key);
     lookup_latency(&state).await;
     state.store.lookup(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }

@@ -120,21 +120,21 @@ fn encode_amount(amount: u64) -> Result<i64, sqlx::Error> {
 
 impl Db {
     pub async fn attempt_by_key(&self, idempotency_key: &str) -> Result<Option<Attempt>, sqlx::Error> {
-        let query = format!("{SELECT_ATTEMPT} WHERE idempotency_key = ?");
+        let query = format!("{SELECT_ATTEMPT} WHERE idempotency_key = $1");
         let row: Option<AttemptRow> = sqlx::query_as(&query).bind(idempotency_key).fetch_optional(&self.pool).await?;
         row.map(Attempt::try_from).transpose()
     }
 
     /// The order's sent attempt, if it has one that is still waiting for an outcome or was settled.
     pub async fn sent_attempt_for_order(&self, order_id: &str) -> Result<Option<Attempt>, sqlx::Error> {
-        let query = format!("{SELECT_ATTEMPT} WHERE order_id = ? AND idempotency_key IS NOT NULL");
+        let query = format!("{SELECT_ATTEMPT} WHERE order_id = $1 AND idempotency_key IS NOT NULL");
         let row: Option<AttemptRow> = sqlx::query_as(&query).bind(order_id).fetch_optional(&self.pool).await?;
         row.map(Attempt::try_from).transpose()
     }
 
     /// Whether the order has an attempt of any kind (sent, or closed without one).
     pub async fn has_attempt(&self, order_id: &str) -> Result<bool, sqlx::Error> {
-        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM payment_attempts WHERE order_id = ?")
+        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM payment_attempts WHERE order_id = $1")
             .bind(order_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -149,7 +149,7 @@ impl Db {
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
              failure_code, failure_message, lease_until_ms, created_at_ms, updated_at_ms) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
         )
         .bind(attempt.order_id)
         .bind(attempt.idempotency_key)
@@ -187,7 +187,7 @@ impl Db {
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, amount, status, failure_code, failure_message, \
-             created_at_ms, updated_at_ms) VALUES (?, ?, 'FAILED', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+             created_at_ms, updated_at_ms) VALUES ($1, $2, 'FAILED', $3, $4, $5, $6) ON CONFLICT DO NOTHING",
         )
         .bind(order_id)
         .bind(encode_amount(amount)?)
@@ -227,9 +227,9 @@ impl Db {
     ) -> Result<bool, sqlx::Error> {
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
-            "UPDATE payment_attempts SET status = ?, failure_code = ?, failure_message = ?, \
-             unknown_reason = ?, lease_until_ms = 0, next_recovery_at_ms = ?, updated_at_ms = ? \
-             WHERE order_id = ? AND status = ?",
+            "UPDATE payment_attempts SET status = $1, failure_code = $2, failure_message = $3, \
+             unknown_reason = $4, lease_until_ms = 0, next_recovery_at_ms = $5, updated_at_ms = $6 \
+             WHERE order_id = $7 AND status = $8",
         )
         .bind(transition.status().as_str())
         .bind(transition.failure().map(|failure| failure.code.as_str()))
@@ -263,12 +263,12 @@ impl Db {
     pub async fn due_attempts(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
         sqlx::query_scalar(
             "SELECT order_id FROM payment_attempts WHERE status IN ('PENDING', 'UNKNOWN') \
-             AND next_recovery_at_ms <= ? AND lease_until_ms <= ? \
-             ORDER BY next_recovery_at_ms, created_at_ms LIMIT ?",
+             AND next_recovery_at_ms <= $1 AND lease_until_ms <= $2 \
+             ORDER BY next_recovery_at_ms, created_at_ms LIMIT $3",
         )
         .bind(now_ms)
         .bind(now_ms)
-        .bind(limit)
+        .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await
     }
@@ -277,7 +277,8 @@ impl Db {
     /// becomes due (its next recovery time, or its lease's end if later).
     pub async fn next_due_ms(&self) -> Result<Option<i64>, sqlx::Error> {
         sqlx::query_scalar(
-            "SELECT MIN(MAX(next_recovery_at_ms, lease_until_ms)) FROM payment_attempts \
+            "SELECT MIN(CASE WHEN next_recovery_at_ms > lease_until_ms THEN next_recovery_at_ms \
+             ELSE lease_until_ms END) FROM payment_attempts \
              WHERE status IN ('PENDING', 'UNKNOWN')",
         )
         .fetch_one(&self.pool)
@@ -295,8 +296,8 @@ impl Db {
         lease_until_ms: i64,
     ) -> Result<Option<Attempt>, sqlx::Error> {
         let claimed = sqlx::query(
-            "UPDATE payment_attempts SET lease_until_ms = ?, lease_owner = ? WHERE order_id = ? \
-             AND status IN ('PENDING', 'UNKNOWN') AND lease_until_ms <= ? AND idempotency_key IS NOT NULL",
+            "UPDATE payment_attempts SET lease_until_ms = $1, lease_owner = $2 WHERE order_id = $3 \
+             AND status IN ('PENDING', 'UNKNOWN') AND lease_until_ms <= $4 AND idempotency_key IS NOT NULL",
         )
         .bind(lease_until_ms)
         .bind(worker)
@@ -316,7 +317,7 @@ impl Db {
     pub async fn recover_now(&self, order_id: &str) -> Result<bool, sqlx::Error> {
         let result = sqlx::query(
             "UPDATE payment_attempts SET lease_until_ms = 0, next_recovery_at_ms = 0 \
-             WHERE order_id = ? AND status IN ('PENDING', 'UNKNOWN')",
+             WHERE order_id = $1 AND status IN ('PENDING', 'UNKNOWN')",
         )
         .bind(order_id)
         .execute(&self.writer)
@@ -329,7 +330,7 @@ impl Db {
     /// it over (the lease had lapsed), and then this worker must not call the PG.
     pub async fn renew_lease(&self, order_id: &str, worker: &str, until_ms: i64) -> Result<bool, sqlx::Error> {
         let result = sqlx::query(
-            "UPDATE payment_attempts SET lease_until_ms = ? WHERE order_id = ? AND lease_owner = ? \
+            "UPDATE payment_attempts SET lease_until_ms = $1 WHERE order_id = $2 AND lease_owner = $3 \
              AND status IN ('PENDING', 'UNKNOWN')",
         )
         .bind(until_ms)
@@ -354,9 +355,9 @@ impl Db {
     ) -> Result<u32, sqlx::Error> {
         let passes: Option<i64> = sqlx::query_scalar(
             "UPDATE payment_attempts SET lease_until_ms = 0, \
-             next_recovery_at_ms = COALESCE(?, next_recovery_at_ms), \
-             recovery_passes = recovery_passes + ?, last_pg_answer = COALESCE(?, last_pg_answer) \
-             WHERE order_id = ? AND lease_owner = ? RETURNING recovery_passes",
+             next_recovery_at_ms = COALESCE($1, next_recovery_at_ms), \
+             recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
+             WHERE order_id = $4 AND lease_owner = $5 RETURNING recovery_passes",
         )
         .bind(next_at_ms)
         .bind(i64::from(answered))
@@ -374,8 +375,8 @@ impl Db {
     pub async fn mark_pending_unknown(&self, order_id: &str, reason: &str) -> Result<bool, sqlx::Error> {
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
-            "UPDATE payment_attempts SET status = 'UNKNOWN', unknown_reason = ?, updated_at_ms = ? \
-             WHERE order_id = ? AND status = 'PENDING'",
+            "UPDATE payment_attempts SET status = 'UNKNOWN', unknown_reason = $1, updated_at_ms = $2 \
+             WHERE order_id = $3 AND status = 'PENDING'",
         )
         .bind(reason)
         .bind(now_ms())

@@ -2,7 +2,8 @@
 //! same transaction as the change.
 
 use payonce_api::OrderStatus;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::AnyConnection;
+use sqlx::FromRow;
 
 use super::{Db, now_ms};
 
@@ -49,10 +50,10 @@ pub(super) struct Change<'a> {
 }
 
 /// Records a change inside the transaction that made it.
-pub(super) async fn record(connection: &mut SqliteConnection, change: Change<'_>) -> Result<(), sqlx::Error> {
+pub(super) async fn record(connection: &mut AnyConnection, change: Change<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO payment_events (order_id, at_ms, actor, from_status, to_status, code, detail) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(change.order_id)
     .bind(now_ms())
@@ -67,7 +68,7 @@ pub(super) async fn record(connection: &mut SqliteConnection, change: Change<'_>
 }
 
 /// How one payment went, from its history: for experiments and reports.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaymentSummary {
     pub order_id: String,
     pub status: String,
@@ -79,20 +80,45 @@ pub struct PaymentSummary {
     pub went_through_unknown: bool,
 }
 
+/// A summary as both engines can return it: a flag as 0 or 1.
+#[derive(FromRow)]
+struct SummaryRow {
+    order_id: String,
+    status: String,
+    failure_code: Option<String>,
+    first_ms: i64,
+    last_ms: i64,
+    went_through_unknown: i64,
+}
+
+impl From<SummaryRow> for PaymentSummary {
+    fn from(row: SummaryRow) -> Self {
+        Self {
+            order_id: row.order_id,
+            status: row.status,
+            failure_code: row.failure_code,
+            first_ms: row.first_ms,
+            last_ms: row.last_ms,
+            went_through_unknown: row.went_through_unknown != 0,
+        }
+    }
+}
+
 impl Db {
     /// Every payment attempt, summed up from its history.
     pub async fn payment_summaries(&self) -> Result<Vec<PaymentSummary>, sqlx::Error> {
-        sqlx::query_as(
+        let rows: Vec<SummaryRow> = sqlx::query_as(
             "SELECT a.order_id, a.status, a.failure_code, \
              COALESCE((SELECT MIN(at_ms) FROM payment_events e WHERE e.order_id = a.order_id), a.created_at_ms) \
              AS first_ms, \
              COALESCE((SELECT MAX(at_ms) FROM payment_events e WHERE e.order_id = a.order_id), a.updated_at_ms) \
              AS last_ms, \
-             EXISTS (SELECT 1 FROM payment_events e WHERE e.order_id = a.order_id AND e.to_status = 'UNKNOWN') \
-             AS went_through_unknown FROM payment_attempts a ORDER BY a.created_at_ms",
+             CASE WHEN EXISTS (SELECT 1 FROM payment_events e WHERE e.order_id = a.order_id \
+             AND e.to_status = 'UNKNOWN') THEN 1 ELSE 0 END AS went_through_unknown FROM payment_attempts a ORDER BY a.created_at_ms, a.order_id",
         )
         .fetch_all(&self.pool)
-        .await
+        .await?;
+        Ok(rows.into_iter().map(PaymentSummary::from).collect())
     }
 
     /// How many attempts are in each status now.
@@ -104,7 +130,7 @@ impl Db {
     pub async fn events(&self, order_id: &str) -> Result<Vec<PaymentEvent>, sqlx::Error> {
         sqlx::query_as(
             "SELECT at_ms, actor, from_status, to_status, code, detail FROM payment_events \
-             WHERE order_id = ? ORDER BY id",
+             WHERE order_id = $1 ORDER BY id",
         )
         .bind(order_id)
         .fetch_all(&self.pool)

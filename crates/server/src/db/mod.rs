@@ -1,21 +1,27 @@
-//! Storage: SQLite in WAL mode, one file, migrations at start. The only module
-//! that writes SQL. Queries are plain SQL with binds so a PostgreSQL backend can
-//! follow the same shape.
+//! Storage: SQLite (one file, WAL mode) for one server, PostgreSQL for a
+//! cluster. The only module that writes SQL, and the only one that knows which
+//! engine it talks to. Queries are one set where the dialects agree (`$N`
+//! binds, `ON CONFLICT`, `RETURNING`); the few places they do not are marked.
 
 mod attempts;
+mod budget;
 mod events;
+mod location;
 mod orders;
 
-use std::path::Path;
-use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyConnection, AnyPool, Executor};
 
 pub use attempts::{Attempt, NewAttempt, Transition};
+pub use budget::{BudgetRow, SlotClaim, SlotTerms};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
+pub use location::{DbLocation, DbLocationError, Engine};
 pub use orders::NewOrder;
+
+/// How long a request waits for a connection before it is told the database is unavailable.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A handle to the database; cheap to clone.
 ///
@@ -23,55 +29,88 @@ pub use orders::NewOrder;
 /// connection, so a burst of them queues in the pool instead of holding every
 /// connection while it waits for the lock; reads have a pool of their own
 /// (WAL mode lets them run beside the writer), so a customer checking an order
-/// never waits behind a burst of writes.
+/// never waits behind a burst of writes. PostgreSQL takes writers side by side:
+/// there both are one pool.
 #[derive(Debug, Clone)]
 pub struct Db {
-    pool: SqlitePool,
-    writer: SqlitePool,
+    engine: Engine,
+    pool: AnyPool,
+    writer: AnyPool,
 }
 
 impl Db {
-    /// Opens (creating if needed) the database file and brings its schema up to date.
-    /// `max_connections` is the readers' pool size; the writer has one more.
-    pub async fn open(path: &Path, max_connections: u32) -> Result<Self, sqlx::Error> {
-        let options = SqliteConnectOptions::from_str("sqlite:")?
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // A committed payment transition must survive a power cut, not only a crash.
-            .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options.clone())
-            .await?;
-        sqlx::migrate!("./migrations").run(&writer).await?;
-        let pool = SqlitePoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options)
-            .await?;
-        Ok(Self { pool, writer })
+    /// Connects (creating a SQLite file if needed) and brings the schema up to
+    /// date. `max_connections` is the pool size (for SQLite, the readers'; the
+    /// writer has one more).
+    pub async fn open(location: &DbLocation, max_connections: u32) -> Result<Self, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let engine = location.engine();
+        let options = || {
+            AnyPoolOptions::new()
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .after_connect(move |connection, _| Box::pin(prepare_connection(engine, connection)))
+        };
+        let pool = options().max_connections(max_connections).connect(location.url()).await?;
+        let writer = match engine {
+            Engine::Sqlite => options().max_connections(1).connect(location.url()).await?,
+            Engine::Postgres => pool.clone(),
+        };
+        match engine {
+            Engine::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&writer).await?,
+            Engine::Postgres => sqlx::migrate!("./migrations/postgres").run(&writer).await?,
+        }
+        Ok(Self { engine, pool, writer })
+    }
+
+    /// Whether other order servers may share this database (and so the PG's
+    /// concurrency budget must be kept in it, not in one server's memory).
+    pub fn shared_by_servers(&self) -> bool {
+        self.engine == Engine::Postgres
+    }
+
+    /// Closes every connection; for tests that take the database away.
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.writer.close().await;
     }
 }
 
+/// Per-connection settings. SQLite's are per connection, not per file.
+async fn prepare_connection(engine: Engine, connection: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    if engine == Engine::Sqlite {
+        // A committed payment transition must survive a power cut, not only a crash.
+        connection
+            .execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
+            .await?;
+    }
+    Ok(())
+}
+
+/// The tables the digest covers, each with the key its rows are read in.
+const DIGESTED_TABLES: [(&str, &str); 3] =
+    [("orders", "order_id"), ("payment_attempts", "order_id"), ("payment_events", "id")];
+
 impl Db {
-    /// A digest of everything stored (every row of every table, in key order),
-    /// to prove that a request changed nothing.
+    /// A digest of everything stored about orders and payments (every row of
+    /// every table, in key order), to prove that a request changed nothing.
     pub async fn digest(&self) -> Result<String, sqlx::Error> {
         use sha2::{Digest, Sha256};
+        // Dialects differ: how to list a table's columns, and how to quote a value.
+        let (columns_query, quote) = match self.engine {
+            Engine::Sqlite => ("SELECT name FROM pragma_table_info($1) ORDER BY cid", "quote"),
+            Engine::Postgres => (
+                "SELECT CAST(column_name AS TEXT) FROM information_schema.columns \
+                 WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position",
+                "quote_nullable",
+            ),
+        };
         let mut hasher = Sha256::new();
-        for table in ["orders", "payment_attempts", "payment_events"] {
+        for (table, key) in DIGESTED_TABLES {
             // Table and column names come from the schema, never from input.
-            let columns: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?) ORDER BY cid")
-                .bind(table)
-                .fetch_all(&self.pool)
-                .await?;
+            let columns: Vec<String> = sqlx::query_scalar(columns_query).bind(table).fetch_all(&self.pool).await?;
             let row_text =
-                columns.iter().map(|column| format!("quote(\"{column}\")")).collect::<Vec<_>>().join(" || ',' || ");
-            let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT {row_text} FROM {table} ORDER BY rowid"))
+                columns.iter().map(|column| format!("{quote}(\"{column}\")")).collect::<Vec<_>>().join(" || ',' || ");
+            let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT {row_text} FROM {table} ORDER BY {key}"))
                 .fetch_all(&self.pool)
                 .await?;
             hasher.update(table.as_bytes());

@@ -65,7 +65,7 @@ impl Db {
         let items = serde_json::to_string(&order.items).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
         sqlx::query(
             "INSERT INTO orders (order_id, customer_id, amount, order_name, items, created_at_ms) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&order.order_id)
         .bind(&order.customer_id)
@@ -80,7 +80,7 @@ impl Db {
 
     /// The order, if it belongs to this customer.
     pub async fn customer_order(&self, customer_id: &str, order_id: &str) -> Result<Option<Order>, sqlx::Error> {
-        let query = format!("{SELECT_ORDER} WHERE o.order_id = ? AND o.customer_id = ?");
+        let query = format!("{SELECT_ORDER} WHERE o.order_id = $1 AND o.customer_id = $2");
         let row: Option<OrderRow> =
             sqlx::query_as(&query).bind(order_id).bind(customer_id).fetch_optional(&self.pool).await?;
         row.map(Order::try_from).transpose()
@@ -88,24 +88,25 @@ impl Db {
 
     /// The order, whoever it belongs to. For the server's own bookkeeping only.
     pub async fn order(&self, order_id: &str) -> Result<Option<Order>, sqlx::Error> {
-        let query = format!("{SELECT_ORDER} WHERE o.order_id = ?");
+        let query = format!("{SELECT_ORDER} WHERE o.order_id = $1");
         let row: Option<OrderRow> = sqlx::query_as(&query).bind(order_id).fetch_optional(&self.pool).await?;
         row.map(Order::try_from).transpose()
     }
 
     /// Whose order it is.
     pub async fn customer_of(&self, order_id: &str) -> Result<Option<String>, sqlx::Error> {
-        sqlx::query_scalar("SELECT customer_id FROM orders WHERE order_id = ?")
+        sqlx::query_scalar("SELECT customer_id FROM orders WHERE order_id = $1")
             .bind(order_id)
             .fetch_optional(&self.pool)
             .await
     }
 
-    /// The customer's orders, newest first.
+    /// The customer's orders, newest first (order ids sort by creation time too).
     pub async fn customer_orders(&self, customer_id: &str, limit: u32) -> Result<Vec<Order>, sqlx::Error> {
         let query =
-            format!("{SELECT_ORDER} WHERE o.customer_id = ? ORDER BY o.created_at_ms DESC, o.rowid DESC LIMIT ?");
-        let rows: Vec<OrderRow> = sqlx::query_as(&query).bind(customer_id).bind(limit).fetch_all(&self.pool).await?;
+            format!("{SELECT_ORDER} WHERE o.customer_id = $1 ORDER BY o.created_at_ms DESC, o.order_id DESC LIMIT $2");
+        let rows: Vec<OrderRow> =
+            sqlx::query_as(&query).bind(customer_id).bind(i64::from(limit)).fetch_all(&self.pool).await?;
         rows.into_iter().map(Order::try_from).collect()
     }
 
@@ -113,8 +114,8 @@ impl Db {
     /// paid since `paid_since_ms`.
     pub async fn recent_payment(&self, customer_id: &str, paid_since_ms: i64) -> Result<Option<Order>, sqlx::Error> {
         let query = format!(
-            "{SELECT_ORDER} WHERE o.customer_id = ? AND (a.status IN ('PENDING', 'UNKNOWN') \
-             OR (a.status = 'PAID' AND a.created_at_ms >= ?)) ORDER BY a.created_at_ms DESC LIMIT 1"
+            "{SELECT_ORDER} WHERE o.customer_id = $1 AND (a.status IN ('PENDING', 'UNKNOWN') \
+             OR (a.status = 'PAID' AND a.created_at_ms >= $2)) ORDER BY a.created_at_ms DESC LIMIT 1"
         );
         let row: Option<OrderRow> =
             sqlx::query_as(&query).bind(customer_id).bind(paid_since_ms).fetch_optional(&self.pool).await?;

@@ -91,7 +91,7 @@ impl ConfirmJob {
         }
 
         // Without a slot the attempt is stored as failed: it never reached the PG.
-        let slot = state.pg.try_slot();
+        let slot = state.pg.try_slot().await?;
         let (status, failure) = match slot {
             Some(_) => (OrderStatus::Pending, None),
             None => (

@@ -287,7 +287,7 @@ async fn resend(
     if let Some(refused) = refusal(state) {
         return Ok((refused, None));
     }
-    let mut slot = state.pg.slot().await;
+    let mut slot = state.pg.slot().await?;
     // Held for as long as the confirm may take; renewing re-reads the attempt too.
     let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
     if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
@@ -354,7 +354,7 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
         if let Some(refused) = refusal(state) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
-        let slot = state.pg.slot().await;
+        let slot = state.pg.slot().await?;
         // Renewing re-reads the attempt: one settled meanwhile is not looked up.
         let until = now_ms() + lease::millis(lease::for_lookup(&state.config));
         if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {

@@ -1,59 +1,106 @@
 //! The PG behind a concurrency limit. Every call, from a customer's confirm or
 //! from recovery, holds a place under it; the limit protects the PG contract
 //! and our sockets. Confirms tell the limit what they showed: taken, or refused
-//! for load (see `limit`).
+//! for load (see `learning`). One server keeps the limit in memory; servers
+//! sharing a database keep it there, as one budget for the cluster.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::client::{PgAnswer, PgClient, PgConfirm};
+use super::cluster_limit::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
+use crate::db::Db;
 
 /// The PG client and the limit on calls to it.
 #[derive(Debug, Clone)]
 pub struct PgGateway {
     client: PgClient,
-    limit: Arc<ConcurrencyLimit>,
+    limit: Limit,
+    policy: Policy,
+}
+
+#[derive(Debug, Clone)]
+enum Limit {
+    Server(Arc<ConcurrencyLimit>),
+    Cluster(Arc<ClusterLimit>),
 }
 
 /// A held place under the limit. The call it allows counts as in flight until it is dropped.
-pub type PgSlot = Place;
+#[derive(Debug)]
+pub enum PgSlot {
+    Server(Place),
+    Cluster(ClusterPlace),
+}
+
+impl PgSlot {
+    fn taken(&mut self) {
+        match self {
+            PgSlot::Server(place) => place.taken(),
+            PgSlot::Cluster(place) => place.taken(),
+        }
+    }
+
+    fn overloaded(&mut self) {
+        match self {
+            PgSlot::Server(place) => place.overloaded(),
+            PgSlot::Cluster(place) => place.overloaded(),
+        }
+    }
+}
 
 impl PgGateway {
+    /// A gateway whose limit is this server's own.
     pub fn new(client: PgClient, policy: Policy) -> Self {
-        Self { client, limit: ConcurrencyLimit::new(policy) }
+        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy)), policy }
+    }
+
+    /// A gateway whose limit is shared with every server on `db`; `holder`
+    /// names this server, `call_deadline` is the longest a call can be out.
+    pub fn shared(client: PgClient, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
+        Self { client, limit: Limit::Cluster(ClusterLimit::new(db, holder, policy, call_deadline)), policy }
     }
 
     pub fn client(&self) -> &PgClient {
         &self.client
     }
 
-    /// The calls allowed at once now.
+    /// The calls allowed at once now (across the cluster, for a shared limit).
     pub fn limit(&self) -> u32 {
-        self.limit.current()
+        match &self.limit {
+            Limit::Server(limit) => limit.current(),
+            Limit::Cluster(limit) => limit.current(),
+        }
     }
 
     /// A slot now, or `None` at the limit. Customers do not queue: a queued
     /// confirm would eat into the page's waiting time with nothing sent.
-    pub fn try_slot(&self) -> Option<PgSlot> {
-        self.limit.try_acquire()
+    pub async fn try_slot(&self) -> Result<Option<PgSlot>, sqlx::Error> {
+        Ok(match &self.limit {
+            Limit::Server(limit) => limit.try_acquire().map(PgSlot::Server),
+            Limit::Cluster(limit) => limit.try_acquire().await?.map(PgSlot::Cluster),
+        })
     }
 
     /// A slot, waiting for one. Used by recovery, which has time.
-    pub async fn slot(&self) -> PgSlot {
-        self.limit.acquire().await
+    pub async fn slot(&self) -> Result<PgSlot, sqlx::Error> {
+        Ok(match &self.limit {
+            Limit::Server(limit) => PgSlot::Server(limit.acquire().await),
+            Limit::Cluster(limit) => PgSlot::Cluster(limit.acquire().await?),
+        })
     }
 
     /// Sends a confirm under `slot` and tells the limit what it showed: taken
     /// (not refused within a moment, or answered), or refused for load.
     pub async fn confirm(&self, slot: &mut PgSlot, call: PgConfirm<'_>) -> PgAnswer {
         let sending = self.client.confirm(call);
-        let answer = match self.limit.taken_after() {
-            None => sending.await,
-            Some(moment) => {
+        let answer = match self.policy {
+            Policy::Fixed(_) => sending.await,
+            Policy::Adaptive { window } => {
                 tokio::pin!(sending);
                 tokio::select! {
                     answer = &mut sending => answer,
-                    () = tokio::time::sleep(moment) => {
+                    () = tokio::time::sleep(window / 10) => {
                         slot.taken();
                         sending.await
                     }

@@ -1,23 +1,6 @@
-//! How many calls may be out at the PG at once: a fixed cap, or a limit the
-//! server learns from the PG's own answers (`--pg-max-concurrency auto`).
-//!
-//! A PG contract caps the confirms in processing at once, and a PG counts the
-//! ones whose caller hung up. It refuses a confirm over its cap at once (429,
-//! or 403 `FORBIDDEN_CONSECUTIVE_REQUEST`) but takes one under it silently and
-//! answers only when the card company has, which may be twenty seconds later.
-//! Waiting for answers to learn would be far too slow, so the learned limit
-//! reads a confirm that was *not refused within a short moment* as room:
-//!
-//! - **Room**: a confirm taken while every allowed slot is in use raises the
-//!   limit: by one per such confirm until the first sign of overload (slow
-//!   start), then by one per window at most (congestion avoidance).
-//! - **Overload**: a refusal for load, or a read timeout, lowers it to 95 %,
-//!   at most once per window, never below the floor.
-//!
-//! Existing crates were weighed: `congestion-limiter`'s AIMD, Gradient and
-//! Vegas (after Netflix's concurrency-limits) learn from each job's *completion*
-//! and latency, twenty seconds late here, have no early "taken" signal, and
-//! cut the limit on every overloaded job of a burst rather than once per window.
+//! How many calls may be out at the PG at once, kept in this server's memory:
+//! a fixed cap, or a limit learned from the PG's own answers (see `learning`).
+//! A cluster keeps its budget in the database instead (`cluster_limit`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,16 +8,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::learning::Learned;
 use crate::metrics;
-
-/// The lowest a learned limit goes: a few payments always get through to learn from.
-pub const FLOOR: u32 = 4;
-/// The highest a learned limit goes.
-pub const CEILING: u32 = 1_000;
-/// Where a learned limit starts; slow start takes it up quickly.
-const INITIAL: f64 = 8.0;
-/// What one overload keeps of the limit.
-const DECREASE_TO: f64 = 0.95;
 
 /// How the cap is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,16 +26,14 @@ pub struct ConcurrencyLimit {
     policy: Policy,
     state: Mutex<State>,
     freed: Notify,
+    /// The learning clock's zero.
+    started: Instant,
 }
 
 #[derive(Debug)]
 struct State {
     in_flight: u32,
-    limit: f64,
-    /// Whether an overload was seen yet: before it, room is probed fast.
-    slow_start: bool,
-    last_decrease: Option<Instant>,
-    last_increase: Instant,
+    learned: Learned,
 }
 
 /// A place under the cap; the call it allows is in flight until it is dropped.
@@ -73,24 +46,24 @@ pub struct Place {
 
 impl ConcurrencyLimit {
     pub fn new(policy: Policy) -> Arc<Self> {
-        let limit = match policy {
-            Policy::Fixed(cap) => f64::from(cap),
-            Policy::Adaptive { .. } => INITIAL,
-        };
-        metrics::pg_concurrency_limit(limit.floor());
-        let state = State { in_flight: 0, limit, slow_start: true, last_decrease: None, last_increase: Instant::now() };
-        Arc::new(Self { policy, state: Mutex::new(state), freed: Notify::new() })
+        let mut learned = Learned::initial(0);
+        if let Policy::Fixed(cap) = policy {
+            learned.cap = cap;
+        }
+        metrics::pg_concurrency_limit(f64::from(learned.cap));
+        let state = State { in_flight: 0, learned };
+        Arc::new(Self { policy, state: Mutex::new(state), freed: Notify::new(), started: Instant::now() })
     }
 
     /// The calls allowed at once now.
     pub fn current(&self) -> u32 {
-        self.state.lock().expect("limit lock").limit.floor() as u32
+        self.state.lock().expect("limit lock").learned.cap
     }
 
     /// A place now, or `None` at the cap.
     pub fn try_acquire(self: &Arc<Self>) -> Option<Place> {
         let mut state = self.state.lock().expect("limit lock");
-        if f64::from(state.in_flight) >= state.limit.floor() {
+        if state.in_flight >= state.learned.cap {
             return None;
         }
         state.in_flight += 1;
@@ -110,47 +83,27 @@ impl ConcurrencyLimit {
         }
     }
 
-    /// After a window, how long a confirm must go unrefused to count as taken.
-    pub fn taken_after(&self) -> Option<Duration> {
-        match self.policy {
-            Policy::Fixed(_) => None,
-            Policy::Adaptive { window } => Some(window / 10),
-        }
+    fn clock_ms(&self, now: Instant) -> i64 {
+        i64::try_from(now.duration_since(self.started).as_millis()).unwrap_or(i64::MAX)
     }
 
     fn room(&self, now: Instant) {
         let Policy::Adaptive { window } = self.policy else { return };
+        let now_ms = self.clock_ms(now);
         let mut state = self.state.lock().expect("limit lock");
-        // Only a limit in use says anything about whether it is too low.
-        if f64::from(state.in_flight) < state.limit.floor() {
-            return;
+        let in_flight = state.in_flight;
+        if state.learned.room(in_flight, now_ms, window_ms(window)) {
+            metrics::pg_concurrency_limit(f64::from(state.learned.cap));
         }
-        if !state.slow_start && now.duration_since(state.last_increase) < window {
-            return;
-        }
-        state.limit = (state.limit + 1.0).min(f64::from(CEILING));
-        state.last_increase = now;
-        metrics::pg_concurrency_limit(state.limit.floor());
     }
 
     fn overload(&self, now: Instant) {
         let Policy::Adaptive { window } = self.policy else { return };
+        let now_ms = self.clock_ms(now);
         let mut state = self.state.lock().expect("limit lock");
-        if state.last_decrease.is_some_and(|last| now.duration_since(last) < window) {
-            return;
+        if state.learned.overload(now_ms, window_ms(window)) {
+            metrics::pg_concurrency_limit(f64::from(state.learned.cap));
         }
-        let lowered = (state.limit * DECREASE_TO).floor().max(f64::from(FLOOR));
-        tracing::info!(
-            from = state.limit.floor(),
-            to = lowered,
-            "the PG shows overload: lowering the concurrency limit"
-        );
-        state.limit = lowered;
-        state.slow_start = false;
-        state.last_decrease = Some(now);
-        // A whole window before probing up again.
-        state.last_increase = now;
-        metrics::pg_concurrency_limit(lowered);
     }
 
     fn release(&self) {
@@ -160,6 +113,10 @@ impl ConcurrencyLimit {
         drop(state);
         self.freed.notify_one();
     }
+}
+
+pub(super) fn window_ms(window: Duration) -> i64 {
+    i64::try_from(window.as_millis()).unwrap_or(i64::MAX)
 }
 
 impl Place {
@@ -186,6 +143,7 @@ impl Drop for Place {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pg::learning::FLOOR;
 
     const WINDOW: Duration = Duration::from_secs(5);
 
@@ -235,11 +193,7 @@ mod tests {
         for place in &mut places {
             place.overloaded();
         }
-        assert_eq!(
-            limit.current(),
-            (f64::from(before) * DECREASE_TO).floor() as u32,
-            "a burst of refusals is one overload"
-        );
+        assert_eq!(limit.current(), before * 95 / 100, "a burst of refusals is one overload");
         for _ in 0..200 {
             tokio::time::advance(WINDOW).await;
             places[0].overloaded();

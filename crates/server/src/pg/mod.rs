@@ -1,9 +1,11 @@
 //! Everything about talking to the PG: its wire types, the HTTP client with its
-//! timeouts, the concurrency cap, and the one place its answers are classified.
+//! timeouts, the concurrency cap (one server's, or a cluster's), and the one place its answers are classified.
 
 mod classify;
 mod client;
+mod cluster_limit;
 mod gateway;
+pub mod learning;
 pub mod limit;
 mod messages;
 pub mod toss;

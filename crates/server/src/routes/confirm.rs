@@ -1,9 +1,10 @@
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, Order};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::order_id::OrderIdPath;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
@@ -37,7 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn orders_confirm(
     State(state): State<AppState>,
     customer: Customer,
-    Path(order_id): Path<String>,
+    OrderIdPath(order_id): OrderIdPath,
     headers: HeaderMap,
     body: Result<Json<ConfirmRequest>, AppError>,
 ) -> Result<(StatusCode, Json<Order>), AppError> {

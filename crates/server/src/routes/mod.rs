@@ -6,6 +6,7 @@ mod config;
 mod confirm;
 pub mod limits;
 mod ops;
+mod order_id;
 mod orders;
 mod page;
 mod security;

@@ -1,9 +1,10 @@
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use payonce_api::{ApiErrorBody, CreateOrderRequest, CreatedOrder, Order};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::order_id::OrderIdPath;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::orders;
@@ -63,7 +64,7 @@ async fn orders_recent(State(state): State<AppState>, customer: Customer) -> Res
 async fn orders_show(
     State(state): State<AppState>,
     customer: Customer,
-    Path(order_id): Path<String>,
+    OrderIdPath(order_id): OrderIdPath,
 ) -> Result<Json<Order>, AppError> {
     Ok(Json(orders::show(&state, &customer, &order_id).await?))
 }
@@ -81,7 +82,7 @@ async fn orders_show(
 async fn orders_abandon(
     State(state): State<AppState>,
     customer: Customer,
-    Path(order_id): Path<String>,
+    OrderIdPath(order_id): OrderIdPath,
 ) -> Result<Json<Order>, AppError> {
     Ok(Json(abandon(&state, &customer, &order_id).await?))
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use fake_pg::Stats;
 use payonce_api::{CreateOrderRequest, CreatedOrder, Order, OrderStatus, RequestedItem};
 use payonce_server::ServerConfig;
+use payonce_server::db::DbLocation;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -107,13 +108,54 @@ impl FakePg {
     }
 }
 
-/// The order server with its own SQLite file, in this process or as a child process.
+/// Where a test server keeps its data: a folder of its own (logs, and the
+/// SQLite file) and its database. The database is a fresh SQLite file, or, when
+/// `PAYONCE_TEST_DATABASE_URL` names a PostgreSQL server (as the test command's
+/// PostgreSQL run does), a fresh database on it: each test starts empty either way.
+pub struct Store {
+    pub dir: TempDir,
+    pub db: DbLocation,
+}
+
+/// Names the PostgreSQL server (any database on it) the tests create their databases on.
+pub const TEST_DATABASE_ENV: &str = "PAYONCE_TEST_DATABASE_URL";
+
+impl Store {
+    pub async fn fresh() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = match std::env::var(TEST_DATABASE_ENV) {
+            Ok(server) if !server.is_empty() => fresh_postgres_database(&server).await,
+            _ => DbLocation::sqlite_file(&dir.path().join("payonce.db")),
+        };
+        Self { dir, db }
+    }
+
+    /// A folder of its own on the same database: a second server of a cluster.
+    pub fn beside(other: &Store) -> Self {
+        Self { dir: tempfile::tempdir().unwrap(), db: other.db.clone() }
+    }
+}
+
+/// Creates an empty database on the PostgreSQL server `server_url` names.
+async fn fresh_postgres_database(server_url: &str) -> DbLocation {
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(server_url)
+        .await
+        .unwrap_or_else(|error| panic!("{TEST_DATABASE_ENV}={server_url}: cannot connect: {error}"));
+    let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {name}").as_str()).await.unwrap();
+    let mut url = url::Url::parse(server_url).unwrap();
+    url.set_path(&name);
+    url.as_str().parse().unwrap()
+}
+
+/// The order server on its own database, in this process or as a child process.
 pub struct Server {
     pub url: String,
     /// The operators' listener: metrics.
     pub admin_url: String,
     pub http: reqwest::Client,
-    pub db_dir: TempDir,
+    pub store: Store,
     running: Running,
 }
 
@@ -123,10 +165,10 @@ enum Running {
 }
 
 /// Server settings for tests: short timeouts so a test of a timeout is quick.
-pub fn test_config(pg_url: &str, db_dir: &TempDir) -> ServerConfig {
+pub fn test_config(pg_url: &str, store: &Store) -> ServerConfig {
     let mut config = ServerConfig::defaults();
     config.pg_url = pg_url.to_owned();
-    config.db = db_dir.path().join("payonce.db");
+    config.db = store.db.clone();
     config.pg_read_timeout = Duration::from_secs(2);
     config.pg_connect_timeout = Duration::from_millis(500);
     config.recovery_interval = Duration::from_millis(300);
@@ -143,13 +185,13 @@ impl Server {
     }
 
     pub async fn start_with(pg_url: &str, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
-        let db_dir = tempfile::tempdir().unwrap();
-        let mut config = test_config(pg_url, &db_dir);
+        let store = Store::fresh().await;
+        let mut config = test_config(pg_url, &store);
         tweak(&mut config);
-        Self::start_on(config, db_dir).await
+        Self::start_on(config, store).await
     }
 
-    pub async fn start_on(config: ServerConfig, db_dir: TempDir) -> Self {
+    pub async fn start_on(config: ServerConfig, store: Store) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let admin_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -159,19 +201,19 @@ impl Server {
             let _ = stopped.await;
         }));
         let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
-        let server = Self { url, admin_url, http, db_dir, running: Running::InProcess { stop, task } };
+        let server = Self { url, admin_url, http, store, running: Running::InProcess { stop, task } };
         server.wait_until_healthy().await;
         server
     }
 
-    /// Runs the `payonce-server` binary on `db_dir`, keeping the customer's cookies
+    /// Runs the `payonce-server` binary on `store`, keeping the customer's cookies
     /// from `http` (cookies do not depend on the port, so a restart keeps the customer).
-    pub async fn spawn_binary(db_dir: TempDir, http: reqwest::Client, args: &[&str]) -> Self {
+    pub async fn spawn_binary(store: Store, http: reqwest::Client, args: &[&str]) -> Self {
         use tokio::io::AsyncBufReadExt;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(db_dir.path().join("server.log")).unwrap();
+        let log =
+            std::fs::OpenOptions::new().create(true).append(true).open(store.dir.path().join("server.log")).unwrap();
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
-            .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--db"])
-            .arg(db_dir.path().join("payonce.db"))
+            .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--db", store.db.url()])
             .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(log)
@@ -184,16 +226,16 @@ impl Server {
         let (Some(url), Some(admin_url)) = (urls.next(), urls.next()) else {
             panic!("no public and admin URLs in {first_line:?}")
         };
-        let server = Self { url, admin_url, http, db_dir, running: Running::Child(child) };
+        let server = Self { url, admin_url, http, store, running: Running::Child(child) };
         server.wait_until_healthy().await;
         server
     }
 
     /// SIGKILL: no shutdown code runs. Returns the database and the customer's client.
-    pub async fn kill(self) -> (TempDir, reqwest::Client) {
+    pub async fn kill(self) -> (Store, reqwest::Client) {
         let Running::Child(mut child) = self.running else { panic!("only a child process can be killed") };
         child.kill().await.unwrap();
-        (self.db_dir, self.http)
+        (self.store, self.http)
     }
 
     async fn wait_until_healthy(&self) {
@@ -256,7 +298,7 @@ impl Server {
 
     /// The server's database, opened beside it (SQLite in WAL mode allows it).
     pub async fn db(&self) -> payonce_server::db::Db {
-        payonce_server::db::Db::open(&self.db_dir.path().join("payonce.db"), 2).await.unwrap()
+        payonce_server::db::Db::open(&self.store.db, 2).await.unwrap()
     }
 
     /// What each status change of the order was, as `FROM>TO`, in order.

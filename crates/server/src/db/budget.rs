@@ -1,0 +1,179 @@
+//! The PG's concurrency budget shared by the servers of a cluster: places
+//! under the cap as leased rows, and the learned limit as one versioned row.
+//! No transaction is held while a place is in use: a place is a lease with an
+//! expiry its holder keeps renewing, so a killed holder's places come back.
+
+use sqlx::FromRow;
+
+use super::{Db, Engine};
+
+/// A place taken under the shared cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotClaim {
+    pub slot: i64,
+    pub call_id: String,
+}
+
+/// The learned limit as stored: see `pg::learning` for the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
+pub struct BudgetRow {
+    pub cap: i64,
+    pub slow_start: i64,
+    pub last_decrease_ms: Option<i64>,
+    pub last_increase_ms: i64,
+    pub version: i64,
+}
+
+/// How a place's lease is kept, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotTerms {
+    /// How long a place outlives its holder's last renewal.
+    pub lapse_ms: i64,
+    /// The longest call its holder saw lately: a call out for less may still be at the PG.
+    pub recent_longest_ms: i64,
+    /// The longest a call can be out at all (our own timeouts).
+    pub call_deadline_ms: i64,
+}
+
+/// Where the terms of a hold are in a query: columns or bind placeholders.
+struct HoldBinds<'a> {
+    taken_at: &'a str,
+    now: &'a str,
+    lapse: &'a str,
+    recent: &'a str,
+    deadline: &'a str,
+}
+
+impl Db {
+    /// Takes a free place numbered at most `cap` (the stored learned cap when
+    /// `None`), or `None` when all are taken. The place is held as if its call
+    /// had already run, and is kept until renewals stop (see `renew_slots`).
+    pub async fn claim_slot(
+        &self,
+        holder: &str,
+        call_id: &str,
+        cap: Option<u32>,
+        now_ms: i64,
+        terms: SlotTerms,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        // PostgreSQL: servers claiming at once each skip the rows the others are
+        // claiming, instead of queueing on the same first free one. SQLite has
+        // one writer at a time and no row locks.
+        let skip_locked = match self.engine {
+            Engine::Postgres => " FOR UPDATE SKIP LOCKED",
+            Engine::Sqlite => "",
+        };
+        let held_until =
+            self.hold_until_sql(HoldBinds { taken_at: "$3", now: "$3", lapse: "$4", recent: "$5", deadline: "$6" });
+        let query = format!(
+            "UPDATE pg_slots SET holder = $1, call_id = $2, taken_at_ms = $3, held_until_ms = {held_until} \
+             WHERE slot = (SELECT slot FROM pg_slots WHERE held_until_ms <= $3 \
+             AND slot <= COALESCE($7, (SELECT cap FROM pg_limit WHERE id = 1)) ORDER BY slot LIMIT 1{skip_locked}) \
+             AND held_until_ms <= $3 RETURNING slot"
+        );
+        sqlx::query_scalar(&query)
+            .bind(holder)
+            .bind(call_id)
+            .bind(now_ms)
+            .bind(terms.lapse_ms)
+            .bind(terms.recent_longest_ms)
+            .bind(terms.call_deadline_ms)
+            .bind(cap.map(i64::from))
+            .fetch_optional(&self.writer)
+            .await
+    }
+
+    /// Renews every place `holder` still holds: each is kept for the lapse,
+    /// plus as long as its call may still be at the PG, which is at least as
+    /// long again as it has run and at least the longest call seen lately,
+    /// never past the call's own deadline. Returns how many it renewed.
+    pub async fn renew_slots(&self, holder: &str, now_ms: i64, terms: SlotTerms) -> Result<u64, sqlx::Error> {
+        let held_until = self.hold_until_sql(HoldBinds {
+            taken_at: "taken_at_ms",
+            now: "$2",
+            lapse: "$3",
+            recent: "$4",
+            deadline: "$5",
+        });
+        // A place that lapsed but was not taken over is renewed too: its call is still out.
+        let query =
+            format!("UPDATE pg_slots SET held_until_ms = {held_until} WHERE holder = $1 AND call_id IS NOT NULL");
+        let renewed = sqlx::query(&query)
+            .bind(holder)
+            .bind(now_ms)
+            .bind(terms.lapse_ms)
+            .bind(terms.recent_longest_ms)
+            .bind(terms.call_deadline_ms)
+            .execute(&self.writer)
+            .await?;
+        Ok(renewed.rows_affected())
+    }
+
+    /// When a place is held until, as of now (see `renew_slots`), in SQL.
+    fn hold_until_sql(&self, binds: HoldBinds<'_>) -> String {
+        let HoldBinds { taken_at, now, lapse, recent, deadline } = binds;
+        let ran = format!("({now} - {taken_at})");
+        let may_still_run = self.greatest(&ran, &format!("({recent} - {ran})"));
+        self.least(&format!("{taken_at} + {deadline} + {lapse}"), &format!("{now} + {lapse} + {may_still_run}"))
+    }
+
+    /// Frees a place, if it is still this call's (not taken over after a lapse).
+    pub async fn release_slot(&self, claim: &SlotClaim) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "UPDATE pg_slots SET holder = NULL, call_id = NULL, held_until_ms = 0 WHERE slot = $1 AND call_id = $2",
+        )
+        .bind(claim.slot)
+        .bind(&claim.call_id)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    /// How many places are held now, by any server.
+    pub async fn slots_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")
+            .bind(now_ms)
+            .fetch_one(&self.pool)
+            .await
+    }
+
+    /// The learned limit as stored.
+    pub async fn budget_row(&self) -> Result<BudgetRow, sqlx::Error> {
+        sqlx::query_as("SELECT cap, slow_start, last_decrease_ms, last_increase_ms, version FROM pg_limit WHERE id = 1")
+            .fetch_one(&self.writer)
+            .await
+    }
+
+    /// Stores a changed learned limit unless another server changed it since
+    /// `row` was read; says whether it did. The stored version moves on by one.
+    pub async fn update_budget_row(&self, row: &BudgetRow) -> Result<bool, sqlx::Error> {
+        let result = sqlx::query(
+            "UPDATE pg_limit SET cap = $1, slow_start = $2, last_decrease_ms = $3, last_increase_ms = $4, \
+             version = version + 1 WHERE id = 1 AND version = $5",
+        )
+        .bind(row.cap)
+        .bind(row.slow_start)
+        .bind(row.last_decrease_ms)
+        .bind(row.last_increase_ms)
+        .bind(row.version)
+        .execute(&self.writer)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// The larger of two SQL expressions (the dialects name it differently).
+    fn greatest(&self, a: &str, b: &str) -> String {
+        match self.engine {
+            Engine::Postgres => format!("GREATEST({a}, {b})"),
+            Engine::Sqlite => format!("MAX({a}, {b})"),
+        }
+    }
+
+    /// The smaller of two SQL expressions.
+    fn least(&self, a: &str, b: &str) -> String {
+        match self.engine {
+            Engine::Postgres => format!("LEAST({a}, {b})"),
+            Engine::Sqlite => format!("MIN({a}, {b})"),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The PG concurrency budget of a cluster: every order server sharing the
+//! database takes its places under one cap, kept in the database (see
+//! `db::budget`), so three servers send no more to the PG at once than one.
+//!
+//! A place is a lease, never a held lock or transaction: taking and freeing one
+//! is one short statement each, and nothing is open while the call is out.
+//! Each server renews the leases of its places about once a second. When a
+//! server dies, its places come back once renewals stop for the lapse (three
+//! seconds), plus as long as each call may still be at the PG: a call that had
+//! run for ten seconds, or while calls lately took twenty, is likely still
+//! being processed, and the PG counts it against the contract all the same.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::learning::{CEILING, Learned};
+use super::limit::{Policy, window_ms};
+use crate::db::{BudgetRow, Db, SlotClaim, SlotTerms, now_ms};
+use crate::metrics;
+
+/// How long a place outlives its holder's last renewal.
+pub const LAPSE: Duration = Duration::from_secs(3);
+/// How many of the latest calls "lately" covers.
+const RECENT_CALLS: usize = 64;
+/// How often a waiting caller looks for a free place, at most and at first.
+const FIRST_LOOK: Duration = Duration::from_millis(20);
+const LONGEST_LOOK: Duration = Duration::from_millis(500);
+/// How many times a learning step retries after another server changed the limit first.
+const LEARN_TRIES: usize = 5;
+
+/// The cluster's budget as this server sees it.
+#[derive(Debug)]
+pub struct ClusterLimit {
+    db: Db,
+    /// This server, as the holder of its places.
+    holder: Arc<str>,
+    policy: Policy,
+    /// The longest a call can be out (our own timeouts).
+    call_deadline: Duration,
+    recent: Mutex<VecDeque<Duration>>,
+    /// Places this server holds now.
+    held: AtomicU32,
+    /// The cap as last read or written.
+    cap_seen: AtomicU32,
+    /// A place of this server's was freed: a waiting caller may look again.
+    freed: Notify,
+    renewing: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// A place under the cluster's cap. Freed when dropped.
+#[derive(Debug)]
+pub struct ClusterPlace {
+    limit: Arc<ClusterLimit>,
+    claim: SlotClaim,
+    taken_at: Instant,
+    signalled: bool,
+}
+
+impl ClusterLimit {
+    /// The budget of `holder` on `db`, renewing its places until it is dropped.
+    pub fn new(db: Db, holder: Arc<str>, policy: Policy, call_deadline: Duration) -> Arc<Self> {
+        let cap = match policy {
+            Policy::Fixed(cap) => cap,
+            Policy::Adaptive { .. } => super::learning::INITIAL,
+        };
+        metrics::pg_concurrency_limit(f64::from(cap));
+        let limit = Arc::new(Self {
+            db,
+            holder,
+            policy,
+            call_deadline,
+            recent: Mutex::new(VecDeque::with_capacity(RECENT_CALLS)),
+            held: AtomicU32::new(0),
+            cap_seen: AtomicU32::new(cap),
+            freed: Notify::new(),
+            renewing: Mutex::new(None),
+        });
+        let task = tokio::spawn(renew_until_dropped(Arc::downgrade(&limit)));
+        *limit.renewing.lock().expect("renewing lock") = Some(task);
+        limit
+    }
+
+    /// The calls the cluster allows at once, as last seen.
+    pub fn current(&self) -> u32 {
+        self.cap_seen.load(Ordering::Relaxed)
+    }
+
+    fn terms(&self) -> SlotTerms {
+        let recent = self.recent.lock().expect("recent lock").iter().max().copied().unwrap_or_default();
+        SlotTerms {
+            lapse_ms: millis(LAPSE),
+            recent_longest_ms: millis(recent.min(self.call_deadline)),
+            call_deadline_ms: millis(self.call_deadline),
+        }
+    }
+
+    /// A place now, or `None` when the cluster is at its cap.
+    pub async fn try_acquire(self: &Arc<Self>) -> Result<Option<ClusterPlace>, sqlx::Error> {
+        let call_id = uuid::Uuid::new_v4().simple().to_string();
+        let cap = match self.policy {
+            Policy::Fixed(cap) => Some(cap),
+            Policy::Adaptive { .. } => None,
+        };
+        let Some(slot) = self.db.claim_slot(&self.holder, &call_id, cap, now_ms(), self.terms()).await? else {
+            return Ok(None);
+        };
+        self.held.fetch_add(1, Ordering::Relaxed);
+        metrics::pg_in_flight(1.0);
+        let claim = SlotClaim { slot, call_id };
+        Ok(Some(ClusterPlace { limit: self.clone(), claim, taken_at: Instant::now(), signalled: false }))
+    }
+
+    /// A place, waiting for one: looking again when this server frees one, or
+    /// after a growing, jittered pause (another server may free one).
+    pub async fn acquire(self: &Arc<Self>) -> Result<ClusterPlace, sqlx::Error> {
+        let mut pause = FIRST_LOOK;
+        loop {
+            let freed = self.freed.notified();
+            if let Some(place) = self.try_acquire().await? {
+                return Ok(place);
+            }
+            let jittered = pause.mul_f64(rand::rng().random_range(0.5..=1.0));
+            tokio::select! {
+                () = freed => {}
+                () = tokio::time::sleep(jittered) => {}
+            }
+            pause = (pause * 2).min(LONGEST_LOOK);
+        }
+    }
+
+    fn learn(self: &Arc<Self>, room: bool) {
+        let Policy::Adaptive { window } = self.policy else { return };
+        let limit = self.clone();
+        // A signal, not part of the call: the call does not wait for it.
+        tokio::spawn(async move {
+            if let Err(error) = limit.learn_now(room, window_ms(window)).await {
+                tracing::warn!(%error, "could not store what the PG showed about its load");
+            }
+        });
+    }
+
+    async fn learn_now(&self, room: bool, window_ms: i64) -> Result<(), sqlx::Error> {
+        for _ in 0..LEARN_TRIES {
+            let row = self.db.budget_row().await?;
+            let mut learned = learned_from(&row);
+            let now = now_ms();
+            let changed = if room {
+                let in_use = self.db.slots_in_use(now).await?;
+                learned.room(u32::try_from(in_use).unwrap_or(CEILING), now, window_ms)
+            } else {
+                learned.overload(now, window_ms)
+            };
+            self.cap_seen.store(learned.cap, Ordering::Relaxed);
+            if !changed {
+                return Ok(());
+            }
+            if self.db.update_budget_row(&row_from(&learned, row.version)).await? {
+                metrics::pg_concurrency_limit(f64::from(learned.cap));
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn release(self: &Arc<Self>, claim: SlotClaim, ran: Duration) {
+        {
+            let mut recent = self.recent.lock().expect("recent lock");
+            if recent.len() == RECENT_CALLS {
+                recent.pop_front();
+            }
+            recent.push_back(ran);
+        }
+        let limit = self.clone();
+        tokio::spawn(async move {
+            // If this fails the place comes back after the lapse, as a killed server's does.
+            if let Err(error) = limit.db.release_slot(&claim).await {
+                tracing::warn!(%error, slot = claim.slot, "could not free a PG place; it lapses by itself");
+            }
+            limit.held.fetch_sub(1, Ordering::Relaxed);
+            metrics::pg_in_flight(-1.0);
+            limit.freed.notify_one();
+        });
+    }
+}
+
+impl Drop for ClusterLimit {
+    fn drop(&mut self) {
+        if let Some(task) = self.renewing.lock().expect("renewing lock").take() {
+            task.abort();
+        }
+    }
+}
+
+/// Renews this server's places, and reads the learned cap, about three times per lapse.
+async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
+    let mut ticks = tokio::time::interval(LAPSE / 3);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(limit) = limit.upgrade() else { return };
+        if limit.held.load(Ordering::Relaxed) > 0
+            && let Err(error) = limit.db.renew_slots(&limit.holder, now_ms(), limit.terms()).await
+        {
+            tracing::warn!(%error, "could not renew this server's PG places; they lapse unless renewed soon");
+        }
+        if matches!(limit.policy, Policy::Adaptive { .. }) {
+            match limit.db.budget_row().await {
+                Ok(row) => {
+                    let cap = learned_from(&row).cap;
+                    limit.cap_seen.store(cap, Ordering::Relaxed);
+                    metrics::pg_concurrency_limit(f64::from(cap));
+                }
+                Err(error) => tracing::warn!(%error, "could not read the cluster's PG concurrency limit"),
+            }
+        }
+    }
+}
+
+impl ClusterPlace {
+    /// The PG took the call: it was not refused within a moment, or it answered.
+    pub fn taken(&mut self) {
+        if !std::mem::replace(&mut self.signalled, true) {
+            self.limit.learn(true);
+        }
+    }
+
+    /// The PG refused the call for load, or did not answer in time.
+    pub fn overloaded(&mut self) {
+        self.signalled = true;
+        self.limit.learn(false);
+    }
+}
+
+impl Drop for ClusterPlace {
+    fn drop(&mut self) {
+        let claim = SlotClaim { slot: self.claim.slot, call_id: std::mem::take(&mut self.claim.call_id) };
+        self.limit.release(claim, self.taken_at.elapsed());
+    }
+}
+
+fn learned_from(row: &BudgetRow) -> Learned {
+    Learned {
+        cap: u32::try_from(row.cap).unwrap_or(CEILING).min(CEILING),
+        slow_start: row.slow_start != 0,
+        last_decrease_ms: row.last_decrease_ms,
+        last_increase_ms: row.last_increase_ms,
+    }
+}
+
+fn row_from(learned: &Learned, version: i64) -> BudgetRow {
+    BudgetRow {
+        cap: i64::from(learned.cap),
+        slow_start: i64::from(learned.slow_start),
+        last_decrease_ms: learned.last_decrease_ms,
+        last_increase_ms: learned.last_increase_ms,
+        version,
+    }
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}

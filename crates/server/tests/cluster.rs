@@ -1,0 +1,176 @@
+//! Several order servers on one PostgreSQL database: one PG cap for all of
+//! them, a killed server's places coming back, and a customer's session and
+//! idempotency keys working on whichever server a request lands.
+//!
+//! SQLite is one server's database, so these run on PostgreSQL only: the test
+//! command's PostgreSQL run includes them (`PAYONCE_TEST_DATABASE_URL`).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{FakePg, Server, Store, assert_charges_agree, eventually, test_config};
+
+const NEEDS_POSTGRES: &str = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)";
+
+/// A second server on `first`'s database, its requests made as `first`'s customer.
+async fn beside(first: &Server, pg: &FakePg, tweak: impl FnOnce(&mut payonce_server::ServerConfig)) -> Server {
+    let store = Store::beside(&first.store);
+    let mut config = test_config(&pg.url, &store);
+    tweak(&mut config);
+    let mut second = Server::start_on(config, store).await;
+    second.http = first.http.clone();
+    second
+}
+
+fn postgres_only() {
+    let url = std::env::var(support::TEST_DATABASE_ENV).unwrap_or_default();
+    assert!(url.starts_with("postgres"), "{NEEDS_POSTGRES}");
+}
+
+fn cap(cap: u32) -> impl FnOnce(&mut payonce_server::ServerConfig) {
+    move |config| config.pg_max_concurrency = payonce_server::config::Concurrency::Fixed(cap)
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn two_servers_share_one_pg_cap() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 1_000})).await;
+    let first = Server::start_with(&pg.url, cap(3)).await;
+    let second = beside(&first, &pg, cap(3)).await;
+
+    let mut confirms = Vec::new();
+    for n in 0..8 {
+        let created = first.create_order().await;
+        let server = if n % 2 == 0 { &first } else { &second };
+        confirms.push(server.confirm_request(&created.order, &format!("key-cap-{n}")).send());
+    }
+    let mut busy = 0;
+    for response in futures::future::join_all(confirms).await {
+        let body: serde_json::Value = response.unwrap().json().await.unwrap();
+        if body["failure"]["code"] == "PG_BUSY" {
+            busy += 1;
+        } else {
+            assert_eq!(body["status"], "PAID", "{body}");
+        }
+    }
+
+    let stats = pg.stats().await;
+    assert_eq!(stats.peak_in_flight, 3, "the PG saw the cluster's cap, not each server's");
+    assert_eq!(busy, 5, "the rest were refused before anything was sent");
+    assert_eq!(stats.confirm_requests, 3);
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settle_elsewhere() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    let survivor = Server::start_with(&pg.url, cap(2)).await;
+    let args = [
+        "--pg-url",
+        &pg.url,
+        "--pg-max-concurrency",
+        "2",
+        "--pg-read-timeout",
+        "10s",
+        "--pg-connect-timeout",
+        "500ms",
+        "--recovery-interval",
+        "300ms",
+        "--rate-limit-customer",
+        "0",
+        "--rate-limit-address",
+        "0",
+    ];
+    let doomed = Server::spawn_binary(Store::beside(&survivor.store), survivor.http.clone(), &args).await;
+    // A few quick payments first: the doomed server learns how long the PG takes.
+    for n in 0..3 {
+        let created = doomed.create_order().await;
+        assert_eq!(doomed.confirm(&created.order, &format!("key-warm-{n}")).await.1["status"], "PAID");
+    }
+
+    // It takes both places of the cluster for slow calls, and dies three
+    // seconds into them: the PG goes on processing them for five more, longer
+    // than a place outlives its holder's last renewal.
+    pg.configure(json!({"latency_ms": 8_000})).await;
+    let mut held = Vec::new();
+    for n in 0..2 {
+        let created = doomed.create_order().await;
+        tokio::spawn(doomed.confirm_request(&created.order, &format!("key-held-{n}")).send());
+        held.push(created.order.order_id);
+    }
+    eventually("the PG is processing both", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 2).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    pg.configure(json!({"latency_ms": 100})).await;
+    let (_, _) = doomed.kill().await;
+    let killed_at = Instant::now();
+
+    // Its places are still counted: the PG is still processing its calls.
+    let early = survivor.create_order().await;
+    let (_, body) = survivor.confirm(&early.order, "key-early").await;
+    assert_eq!(body["failure"]["code"], "PG_BUSY", "{body}");
+
+    // Within seconds they come back, and the survivor's customers pay again;
+    // never while the PG could still be processing the dead server's calls.
+    let returned_after = eventually("a place comes back", Duration::from_secs(15), || async {
+        let created = survivor.create_order().await;
+        let (_, body) = survivor.confirm(&created.order, &format!("key-after-{}", created.order.order_id)).await;
+        (body["status"] == "PAID").then(|| killed_at.elapsed())
+    })
+    .await;
+    println!("a killed server's places came back {:.1} s after the kill", returned_after.as_secs_f64());
+
+    // The dead server's payments are settled by the survivor's recovery.
+    for order_id in &held {
+        survivor.wait_for(order_id, OrderStatus::Paid, Duration::from_secs(20)).await;
+    }
+    let stats = pg.stats().await;
+    assert!(stats.peak_in_flight <= 2, "the PG saw {} at once over a cap of 2", stats.peak_in_flight);
+    assert_eq!(stats.overlapping_calls, 0, "no payment was asked about by two servers at once");
+    let held: Vec<&str> = held.iter().map(String::as_str).collect();
+    assert_charges_agree(&pg, &survivor, &held).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_customer_and_their_keys_work_on_any_server() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 600})).await;
+    let first = Server::start(&pg.url).await;
+    let second = beside(&first, &pg, |_| {}).await;
+
+    // Created on one, confirmed on it, checked on the other while the PG works.
+    let created = first.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let confirm = tokio::spawn(first.confirm_request(&created.order, "key-anywhere").send());
+    eventually("the PG is processing", Duration::from_secs(5), || async {
+        (pg.stats().await.in_flight == 1).then_some(())
+    })
+    .await;
+    assert_eq!(second.order(&order_id).await.status, OrderStatus::Pending, "the other server sees the attempt");
+    let (status, body) = second.confirm(&created.order, "key-anywhere").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("PAYMENT_IN_PROGRESS")), "{body}");
+
+    assert_eq!(confirm.await.unwrap().unwrap().status(), StatusCode::OK);
+    // The same key on the other server replays the stored answer; another key is refused.
+    let (status, body) = second.confirm(&created.order, "key-anywhere").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    let (status, body) = second.confirm(&created.order, "key-other").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("ORDER_ALREADY_PAID")), "{body}");
+    // Another customer on the other server does not see the order at all.
+    let stranger = second.other_customer().get(format!("{}/api/orders/{order_id}", second.url)).send().await.unwrap();
+    assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+    assert_charges_agree(&pg, &second, &[&order_id]).await;
+}
