@@ -17,12 +17,6 @@ pids=()
 stop_all() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=(); }
 trap 'stop_all; rm -rf "$work"' EXIT
 
-url_in() { # file [nth=1]: waits for the nth URL a process prints
-  local url
-  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | sed -n "${2:-1}p") && [ -n "$url" ]; do sleep 0.1; done
-  echo "$url"
-}
-
 for cap in $((contract * 4 / 5)) $((contract * 8 / 5)); do
   say "--pg-max-concurrency $cap; PG latency $latency, contract limit $contract"
   target/server/fake-pg --listen 127.0.0.1:0 --latency "$latency" --contract-limit "$contract" >"$work/pg-$cap.out" 2>/dev/null &

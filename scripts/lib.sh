@@ -21,3 +21,10 @@ wasm_bindgen_version() {
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
+
+# Waits for the nth (default first) URL a process prints to FILE, and prints it.
+url_in() {
+  local url
+  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | sed -n "${2:-1}p") && [ -n "$url" ]; do sleep 0.1; done
+  echo "$url"
+}

@@ -1,10 +1,11 @@
 // One burst of customers confirming at once: each creates an order, then all
 // confirms leave together. Prints what the customers got and how long they
 // waited, then what the PG saw. Every charge must belong to a PAID order.
-// Usage: node bench/confirm-burst.mjs <shop url> <pg url> <customers> [server admin url]
+// Usage: node bench/confirm-burst.mjs <shop url> <pg url> <customers> [server admin urls, comma-separated]
 import { randomUUID } from 'node:crypto';
 
-const [shopUrl, pgUrl, customersArg, adminUrl] = process.argv.slice(2);
+const [shopUrl, pgUrl, customersArg, adminUrlsArg] = process.argv.slice(2);
+const adminUrls = adminUrlsArg ? adminUrlsArg.split(',') : [];
 const customers = Number(customersArg ?? 120);
 
 async function json(response) {
@@ -59,10 +60,10 @@ const byOutcome = new Map();
 for (const { outcome, ms } of answers) byOutcome.set(outcome, [...(byOutcome.get(outcome) ?? []), ms]);
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(0);
 console.log(`  ${customers} confirms at once, all answered in ${(burstMs / 1000).toFixed(1)} s`);
-console.log('  answer                               count   p50 ms   p90 ms   max ms');
+console.log('  answer                               count   p50 ms   p95 ms   max ms');
 for (const [outcome, times] of [...byOutcome].sort((a, b) => b[1].length - a[1].length)) {
   times.sort((a, b) => a - b);
-  const cells = [percentile(times, 0.5), percentile(times, 0.9), times.at(-1).toFixed(0)].map((cell) => cell.padStart(8));
+  const cells = [percentile(times, 0.5), percentile(times, 0.95), times.at(-1).toFixed(0)].map((cell) => cell.padStart(8));
   console.log(`  ${outcome.padEnd(36)} ${String(times.length).padStart(5)} ${cells.join(' ')}`);
 }
 
@@ -75,12 +76,12 @@ console.log(`  settled: ${paid} PAID, ${finals.filter((status) => status === 'FA
 console.log(`  PG: ${stats.confirm_requests} confirms received, peak ${stats.peak_in_flight} in processing, ` +
   `${stats.contract_limit_rejections} refused over the contract limit, ${charges} charges, ` +
   `${stats.double_charges.length} double charges`);
-if (adminUrl) {
-  // What recovery asked the PG, beside what customers' confirms did.
-  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+if (adminUrls.length > 0) {
+  // What recovery asked the PG, beside what customers' confirms did, over every server.
+  const texts = await Promise.all(adminUrls.map(async (url) => (await fetch(`${url}/metrics`)).text()));
+  const lines = texts.flatMap((text) => text.split('\n'));
   const sum = (name, filter = '') =>
-    metrics
-      .split('\n')
+    lines
       .filter((line) => line.startsWith(name) && line.includes(filter))
       .reduce((total, line) => total + Number(line.split(' ').at(-1)), 0);
   const first = sum('payment_pg_confirm_calls_total') - sum('payment_pg_confirm_calls_total', 'outcome="busy"');
@@ -89,6 +90,17 @@ if (adminUrl) {
   const retries = sum('payment_pg_query_retry_total');
   console.log(`  recovery: ${lookups} lookups (${retries} of them retries) and ${resends} resent confirms, ` +
     `beside ${first} customers' confirms; ${sum('payment_pg_recovery_over_budget_total')} held back by the budget`);
+  // A cluster's shared PG cap: what taking and freeing a place cost each server.
+  texts.forEach((text, server) => {
+    const quantile = (op, q) => {
+      const line = text.split('\n').find((l) => l.startsWith(`payment_pg_place_seconds{op="${op}",quantile="${q}"}`));
+      return line ? (Number(line.split(' ').at(-1)) * 1000).toFixed(2) : 'none';
+    };
+    if (quantile('take', '0.5') !== 'none') {
+      console.log(`  server ${server + 1}: taking a place p50 ${quantile('take', '0.5')} ms, p95 ${quantile('take', '0.95')} ms; ` +
+        `freeing one p50 ${quantile('free', '0.5')} ms, p95 ${quantile('free', '0.95')} ms`);
+    }
+  });
 }
 if (charges !== paid || stats.double_charges.length > 0) {
   console.log('  MISMATCH: charges and PAID orders differ');

@@ -43,6 +43,10 @@ fn describe() {
     metrics::describe_gauge!("payment_unknown_oldest_age_seconds", "Age of the oldest unsettled payment");
     metrics::describe_gauge!("payment_pg_in_flight", "PG calls in flight");
     metrics::describe_gauge!("payment_pg_concurrency_limit", "PG calls allowed at once (fixed, or learned)");
+    metrics::describe_histogram!(
+        "payment_pg_place_seconds",
+        "Time to take (op=take) or free (op=free) a place under a cluster's shared PG cap"
+    );
     metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
     metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
@@ -55,6 +59,12 @@ pub fn pg_confirm_call(outcome: &'static str) {
 
 pub fn pg_concurrency_limit(limit: f64) {
     gauge!("payment_pg_concurrency_limit").set(limit);
+}
+
+/// Taking or freeing a place under a cluster's shared cap took this long: the
+/// cost the shared budget adds to a PG call.
+pub fn pg_place_seconds(op: &'static str, took: std::time::Duration) {
+    metrics::histogram!("payment_pg_place_seconds", "op" => op).record(took.as_secs_f64());
 }
 
 pub fn pg_in_flight(delta: f64) {

@@ -79,7 +79,7 @@ impl Db {
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
             .bind(cap.map(i64::from))
-            .fetch_optional(&self.writer)
+            .fetch_optional(&self.budget)
             .await
     }
 
@@ -104,7 +104,7 @@ impl Db {
             .bind(terms.lapse_ms)
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
-            .execute(&self.writer)
+            .execute(&self.budget)
             .await?;
         Ok(renewed.rows_affected())
     }
@@ -124,7 +124,7 @@ impl Db {
         )
         .bind(claim.slot)
         .bind(&claim.call_id)
-        .execute(&self.writer)
+        .execute(&self.budget)
         .await?;
         Ok(())
     }
@@ -133,7 +133,7 @@ impl Db {
     pub async fn slots_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")
             .bind(now_ms)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.budget)
             .await
     }
 

@@ -107,7 +107,10 @@ impl ClusterLimit {
             Policy::Fixed(cap) => Some(cap),
             Policy::Adaptive { .. } => None,
         };
-        let Some(slot) = self.db.claim_slot(&self.holder, &call_id, cap, now_ms(), self.terms()).await? else {
+        let started = Instant::now();
+        let claimed = self.db.claim_slot(&self.holder, &call_id, cap, now_ms(), self.terms()).await?;
+        metrics::pg_place_seconds("take", started.elapsed());
+        let Some(slot) = claimed else {
             return Ok(None);
         };
         self.held.fetch_add(1, Ordering::Relaxed);
@@ -179,9 +182,11 @@ impl ClusterLimit {
         let limit = self.clone();
         tokio::spawn(async move {
             // If this fails the place comes back after the lapse, as a killed server's does.
+            let started = Instant::now();
             if let Err(error) = limit.db.release_slot(&claim).await {
                 tracing::warn!(%error, slot = claim.slot, "could not free a PG place; it lapses by itself");
             }
+            metrics::pg_place_seconds("free", started.elapsed());
             limit.held.fetch_sub(1, Ordering::Relaxed);
             metrics::pg_in_flight(-1.0);
             limit.freed.notify_one();
