@@ -89,8 +89,8 @@ async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settl
         "0",
     ];
     let doomed = Server::spawn_binary(Store::beside(&survivor.store), survivor.http.clone(), &args).await;
-    // A few quick payments first: the doomed server learns how long the PG takes.
-    for n in 0..3 {
+    // Quick payments first: the doomed server learns how long the PG takes.
+    for n in 0..16 {
         let created = doomed.create_order().await;
         assert_eq!(doomed.confirm(&created.order, &format!("key-warm-{n}")).await.1["status"], "PAID");
     }

@@ -129,6 +129,18 @@ impl Db {
         Ok(())
     }
 
+    /// Leaves a place taken until `until_ms` but no longer this server's: it
+    /// is not renewed, and lapses then.
+    pub async fn leave_slot(&self, claim: &SlotClaim, until_ms: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE pg_slots SET holder = NULL, held_until_ms = $1 WHERE slot = $2 AND call_id = $3")
+            .bind(until_ms)
+            .bind(claim.slot)
+            .bind(&claim.call_id)
+            .execute(&self.budget)
+            .await?;
+        Ok(())
+    }
+
     /// How many places are held now, by any server.
     pub async fn slots_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")

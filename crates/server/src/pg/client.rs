@@ -29,6 +29,11 @@ impl PgAnswer {
     /// Whether the PG refused the request for load (429, 403
     /// `FORBIDDEN_CONSECUTIVE_REQUEST`) or did not answer in time: the signals
     /// that the concurrency limit is too high.
+    /// We stopped waiting for the answer: the PG may still be working on the call.
+    pub fn timed_out(&self) -> bool {
+        matches!(self, PgAnswer::NoAnswer { timed_out: true, .. })
+    }
+
     pub fn shows_overload(&self) -> bool {
         match self {
             PgAnswer::Error { http_status: 429, .. } => true,

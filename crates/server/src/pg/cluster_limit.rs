@@ -7,8 +7,11 @@
 //! Each server renews the leases of its places about once a second. When a
 //! server dies, its places come back once renewals stop for the lapse (three
 //! seconds), plus as long as each call may still be at the PG: a call that had
-//! run for ten seconds, or while calls lately took twenty, is likely still
-//! being processed, and the PG counts it against the contract all the same.
+//! run for ten seconds, or while calls lately took twenty (the longest of the
+//! server's last 64; as long as a call can take, before it has seen 16), is
+//! likely still being processed, and the PG counts it against the contract.
+//! For the same reason a call whose answer we stopped waiting for (a read
+//! timeout) leaves its place taken, unrenewed, for as long again.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -28,6 +31,9 @@ use crate::metrics;
 pub const LAPSE: Duration = Duration::from_secs(3);
 /// How many of the latest calls "lately" covers.
 const RECENT_CALLS: usize = 64;
+/// Below this many calls seen, nothing is known of how long the PG takes: a
+/// call is assumed to take as long as it can (a server just started, say).
+const KNOWN_AFTER: usize = 16;
 /// How often a waiting caller looks for a free place, at most and at first.
 const FIRST_LOOK: Duration = Duration::from_millis(20);
 const LONGEST_LOOK: Duration = Duration::from_millis(500);
@@ -60,6 +66,8 @@ pub struct ClusterPlace {
     claim: SlotClaim,
     taken_at: Instant,
     signalled: bool,
+    /// We stopped waiting for the call's answer; the PG may still be processing it.
+    outlived: bool,
 }
 
 impl ClusterLimit {
@@ -92,7 +100,14 @@ impl ClusterLimit {
     }
 
     fn terms(&self) -> SlotTerms {
-        let recent = self.recent.lock().expect("recent lock").iter().max().copied().unwrap_or_default();
+        let recent = {
+            let recent = self.recent.lock().expect("recent lock");
+            if recent.len() < KNOWN_AFTER {
+                self.call_deadline
+            } else {
+                recent.iter().max().copied().unwrap_or(self.call_deadline)
+            }
+        };
         SlotTerms {
             lapse_ms: millis(LAPSE),
             recent_longest_ms: millis(recent.min(self.call_deadline)),
@@ -116,7 +131,13 @@ impl ClusterLimit {
         self.held.fetch_add(1, Ordering::Relaxed);
         metrics::pg_in_flight(1.0);
         let claim = SlotClaim { slot, call_id };
-        Ok(Some(ClusterPlace { limit: self.clone(), claim, taken_at: Instant::now(), signalled: false }))
+        Ok(Some(ClusterPlace {
+            limit: self.clone(),
+            claim,
+            taken_at: Instant::now(),
+            signalled: false,
+            outlived: false,
+        }))
     }
 
     /// A place, waiting for one: looking again when this server frees one, or
@@ -171,7 +192,7 @@ impl ClusterLimit {
         Ok(())
     }
 
-    fn release(self: &Arc<Self>, claim: SlotClaim, ran: Duration) {
+    fn release(self: &Arc<Self>, claim: SlotClaim, ran: Duration, outlived: bool) {
         {
             let mut recent = self.recent.lock().expect("recent lock");
             if recent.len() == RECENT_CALLS {
@@ -183,7 +204,14 @@ impl ClusterLimit {
         tokio::spawn(async move {
             // If this fails the place comes back after the lapse, as a killed server's does.
             let started = Instant::now();
-            if let Err(error) = limit.db.release_slot(&claim).await {
+            // A call we stopped waiting for keeps its place for as long again,
+            // unrenewed: the PG may still be processing it.
+            let freed = if outlived {
+                limit.db.leave_slot(&claim, now_ms() + millis(ran.min(limit.call_deadline))).await
+            } else {
+                limit.db.release_slot(&claim).await
+            };
+            if let Err(error) = freed {
                 tracing::warn!(%error, slot = claim.slot, "could not free a PG place; it lapses by itself");
             }
             metrics::pg_place_seconds("free", started.elapsed());
@@ -240,12 +268,17 @@ impl ClusterPlace {
         self.signalled = true;
         self.limit.learn(false);
     }
+
+    /// We stopped waiting for the answer (a read timeout).
+    pub fn outlived(&mut self) {
+        self.outlived = true;
+    }
 }
 
 impl Drop for ClusterPlace {
     fn drop(&mut self) {
         let claim = SlotClaim { slot: self.claim.slot, call_id: std::mem::take(&mut self.claim.call_id) };
-        self.limit.release(claim, self.taken_at.elapsed());
+        self.limit.release(claim, self.taken_at.elapsed(), self.outlived);
     }
 }
 

@@ -47,6 +47,13 @@ impl PgSlot {
             PgSlot::Cluster(place) => place.overloaded(),
         }
     }
+
+    fn outlived(&mut self) {
+        match self {
+            PgSlot::Server(place) => place.outlived(),
+            PgSlot::Cluster(place) => place.outlived(),
+        }
+    }
 }
 
 impl PgGateway {
@@ -111,6 +118,10 @@ impl PgGateway {
             slot.overloaded();
         } else {
             slot.taken();
+        }
+        if answer.timed_out() {
+            // We stopped waiting, the PG did not: it counts the call until it is done.
+            slot.outlived();
         }
         answer
     }

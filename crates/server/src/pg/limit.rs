@@ -42,6 +42,9 @@ pub struct Place {
     limit: Arc<ConcurrencyLimit>,
     /// Whether this call already told the limit what it showed.
     signalled: bool,
+    taken_at: Instant,
+    /// We stopped waiting for the call's answer; the PG may still be processing it.
+    outlived: bool,
 }
 
 impl ConcurrencyLimit {
@@ -68,7 +71,7 @@ impl ConcurrencyLimit {
         }
         state.in_flight += 1;
         metrics::pg_in_flight(1.0);
-        Some(Place { limit: self.clone(), signalled: false })
+        Some(Place { limit: self.clone(), signalled: false, taken_at: Instant::now(), outlived: false })
     }
 
     /// A place, waiting for one.
@@ -132,11 +135,26 @@ impl Place {
         self.signalled = true;
         self.limit.overload(Instant::now());
     }
+
+    /// We stopped waiting for the answer (a read timeout): see `learning`.
+    pub fn outlived(&mut self) {
+        self.outlived = true;
+    }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.limit.release();
+        if !self.outlived {
+            self.limit.release();
+            return;
+        }
+        // The PG may take as long again as we waited: the place stays taken that long.
+        let limit = self.limit.clone();
+        let until = Instant::now() + self.taken_at.elapsed();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(until).await;
+            limit.release();
+        });
     }
 }
 
@@ -224,6 +242,21 @@ mod tests {
         tokio::time::advance(WINDOW).await;
         limit.try_acquire().expect("room").taken();
         assert_eq!(limit.current(), lowered + 1, "a limit not in use is not raised");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_we_stopped_waiting_for_keeps_its_place_as_long_again() {
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1));
+        let mut place = limit.try_acquire().unwrap();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        place.outlived();
+        drop(place);
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert!(limit.try_acquire().is_none(), "the PG may still be processing it");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // Let the task that frees it run.
+        tokio::task::yield_now().await;
+        assert!(limit.try_acquire().is_some(), "as long again, then it is free");
     }
 
     #[tokio::test(start_paused = true)]
