@@ -12,6 +12,8 @@ use crate::customer::{Told, Visit};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truth {
     pub status: OrderStatus,
+    /// Why it failed, if it did.
+    pub failure_code: Option<String>,
     /// Charges the PG holds for the order.
     pub charges: u64,
     /// Whether its payment went through UNKNOWN on the way.
@@ -105,7 +107,7 @@ mod tests {
     }
 
     fn truth(status: OrderStatus, charges: u64, went_through_unknown: bool) -> Truth {
-        Truth { status, charges, went_through_unknown, settle_ms: Some(10), settled_at_ms: Some(0) }
+        Truth { status, failure_code: None, charges, went_through_unknown, settle_ms: Some(10), settled_at_ms: Some(0) }
     }
 
     fn verdicts(cases: &[(&str, Told, Truth)], double_charges: &[&str]) -> Verdicts {

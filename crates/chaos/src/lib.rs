@@ -89,6 +89,7 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             time_scale: options.time_scale,
             seed: options.seed,
             contract_limit: options.contract_limit,
+            pg_cap: options.pg_cap,
         },
         customers: visits.len(),
         orders: truths.len(),
@@ -97,6 +98,13 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             *counts.entry(truth.status.as_str().to_owned()).or_insert(0) += 1;
             counts
         }),
+        failures_by_code: truths.values().filter_map(|truth| truth.failure_code.clone()).fold(
+            BTreeMap::new(),
+            |mut counts, code| {
+                *counts.entry(code).or_insert(0) += 1;
+                counts
+            },
+        ),
         verdicts,
         settle_ms: quantiles(truths.values().filter_map(|truth| truth.settle_ms)),
         settle_unknown_ms: quantiles(
@@ -118,6 +126,8 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             contract_limit_rejections: stats.contract_limit_rejections,
             charges: stats.charges_by_order.values().sum(),
             double_charges: stats.double_charges.len(),
+            peak_in_flight: stats.peak_in_flight,
+            overlapping_calls: stats.overlapping_calls,
         },
         chaos: applied,
         elapsed_s: started.elapsed().as_secs_f64(),
@@ -211,6 +221,7 @@ async fn apply_chaos(
 
 async fn truth_of(db: &payonce_server::db::Db, order_id: &str, charges: u64) -> Result<Truth, ChaosError> {
     let order = db.order(order_id).await.map_err(database)?;
+    let failure_code = order.as_ref().and_then(|order| order.failure.as_ref()).map(|failure| failure.code.clone());
     let status = order.map_or(OrderStatus::Created, |order| order.status);
     let events = db.events(order_id).await.map_err(database)?;
     let went_through_unknown = events.iter().any(|event| event.to_status == OrderStatus::Unknown.as_str());
@@ -218,7 +229,7 @@ async fn truth_of(db: &payonce_server::db::Db, order_id: &str, charges: u64) -> 
     // Only payments sent to the PG take time to settle; a refusal or a closed order is final at once.
     let sent = events.first().filter(|first| first.to_status == OrderStatus::Pending.as_str());
     let settle_ms = sent.zip(settled_at_ms).map(|(first, settled)| settled - first.at_ms);
-    Ok(Truth { status, charges, went_through_unknown, settle_ms, settled_at_ms })
+    Ok(Truth { status, failure_code, charges, went_through_unknown, settle_ms, settled_at_ms })
 }
 
 fn database(error: impl std::fmt::Display) -> ChaosError {

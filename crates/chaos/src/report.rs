@@ -16,6 +16,8 @@ pub struct Report {
     pub told: Told,
     /// Orders by final status.
     pub final_statuses: std::collections::BTreeMap<String, usize>,
+    /// Failed orders by failure code.
+    pub failures_by_code: std::collections::BTreeMap<String, usize>,
     pub verdicts: Verdicts,
     /// Time from a payment's attempt to its final status, in ms.
     pub settle_ms: Quantiles,
@@ -39,6 +41,8 @@ pub struct Settings {
     pub time_scale: f64,
     pub seed: u64,
     pub contract_limit: u32,
+    /// The shop's PG concurrency cap (every server's `--pg-max-concurrency`).
+    pub pg_cap: u32,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -68,6 +72,11 @@ pub struct PgFigures {
     pub charges: u64,
     /// Orders the PG itself reports charged more than once.
     pub double_charges: usize,
+    /// The most confirms the PG had in processing at once (abandoned ones included).
+    pub peak_in_flight: u64,
+    /// Calls about one payment made while another about it was open: two
+    /// workers asking at once. Leases prevent them; a frozen server can cause them.
+    pub overlapping_calls: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -93,7 +102,7 @@ impl fmt::Display for Report {
             s.customers, s.servers, self.chaos.kills, self.chaos.freezes, s.pg_outage_s, s.time_scale, s.seed
         )?;
         let v = &self.verdicts;
-        let rows: [(&str, String); 13] = [
+        let rows: [(&str, String); 16] = [
             ("orders", self.orders.to_string()),
             ("lost (charged, not paid)", v.lost.len().to_string()),
             ("unexpected (paid, no charge)", v.unexpected.len().to_string()),
@@ -110,8 +119,11 @@ impl fmt::Display for Report {
                 ),
             ),
             ("final statuses", format!("{:?}", self.final_statuses)),
+            ("failed by code", format!("{:?}", self.failures_by_code)),
             ("time to settle p50 / p99 / max", quantiles(&self.settle_ms)),
             ("  through UNKNOWN p50 / p99 / max", quantiles(&self.settle_unknown_ms)),
+            ("PG peak in processing / the shop's cap", format!("{} / {}", self.pg.peak_in_flight, s.pg_cap)),
+            ("calls about one payment at once", self.pg.overlapping_calls.to_string()),
             (
                 "PG confirms / processings / lookups / faults",
                 format!(

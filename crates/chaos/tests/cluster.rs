@@ -1,0 +1,61 @@
+//! A chaos campaign against a cluster: three order servers sharing one
+//! PostgreSQL database and one PG cap, customers spread over them, servers
+//! SIGKILLed mid-payment, the fake PG with a contract limit. It needs a
+//! PostgreSQL server, so it runs in the test command's PostgreSQL run
+//! (`PAYONCE_TEST_DATABASE_URL`), on a database of its own.
+
+use clap::Parser;
+use payonce_chaos::cli::Options;
+use sqlx::{Connection, Executor};
+
+/// A fresh, empty database on the PostgreSQL server the test command started.
+async fn fresh_database() -> String {
+    let server = std::env::var("PAYONCE_TEST_DATABASE_URL")
+        .expect("needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)");
+    let mut admin = sqlx::PgConnection::connect(&server).await.expect("the test PostgreSQL server answers");
+    let name = format!("chaos_{}", std::process::id());
+    admin.execute(format!("DROP DATABASE IF EXISTS {name}").as_str()).await.unwrap();
+    admin.execute(format!("CREATE DATABASE {name}").as_str()).await.unwrap();
+    let (base, _) = server.rsplit_once('/').expect("a URL with a database name");
+    format!("{base}/{name}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_with_the_ledger() {
+    let db = fresh_database().await;
+    let options = Options::parse_from([
+        "payonce-chaos",
+        "--servers",
+        "3",
+        "--db",
+        &db,
+        "--customers",
+        "300",
+        "--arrival",
+        "2m",
+        "--kills",
+        "3",
+        "--pg-cap",
+        "8",
+        "--contract-limit",
+        "60",
+        "--time-scale",
+        "0.1",
+        "--quiet",
+    ]);
+    let report = payonce_chaos::run(&options).await.expect("the campaign runs");
+    println!("{report}");
+
+    assert!(!report.failed(), "the campaign found orders that disagree with the ledger:\n{report}");
+    assert_eq!(report.chaos.kills, 3, "every kill happened");
+    assert!(
+        report.pg.peak_in_flight <= 8,
+        "the PG had {} in processing at once, over the cluster's cap of 8",
+        report.pg.peak_in_flight
+    );
+    assert_eq!(report.pg.overlapping_calls, 0, "two servers asked about one payment at once");
+    let turned_away = report.failures_by_code.get("PG_BUSY").copied().unwrap_or(0);
+    assert!(turned_away > 0, "the load went over the cap, so the cap was what held the PG: {report}");
+    assert!(report.verdicts.recovered > 0, "payments cut by the kills were recovered");
+}
