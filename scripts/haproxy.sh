@@ -19,9 +19,12 @@ haproxy_config() {
     cat <<CFG
 global
     maxconn 4096
+    # One line per request on haproxy's standard error.
+    log stderr format raw local0 info
 
 defaults
     mode http
+    log global
     option httplog
     timeout connect 3s
     timeout http-request 10s

@@ -1,7 +1,14 @@
-// A fake PG and an order server for one Playwright worker, serving the built page.
-import { execFileSync } from 'node:child_process';
+// A fake PG and an order server for one Playwright worker, serving the built
+// page; or, for journeys about a cluster, three order servers sharing a
+// throwaway PostgreSQL behind haproxy (the cluster demo's own scripts start both).
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Running, binaryPath, repoRoot, scratchDir, start, stop } from './processes';
+
+/** One order server on SQLite, or a cluster of three on PostgreSQL behind a load balancer. */
+export type Topology = 'single' | 'cluster';
+const CLUSTER_SERVERS = 3;
 
 /** Server timings. `real` is the shipped configuration; `fast` shrinks the
  *  checking window for journeys whose subject is not the timing itself. */
@@ -68,10 +75,24 @@ export class Logs {
   }
 }
 
+/** A load balancer in front of a cluster's servers, and the database they share. */
+interface Cluster {
+  balancer: ChildProcess;
+  url: string;
+  /** The throwaway PostgreSQL's name for scripts/pg.sh. */
+  database: string;
+}
+
+/** Runs a function of the repository's scripts (`scripts/NAME.sh`) and returns what it printed. */
+function script(source: string, command: string): string {
+  const sources = ['lib', source].map((name) => `source ${path.join(repoRoot, 'scripts', `${name}.sh`)}`).join('; ');
+  return execFileSync('bash', ['-c', `set -euo pipefail; ${sources}; ${command}`]).toString().trim();
+}
+
 export class Stack {
   /** Confirm POSTs answered by server processes that have since been killed. */
   private retiredConfirmRequests = 0;
-  /** When the server was killed (`Date.now()`), for POSTs cut off by it. */
+  /** When a server was killed (`Date.now()`), for POSTs cut off by it. */
   readonly killedAt: number[] = [];
 
   private constructor(
@@ -79,46 +100,112 @@ export class Stack {
     readonly dir: string,
     readonly logs: Logs,
     readonly pg: Running,
-    public server: Running,
+    /** The order servers; a killed one stays in its place, stopped. */
+    public servers: Running[],
+    private readonly db: string,
+    private readonly cluster?: Cluster,
   ) {}
 
-  static async start(timings: Timings): Promise<Stack> {
+  static async start(timings: Timings, topology: Topology = 'single'): Promise<Stack> {
     const dir = scratchDir('payonce-e2e-');
     const logs = new Logs();
     const pg = await start('fake-pg', ['--listen', '127.0.0.1:0'], path.join(dir, 'fake-pg.log'), (line) =>
       logs.pg.push(line),
     );
-    const server = await Stack.startServer(timings, dir, pg.url, logs);
-    return new Stack(timings, dir, logs, pg, server);
+    if (topology === 'single') {
+      const db = path.join(dir, 'payonce.db');
+      const server = await Stack.startServer(timings, dir, pg.url, db, logs, 0);
+      return new Stack(timings, dir, logs, pg, [server], db);
+    }
+    const database = `e2e-${process.pid}`;
+    const db = script('pg', `pg_start ${database} "" fast >/dev/null && pg_url ${database}`);
+    const port = Number(script('pg', 'pg_free_port'));
+    const url = `http://127.0.0.1:${port}`;
+    const servers = [];
+    for (let index = 0; index < CLUSTER_SERVERS; index++) {
+      // The PG window sends customers back through the balancer.
+      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, ['--public-url', url]));
+    }
+    const config = path.join(dir, 'haproxy.cfg');
+    script('haproxy', `haproxy_config ${config} ${port} ${servers.map((server) => server.url).join(' ')}`);
+    const balancer = spawn('/usr/sbin/haproxy', ['-db', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const log = createWriteStream(path.join(dir, 'haproxy.log'));
+    balancer.stdout!.pipe(log);
+    balancer.stderr!.pipe(log);
+    const stack = new Stack(timings, dir, logs, pg, servers, db, { balancer, url, database });
+    await stack.untilBalanced();
+    return stack;
   }
 
-  private static startServer(timings: Timings, dir: string, pgUrl: string, logs: Logs): Promise<Running> {
+  private static startServer(
+    timings: Timings,
+    dir: string,
+    pgUrl: string,
+    db: string,
+    logs: Logs,
+    index: number,
+    extra: string[] = [],
+  ): Promise<Running> {
     return start(
       'payonce-server',
       [
         // Always a port of its own: a restart on the old one could meet a port
         // another worker was given in the meantime.
         '--listen', '127.0.0.1:0',
-        '--db', path.join(dir, 'payonce.db'),
+        '--db', db,
         '--static-dir', process.env.PAYONCE_DIST ?? path.join(repoRoot, 'dist'),
         '--pg-url', pgUrl,
         ...serverFlags[timings],
         ...optionalServerFlags(),
+        ...extra,
       ],
-      path.join(dir, 'server.log'),
+      path.join(dir, `server-${index}.log`),
       (line) => logs.server.push(line),
     );
   }
 
-  /** Where the order server is now; it changes when the server is restarted. */
-  get url(): string {
-    return this.server.url;
+  /** Waits until the load balancer reaches every server. */
+  private async untilBalanced(): Promise<void> {
+    for (let tries = 0; tries < 200; tries++) {
+      const answers = await Promise.all(
+        this.servers.map(() => fetch(`${this.url}/healthz`).then((response) => response.ok, () => false)),
+      );
+      if (answers.every(Boolean)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`haproxy did not reach the order servers; see ${this.dir}/haproxy.log`);
   }
 
-  /** Where the server's metrics are: its operators' listener, or the public one. */
-  get metricsUrl(): string {
-    const admin = this.server.banner.match(/admin (http:\/\/[\d.:]+)/)?.[1];
-    return `${admin ?? this.server.url}/metrics`;
+  /** The order server of a single-server stack. */
+  get server(): Running {
+    return this.servers[0];
+  }
+
+  /** Where customers reach the shop: the server, or the cluster's load balancer.
+   *  A single server's changes when it is restarted. */
+  get url(): string {
+    return this.cluster?.url ?? this.server.url;
+  }
+
+  /** Where a server's metrics are: its operators' listener, or the public one. */
+  private metricsUrlOf(server: Running): string {
+    const admin = server.banner.match(/admin (http:\/\/[\d.:]+)/)?.[1];
+    return `${admin ?? server.url}/metrics`;
+  }
+
+  private get live(): Running[] {
+    return this.servers.filter((server) => server.process.exitCode === null && server.process.signalCode === null);
+  }
+
+  /** The cluster's server that stored `orderId`'s payment attempt: the one that took its confirm. */
+  serverThatStored(orderId: string): number {
+    const stored = (line: string) => {
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+      return plain.includes('payment transition') && plain.includes(orderId) && plain.includes('from="CREATED"');
+    };
+    const index = this.servers.findIndex((server) => readFileSync(server.logFile, 'utf8').split('\n').some(stored));
+    if (index < 0) throw new Error(`no order server stored an attempt for ${orderId}`);
+    return index;
   }
 
   /** The merchant's secret key, as the fake PG printed it. */
@@ -126,21 +213,26 @@ export class Stack {
     return this.pg.banner.match(/secret key: (\S+)/)?.[1] ?? 'test_sk_payonce_fake_pg_0000';
   }
 
-  /** SIGKILL the order server: no shutdown code runs, as in a crash. Its count of
-   *  confirm POSTs is read first, so that counting goes on across the restart. */
-  async killServer(): Promise<void> {
-    this.retiredConfirmRequests += await this.countConfirmRequests();
+  /** SIGKILL an order server (the only one, by default): no shutdown code runs,
+   *  as in a crash. Its count of confirm POSTs is read first, so that counting
+   *  goes on across the restart. */
+  async killServer(index = 0): Promise<void> {
+    this.retiredConfirmRequests += await this.countConfirmRequests(this.servers[index]);
     this.killedAt.push(Date.now());
-    await stop(this.server, 'SIGKILL');
+    await stop(this.servers[index], 'SIGKILL');
   }
 
-  /** Starts the order server again on the same database, on a new port (see `url`). */
+  /** Starts the single order server again on the same database, on a new port (see `url`). */
   async restartServer(): Promise<void> {
-    this.server = await Stack.startServer(this.timings, this.dir, this.pg.url, this.logs);
+    this.servers[0] = await Stack.startServer(this.timings, this.dir, this.pg.url, this.db, this.logs, 0);
   }
 
   async stop(): Promise<void> {
-    await Promise.all([stop(this.server), stop(this.pg)]);
+    await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg)]);
+    if (this.cluster) {
+      this.cluster.balancer.kill();
+      script('pg', `pg_stop ${this.cluster.database}`);
+    }
   }
 
   async pgStats(): Promise<PgStats> {
@@ -170,11 +262,12 @@ export class Stack {
   /** How many confirm POSTs the order server has answered (or seen hung up on),
    *  from its metrics, summed over every server process this stack ran. */
   async serverConfirmRequests(): Promise<number> {
-    return this.retiredConfirmRequests + (await this.countConfirmRequests());
+    const live = await Promise.all(this.live.map((server) => this.countConfirmRequests(server)));
+    return this.retiredConfirmRequests + live.reduce((sum, count) => sum + count, 0);
   }
 
-  private async countConfirmRequests(): Promise<number> {
-    const metrics = await (await fetch(this.metricsUrl)).text();
+  private async countConfirmRequests(server: Running): Promise<number> {
+    const metrics = await (await fetch(this.metricsUrlOf(server))).text();
     return metrics
       .split('\n')
       .filter((line) => line.startsWith('http_requests_total{') && line.includes('route="/api/orders/{order_id}/confirm"'))
