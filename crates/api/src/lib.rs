@@ -19,7 +19,7 @@ pub mod money;
 pub mod order;
 
 pub use catalog::Product;
-pub use config::PageConfig;
+pub use config::{MAX_CHECK_WAIT_MS, PageConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
     ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, RequestedItem,

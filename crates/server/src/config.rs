@@ -76,6 +76,12 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
     pub recovery_interval: Duration,
 
+    /// Most checks that may wait for their order to change at once, server-wide
+    /// (each holds an open request, no database connection). Beyond it a check is
+    /// answered at once, as if it had not asked to wait.
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_waiting_checks: u32,
+
     /// How long the page waits for the confirm POST before checking instead.
     #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
     pub confirm_wait: Duration,
@@ -131,6 +137,7 @@ impl ServerConfig {
             poll_interval_ms: millis(self.poll_interval),
             poll_attempts: self.poll_attempts,
             server_max_processing_ms: millis(self.max_processing()),
+            check_wait_ms: millis(self.poll_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
         }
     }
 

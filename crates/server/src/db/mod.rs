@@ -3,17 +3,20 @@
 //! follow the same shape.
 
 mod attempts;
+mod changes;
 mod events;
 mod orders;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use attempts::{Attempt, NewAttempt, Transition};
+pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent};
 pub use orders::NewOrder;
 
@@ -21,6 +24,8 @@ pub use orders::NewOrder;
 #[derive(Debug, Clone)]
 pub struct Db {
     pool: SqlitePool,
+    /// Told of every committed status change, for the checks waiting on an order.
+    changes: Arc<OrderChanges>,
 }
 
 impl Db {
@@ -40,7 +45,12 @@ impl Db {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, changes: Arc::default() })
+    }
+
+    /// Where a check subscribes to wait for its order to change.
+    pub fn changes(&self) -> &Arc<OrderChanges> {
+        &self.changes
     }
 }
 

@@ -341,7 +341,6 @@ enum Lookup {
     SettledMeanwhile,
 }
 
-
 /// Looks the payment up, retrying with backoff and full jitter while the PG
 /// gives no usable answer. Re-reads the attempt before every call.
 async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) -> Result<Lookup, AppError> {
