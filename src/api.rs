@@ -80,6 +80,13 @@ pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiE
     send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await
 }
 
+/// One check that the server may hold up to `wait_ms` until the order changes;
+/// it gives up `within` after the wait.
+pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration) -> Result<Order, ApiError> {
+    let path = format!("/api/orders/{}?wait={wait_ms}ms", segment(order_id));
+    send_within(Request::get(&path), within + Duration::from_millis(wait_ms)).await
+}
+
 /// Asks the server to close an order that never got a confirm, as FAILED. The
 /// answer is the order as stored: closed, or in whatever state its payment is.
 pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {

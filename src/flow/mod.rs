@@ -12,6 +12,8 @@
 //!   claim sends; the others check;
 //! - a timeout, a network error, a 5xx, a 409 or a 202 mean "unknown": check, do not resend;
 //! - checking lasts until the server can no longer be working on the payment;
+//! - each check may wait on the server for the order to change, so a final status
+//!   is seen the moment it is known; checks still start about an interval apart;
 //! - only the server says "not charged": when checking ends and the server had never
 //!   received the confirm, the page asks it to close the order and shows its answer;
 //! - a reload with a stored attempt resumes checking, or shows the stored outcome.
@@ -242,8 +244,10 @@ pub enum Effect {
     SchedulePoll {
         after_ms: u64,
     },
+    /// Check the order, letting the server hold the check up to `wait_ms` for a change.
     Poll {
         order_id: String,
+        wait_ms: u64,
     },
     /// Ask the server to close the order if it still has no confirm (`AbandonReplied`).
     Abandon {
@@ -276,6 +280,9 @@ pub struct Flow {
     attempt_stored: bool,
     /// What the latest informative check said: whether the server has the confirm.
     server_has_confirm: Option<bool>,
+    /// When the check in flight (or the last one) started: the next starts an
+    /// interval after it, however long the server held it.
+    poll_started_at: Millis,
 }
 
 impl Flow {
@@ -287,6 +294,7 @@ impl Flow {
             confirm_sent: false,
             attempt_stored: false,
             server_has_confirm: None,
+            poll_started_at: 0,
         }
     }
 
@@ -337,7 +345,10 @@ impl Flow {
                     None => vec![],
                 }
             }
-            (State::Checking { .. }, Event::PollDue { .. }) => vec![Effect::Poll { order_id: self.order_id() }],
+            (State::Checking { .. }, Event::PollDue { now }) => {
+                self.poll_started_at = now;
+                vec![Effect::Poll { order_id: self.order_id(), wait_ms: self.timings.check_wait_ms }]
+            }
             (
                 State::Checking { started_at, polls_done, polls_total, window_ends_at },
                 Event::PollReplied { check, now },
@@ -353,7 +364,10 @@ impl Flow {
                     return self.stop_checking(started_at, polls_total, window_ends_at);
                 }
                 self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
-                vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms }]
+                // A check the server held for its whole wait is followed at once; one
+                // answered early (a change that settles nothing) after the rest of the interval.
+                let since_start = now.saturating_sub(self.poll_started_at);
+                vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms.saturating_sub(since_start) }]
             }
             (State::Closing { .. }, Event::AbandonReplied { check, .. }) => match check {
                 Check::Settled(verdict) => self.settle(verdict),
@@ -449,8 +463,9 @@ impl Flow {
         effects
     }
 
-    /// Enters `checking`: the first check after one interval, and as many checks as
-    /// it takes to outlast the server's own deadline for a payment sent at `started_at`.
+    /// Enters `checking`: the first check at once (it waits on the server for a
+    /// change), and as many checks, an interval apart, as it takes to outlast the
+    /// server's own deadline for a payment sent at `started_at`.
     fn start_checking(&mut self, started_at: Millis, now: Millis, mut effects: Vec<Effect>) -> Vec<Effect> {
         let interval = self.timings.poll_interval_ms.max(1);
         let configured = self.timings.poll_attempts.max(1);
@@ -465,7 +480,7 @@ impl Flow {
         }
         let window_ends_at = now + interval * u64::from(polls_total);
         self.state = State::Checking { started_at, polls_done: 0, polls_total, window_ends_at };
-        effects.push(Effect::SchedulePoll { after_ms: interval });
+        effects.push(Effect::SchedulePoll { after_ms: 0 });
         effects
     }
 
