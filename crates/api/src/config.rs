@@ -20,6 +20,26 @@ pub struct PageConfig {
     pub check_wait_ms: u64,
 }
 
+/// What the page loads and calls to open the PG's payment window, as a Toss
+/// merchant's page does: `TossPayments(client_key)` from the script at `url`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PaymentSdk {
+    /// The PG's JavaScript SDK (Toss: `https://js.tosspayments.com/v2/standard`).
+    pub url: String,
+    /// The merchant's client key: public, unlike the secret key.
+    pub client_key: String,
+}
+
+/// `GET /api/config`: the page's timings and the PG's SDK.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ShopConfig {
+    #[serde(flatten)]
+    pub timings: PageConfig,
+    pub payment_sdk: PaymentSdk,
+}
+
 /// The longest a check may wait on the server for its order to change.
 pub const MAX_CHECK_WAIT_MS: u64 = 2_000;
 

@@ -124,13 +124,17 @@ pub struct CreateOrderRequest {
     pub items: Vec<RequestedItem>,
 }
 
-/// Answer to `POST /api/orders`: the order and where to pay for it.
+/// Answer to `POST /api/orders`: the order, and where the PG's window sends the
+/// customer back (the page passes both to the SDK's `requestPayment`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedOrder {
     #[serde(flatten)]
     pub order: Order,
-    pub payment_window_url: String,
+    /// `/pay/success` on the shop's public URL.
+    pub success_url: String,
+    /// `/pay/fail` on the shop's public URL.
+    pub fail_url: String,
 }
 
 /// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
@@ -167,7 +171,7 @@ mod tests {
     }
 
     #[test]
-    fn created_order_flattens_the_order_next_to_the_window_url() {
+    fn created_order_flattens_the_order_next_to_the_return_urls() {
         let created = CreatedOrder {
             order: Order {
                 order_id: "ord_1".into(),
@@ -179,11 +183,12 @@ mod tests {
                 updated_at: "2026-01-01T00:00:00Z".into(),
                 failure: None,
             },
-            payment_window_url: "http://pg/v1/window".into(),
+            success_url: "http://shop/pay/success".into(),
+            fail_url: "http://shop/pay/fail".into(),
         };
         let value = serde_json::to_value(&created).unwrap();
         assert_eq!(value["order_id"], "ord_1");
-        assert_eq!(value["payment_window_url"], "http://pg/v1/window");
+        assert_eq!(value["success_url"], "http://shop/pay/success");
         assert!(value.get("failure").is_none(), "absent failure is omitted");
         let back: CreatedOrder = serde_json::from_value(value).unwrap();
         assert_eq!(back, created);

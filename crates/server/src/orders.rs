@@ -36,10 +36,9 @@ pub async fn create(
     };
     state.db.insert_order(&new_order).await?;
     let order = state.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;
-    let payment_window_url =
-        state.pg.client().window_url(&order.order_id, order.amount, &order.order_name, &state.config.public_base_url());
+    let public = state.config.public_base_url();
     tracing::info!(order_id = order.order_id, amount = order.amount, "order created");
-    Ok(CreatedOrder { order, payment_window_url })
+    Ok(CreatedOrder { order, success_url: format!("{public}/pay/success"), fail_url: format!("{public}/pay/fail") })
 }
 
 pub async fn list(state: &AppState, customer: &Customer) -> Result<Vec<Order>, AppError> {
