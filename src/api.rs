@@ -8,14 +8,17 @@ use std::time::Duration;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use leptos::prelude::window;
 use payonce_api::{
-    ApiErrorBody, ConfirmRequest, CreateOrderRequest, CreatedOrder, IDEMPOTENCY_KEY_HEADER, Order, PageConfig, Product,
+    ApiErrorBody, ConfirmRequest, CreateOrderRequest, CreatedOrder, IDEMPOTENCY_KEY_HEADER, Order, PageConfig,
+    PaymentSdk, Product,
 };
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::flow::ConfirmReply;
+use crate::i18n::{Texts, fill};
 
 /// Why a call did not give what was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,13 +32,13 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    /// A sentence for the customer.
-    pub fn message(&self) -> String {
+    /// A sentence for the customer, in the page's words: the server's own
+    /// message is for developers, and in English only.
+    pub fn message(&self, t: &Texts) -> String {
         match self {
-            ApiError::Network(_) => "We could not reach the shop. Check your connection and try again.".to_owned(),
-            ApiError::Server { body: Some(body), .. } => body.message.clone(),
-            ApiError::Server { status, body: None } => format!("The shop answered with an error ({status})."),
-            ApiError::Decode(_) => "The shop sent an answer this page could not read.".to_owned(),
+            ApiError::Network(_) => t.network_error.to_owned(),
+            ApiError::Server { status, .. } => fill(t.server_error, &[&status.to_string()]),
+            ApiError::Decode(_) => t.unreadable_answer.to_owned(),
         }
     }
 }
@@ -73,6 +76,15 @@ async fn send_within<T: DeserializeOwned>(request: RequestBuilder, within: Durat
 /// confirm page before its POST; the caller then uses the compiled-in defaults.
 pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
     send_within(Request::get("/api/config"), within).await
+}
+
+/// The PG's SDK, from the same `/api/config` (the page needs only this part of it here).
+pub async fn payment_sdk() -> Result<PaymentSdk, ApiError> {
+    #[derive(Deserialize)]
+    struct SdkPart {
+        payment_sdk: PaymentSdk,
+    }
+    get::<SdkPart>("/api/config").await.map(|config| config.payment_sdk)
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.

@@ -38,19 +38,26 @@ pub struct SuccessParams {
     pub amount: u64,
 }
 
+/// Why a success link cannot be confirmed (the page words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvalidLink {
+    /// The payment key, the order or the amount is missing.
+    Missing,
+    /// The amount, as written in the link, is not a whole number of won.
+    Amount(String),
+}
+
 impl SuccessParams {
     /// Reads `paymentKey`, `orderId` and `amount` as the PG's success redirect sends
-    /// them, or says what is missing.
-    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    /// them, or says what is wrong.
+    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Result<Self, InvalidLink> {
         let field = |name: &str| get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
         let (Some(payment_key), Some(order_id), Some(amount)) =
             (field("paymentKey"), field("orderId"), field("amount"))
         else {
-            return Err("The payment window did not send back the payment key, order and amount.".to_owned());
+            return Err(InvalidLink::Missing);
         };
-        let amount = amount
-            .parse::<u64>()
-            .map_err(|_| format!("The amount {amount:?} in this link is not a whole number of won."))?;
+        let amount = amount.parse::<u64>().map_err(|_| InvalidLink::Amount(amount))?;
         Ok(Self { payment_key, order_id, amount })
     }
 }
@@ -129,7 +136,7 @@ pub enum State {
     },
     /// The page was opened without what a confirm needs.
     Invalid {
-        message: String,
+        reason: InvalidLink,
     },
 }
 
@@ -189,7 +196,7 @@ impl State {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The page has its timings and has looked for a stored attempt.
-    Opened { params: Result<SuccessParams, String>, stored: Option<StoredAttempt>, now: Millis },
+    Opened { params: Result<SuccessParams, InvalidLink>, stored: Option<StoredAttempt>, now: Millis },
     /// The check made before sending, because no attempt was stored, ended.
     Verified { check: Check, now: Millis },
     /// This tab learned whether it holds the order's claim among this browser's tabs
@@ -384,14 +391,14 @@ impl Flow {
 
     fn open(
         &mut self,
-        params: Result<SuccessParams, String>,
+        params: Result<SuccessParams, InvalidLink>,
         stored: Option<StoredAttempt>,
         now: Millis,
     ) -> Vec<Effect> {
         let params = match params {
             Ok(params) => params,
-            Err(message) => {
-                self.state = State::Invalid { message };
+            Err(reason) => {
+                self.state = State::Invalid { reason };
                 return vec![];
             }
         };

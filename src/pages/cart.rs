@@ -8,8 +8,9 @@ use payonce_api::{CreateOrderRequest, Order, Product};
 use crate::api;
 use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
-use crate::format::format_krw;
+use crate::i18n::{Lang, Texts, fill, use_locale, won};
 use crate::loader::Loaded;
+use crate::payment_sdk;
 use crate::storage;
 
 /// Where the Pay button is in its short journey to the PG window.
@@ -23,11 +24,29 @@ enum PayStep {
 }
 
 impl PayStep {
-    fn label(self, total: u64) -> String {
+    fn label(self, total: u64, lang: Lang) -> String {
+        let t = lang.texts();
         match self {
-            PayStep::Idle | PayStep::AwaitingChoice => format!("Pay {}", format_krw(total)),
-            PayStep::CheckingRecent | PayStep::CreatingOrder => "Creating your order…".to_owned(),
-            PayStep::Redirecting => "Opening the payment window…".to_owned(),
+            PayStep::Idle | PayStep::AwaitingChoice => fill(t.pay, &[&won(total, lang)]),
+            PayStep::CheckingRecent | PayStep::CreatingOrder => t.creating_order.to_owned(),
+            PayStep::Redirecting => t.opening_window.to_owned(),
+        }
+    }
+}
+
+/// Why Pay did not lead to the payment window.
+#[derive(Debug, Clone)]
+enum PayProblem {
+    Api(api::ApiError),
+    /// The SDK's error code: the window did not open.
+    WindowNotOpened(String),
+}
+
+impl PayProblem {
+    fn message(&self, t: &Texts) -> String {
+        match self {
+            PayProblem::Api(error) => error.message(t),
+            PayProblem::WindowNotOpened(code) => fill(t.window_not_opened, &[code]),
         }
     }
 }
@@ -35,6 +54,8 @@ impl PayStep {
 /// The cart: products, quantities, total, and Pay.
 #[component]
 pub fn CartPage() -> impl IntoView {
+    let locale = use_locale();
+    let t = move || locale.texts();
     let catalog = Loaded::new(api::catalog);
     let cart = RwSignal::new(storage::load_cart().unwrap_or_else(Cart::starter));
     Effect::new(move |_| cart.with(storage::save_cart));
@@ -46,13 +67,13 @@ pub fn CartPage() -> impl IntoView {
 
     view! {
         <section class="card cart" aria-labelledby="cart-title">
-            <h1 id="cart-title">"Your cart"</h1>
+            <h1 id="cart-title">{move || t().cart_title}</h1>
             {move || match catalog.get() {
-                None => view! { <p class="muted" aria-busy="true">"Loading products…"</p> }.into_any(),
+                None => view! { <p class="muted" aria-busy="true">{move || t().loading_products}</p> }.into_any(),
                 Some(Err(error)) => view! {
                     <div class="notice error" role="alert">
-                        <p>{error.message()}</p>
-                        <button class="button secondary" on:click=move |_| catalog.reload()>"Try again"</button>
+                        <p>{move || error.message(t())}</p>
+                        <button class="button secondary" on:click=move |_| catalog.reload()>{move || t().try_again}</button>
                     </div>
                 }.into_any(),
                 Some(Ok(products)) => view! { <CartContents products=products cart=cart/> }.into_any(),
@@ -77,6 +98,8 @@ fn CartContents(products: Vec<Product>, cart: RwSignal<Cart>) -> impl IntoView {
 /// One product with its quantity stepper.
 #[component]
 fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
+    let locale = use_locale();
+    let t = move || locale.texts();
     let sku = product.sku.clone();
     let quantity = Memo::new({
         let sku = sku.clone();
@@ -92,18 +115,20 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
         }
     };
     let name = product.name.clone();
+    let (fewer, more, quantity_of) = (name.clone(), name.clone(), name);
+    let price = product.price;
     view! {
         <li class="line" data-sku=product.sku.clone()>
             <div class="line-text">
                 <h2 class="line-name">{product.name.clone()}</h2>
                 <p class="muted">{product.description.clone()}</p>
-                <p class="price">{format_krw(product.price)}</p>
+                <p class="price">{move || won(price, locale.get())}</p>
             </div>
-            <div class="stepper" role="group" aria-label=format!("Quantity of {name}")>
-                <button class="step" aria-label=format!("One fewer {name}") on:click=change(-1)
+            <div class="stepper" role="group" aria-label=move || fill(t().quantity_of, &[&quantity_of])>
+                <button class="step" aria-label=move || fill(t().one_fewer, &[&fewer]) on:click=change(-1)
                     disabled=move || { quantity.get() == 0 }>"−"</button>
                 <output class="quantity" aria-live="polite">{move || quantity.get()}</output>
-                <button class="step" aria-label=format!("One more {name}") on:click=change(1)
+                <button class="step" aria-label=move || fill(t().one_more, &[&more]) on:click=change(1)
                     disabled=move || { quantity.get() >= MAX_QUANTITY }>"+"</button>
             </div>
         </li>
@@ -113,8 +138,11 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
 /// The total and the Pay button, with the recent-order check before paying.
 #[component]
 fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
+    let locale = use_locale();
+    let t = move || locale.texts();
     let step = RwSignal::new(PayStep::Idle);
-    let error = RwSignal::new(None::<String>);
+    // Said in the language of the moment it is shown.
+    let error = RwSignal::new(None::<PayProblem>);
     let recent = RwSignal::new(None::<Order>);
     // Not a signal: re-renders cannot reset it, and it is set before anything awaits.
     let in_flight = Arc::new(AtomicBool::new(false));
@@ -126,17 +154,21 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
             step.set(PayStep::CreatingOrder);
             let request = CreateOrderRequest { items: cart.get_untracked().to_request() };
             spawn_local(async move {
-                match api::create_order(&request).await {
-                    Ok(created) => {
-                        step.set(PayStep::Redirecting);
-                        let _ = window().location().assign(&created.payment_window_url);
-                    }
-                    Err(failure) => {
-                        error.set(Some(failure.message()));
-                        step.set(PayStep::Idle);
-                        in_flight.store(false, Ordering::SeqCst);
-                    }
-                }
+                // The SDK is asked for before the order exists: without it there is nothing to pay with.
+                let opened = match api::payment_sdk().await {
+                    Ok(sdk) => match api::create_order(&request).await {
+                        Ok(created) => {
+                            step.set(PayStep::Redirecting);
+                            // Returns only if the window did not open.
+                            PayProblem::WindowNotOpened(payment_sdk::pay(&sdk, &created).await)
+                        }
+                        Err(failure) => PayProblem::Api(failure),
+                    },
+                    Err(failure) => PayProblem::Api(failure),
+                };
+                error.set(Some(opened));
+                step.set(PayStep::Idle);
+                in_flight.store(false, Ordering::SeqCst);
             });
         }
     };
@@ -187,10 +219,12 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     view! {
         <div class="summary">
             <p class="total">
-                <span>"Total"</span>
-                <strong data-testid="cart-total">{move || format_krw(total.get())}</strong>
+                <span>{move || t().total}</span>
+                <strong data-testid="cart-total">{move || won(total.get(), locale.get())}</strong>
             </p>
-            {move || error.get().map(|message| view! { <p class="notice error" role="alert">{message}</p> })}
+            {move || error.get().map(|problem| view! {
+                <p class="notice error" role="alert" data-testid="pay-error">{problem.message(t())}</p>
+            })}
             <button
                 class="button primary pay"
                 data-testid="pay"
@@ -198,9 +232,9 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
                 aria-disabled=move || (step.get() != PayStep::Idle).to_string()
                 disabled=move || total.get() == 0
             >
-                {move || step.get().label(total.get())}
+                {move || step.get().label(total.get(), locale.get())}
             </button>
-            <p class="muted small">"You will choose a test card in the payment window."</p>
+            <p class="muted small">{move || t().pay_note}</p>
             {move || recent.get().map(|order| view! { <RecentOrderDialog order=order on_close=on_choice/> })}
         </div>
     }
