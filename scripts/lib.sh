@@ -21,3 +21,10 @@ wasm_bindgen_version() {
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
+
+# The first URL a background process wrote to FILE, once it has written one.
+url_printed_in() {
+  local url=""
+  until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | head -1) && [ -n "$url" ]; do sleep 0.1; done
+  echo "$url"
+}
