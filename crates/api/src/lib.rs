@@ -22,7 +22,8 @@ pub use catalog::Product;
 pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, RequestedItem,
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, OrderSummary, PlacedOrder,
+    RequestedItem,
 };
 
 /// Header that carries the page's idempotency key on the confirm POST.
