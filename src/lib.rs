@@ -5,7 +5,7 @@
 //! - `flow`: the confirm page's payment flow, a pure state machine (unit-tested natively).
 //! - `cart`: the cart's quantities and total, pure.
 //! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
-//! - `storage`: attempts and the cart in `localStorage`.
+//! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
 //! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
 //! - `payment_sdk`: the PG's JavaScript SDK, loaded and called to open its window.
@@ -22,6 +22,7 @@ pub mod components;
 pub mod flow;
 pub mod format;
 pub mod i18n;
+pub mod json;
 pub mod loader;
 pub mod nav_guard;
 pub mod pages;

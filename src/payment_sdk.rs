@@ -5,10 +5,12 @@
 //! In this redirect mode the browser leaves for the window; a request the SDK
 //! refuses rejects with one of its error codes, which the page words itself.
 
-use payonce_api::{CreatedOrder, PaymentSdk};
+use payonce_api::{PaymentSdk, PlacedOrder};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
+
+use crate::json;
 
 /// Toss's value for a customer without an account (`TossPayments.ANONYMOUS`).
 const ANONYMOUS: &str = "@@ANONYMOUS";
@@ -42,32 +44,38 @@ struct CardPayment<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Customer {
+    customer_key: &'static str,
+}
+
+#[derive(Serialize)]
 struct Amount {
     currency: &'static str,
     value: u64,
 }
 
-/// Asks the PG for a card payment of `created`. Returns only if the window did
+/// Asks the PG for a card payment of `order`. Returns only if the window did
 /// not open: the SDK's error code (or [`SDK_UNAVAILABLE`]).
-pub async fn pay(sdk: &PaymentSdk, created: &CreatedOrder) -> String {
+pub async fn pay(sdk: &PaymentSdk, order: &PlacedOrder) -> String {
     if let Err(code) = load(&sdk.url).await {
         return code;
     }
     let request = CardPayment {
         method: "CARD",
-        amount: Amount { currency: "KRW", value: created.order.amount },
-        order_id: &created.order.order_id,
-        order_name: &created.order.order_name,
-        success_url: &created.success_url,
-        fail_url: &created.fail_url,
+        amount: Amount { currency: "KRW", value: order.amount },
+        order_id: &order.order_id,
+        order_name: &order.order_name,
+        success_url: &order.success_url,
+        fail_url: &order.fail_url,
     };
-    let Ok(request) = serde_json::to_string(&request).map(|json| js_sys::JSON::parse(&json)) else {
+    let (Some(request), Some(options)) = (json::to_js(&request), json::to_js(&Customer { customer_key: ANONYMOUS }))
+    else {
         return SDK_UNAVAILABLE.to_owned();
     };
-    let options = js_sys::JSON::parse(&format!(r#"{{"customerKey":"{ANONYMOUS}"}}"#)).unwrap_or(JsValue::NULL);
     let requested = toss_payments(&sdk.client_key)
         .and_then(|toss| toss.payment(&options))
-        .and_then(|window| window.request_payment(&request.unwrap_or(JsValue::NULL)));
+        .and_then(|window| window.request_payment(&request));
     let outcome = match requested {
         Ok(promise) => JsFuture::from(promise).await,
         Err(error) => Err(error),

@@ -9,6 +9,9 @@
 //! The catalogs are plain `&'static str` with numbered holes (`{0}`), filled by
 //! [`fill`]: a few kilobytes of text and one small function, where an i18n
 //! crate would have cost far more of the first load (see ARCHITECTURE.md).
+//! [`tr!`] names one text: a bundle then carries only the texts it names (the
+//! cart, on the first load, none of the other pages' sentences), where going
+//! through a `&Texts` brings the whole catalog along.
 
 mod en;
 mod ko;
@@ -17,6 +20,17 @@ use leptos::prelude::*;
 
 pub use en::EN;
 pub use ko::KO;
+
+/// One text of `lang`'s catalog, by its field: `tr!(lang, cart_title)`.
+#[macro_export]
+macro_rules! tr {
+    ($lang:expr, $($field:ident).+) => {
+        match $lang {
+            $crate::i18n::Lang::En => $crate::i18n::EN.$($field).+,
+            $crate::i18n::Lang::Ko => $crate::i18n::KO.$($field).+,
+        }
+    };
+}
 
 /// A language of the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,15 +3,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use payonce_api::{CreateOrderRequest, Order, Product};
+use payonce_api::{CreateOrderRequest, OrderSummary, Product};
 
 use crate::api;
 use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
-use crate::i18n::{Lang, Texts, fill, use_locale, won};
+use crate::i18n::{Lang, fill, use_locale, won};
 use crate::loader::Loaded;
 use crate::payment_sdk;
 use crate::storage;
+use crate::tr;
 
 /// Where the Pay button is in its short journey to the PG window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,11 +26,10 @@ enum PayStep {
 
 impl PayStep {
     fn label(self, total: u64, lang: Lang) -> String {
-        let t = lang.texts();
         match self {
-            PayStep::Idle | PayStep::AwaitingChoice => fill(t.pay, &[&won(total, lang)]),
-            PayStep::CheckingRecent | PayStep::CreatingOrder => t.creating_order.to_owned(),
-            PayStep::Redirecting => t.opening_window.to_owned(),
+            PayStep::Idle | PayStep::AwaitingChoice => fill(tr!(lang, pay), &[&won(total, lang)]),
+            PayStep::CheckingRecent | PayStep::CreatingOrder => tr!(lang, creating_order).to_owned(),
+            PayStep::Redirecting => tr!(lang, opening_window).to_owned(),
         }
     }
 }
@@ -43,10 +43,10 @@ enum PayProblem {
 }
 
 impl PayProblem {
-    fn message(&self, t: &Texts) -> String {
+    fn message(&self, lang: Lang) -> String {
         match self {
-            PayProblem::Api(error) => error.message(t),
-            PayProblem::WindowNotOpened(code) => fill(t.window_not_opened, &[code]),
+            PayProblem::Api(error) => error.message(lang),
+            PayProblem::WindowNotOpened(code) => fill(tr!(lang, window_not_opened), &[code]),
         }
     }
 }
@@ -55,7 +55,6 @@ impl PayProblem {
 #[component]
 pub fn CartPage() -> impl IntoView {
     let locale = use_locale();
-    let t = move || locale.texts();
     let catalog = Loaded::new(api::catalog);
     let cart = RwSignal::new(storage::load_cart().unwrap_or_else(Cart::starter));
     Effect::new(move |_| cart.with(storage::save_cart));
@@ -67,13 +66,13 @@ pub fn CartPage() -> impl IntoView {
 
     view! {
         <section class="card cart" aria-labelledby="cart-title">
-            <h1 id="cart-title">{move || t().cart_title}</h1>
+            <h1 id="cart-title">{move || tr!(locale.get(), cart_title)}</h1>
             {move || match catalog.get() {
-                None => view! { <p class="muted" aria-busy="true">{move || t().loading_products}</p> }.into_any(),
+                None => view! { <p class="muted" aria-busy="true">{move || tr!(locale.get(), loading_products)}</p> }.into_any(),
                 Some(Err(error)) => view! {
                     <div class="notice error" role="alert">
-                        <p>{move || error.message(t())}</p>
-                        <button class="button secondary" on:click=move |_| catalog.reload()>{move || t().try_again}</button>
+                        <p>{move || error.message(locale.get())}</p>
+                        <button class="button secondary" on:click=move |_| catalog.reload()>{move || tr!(locale.get(), try_again)}</button>
                     </div>
                 }.into_any(),
                 Some(Ok(products)) => view! { <CartContents products=products cart=cart/> }.into_any(),
@@ -99,7 +98,6 @@ fn CartContents(products: Vec<Product>, cart: RwSignal<Cart>) -> impl IntoView {
 #[component]
 fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
     let locale = use_locale();
-    let t = move || locale.texts();
     let sku = product.sku.clone();
     let quantity = Memo::new({
         let sku = sku.clone();
@@ -124,11 +122,11 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
                 <p class="muted">{product.description.clone()}</p>
                 <p class="price">{move || won(price, locale.get())}</p>
             </div>
-            <div class="stepper" role="group" aria-label=move || fill(t().quantity_of, &[&quantity_of])>
-                <button class="step" aria-label=move || fill(t().one_fewer, &[&fewer]) on:click=change(-1)
+            <div class="stepper" role="group" aria-label=move || fill(tr!(locale.get(), quantity_of), &[&quantity_of])>
+                <button class="step" aria-label=move || fill(tr!(locale.get(), one_fewer), &[&fewer]) on:click=change(-1)
                     disabled=move || { quantity.get() == 0 }>"−"</button>
                 <output class="quantity" aria-live="polite">{move || quantity.get()}</output>
-                <button class="step" aria-label=move || fill(t().one_more, &[&more]) on:click=change(1)
+                <button class="step" aria-label=move || fill(tr!(locale.get(), one_more), &[&more]) on:click=change(1)
                     disabled=move || { quantity.get() >= MAX_QUANTITY }>"+"</button>
             </div>
         </li>
@@ -139,11 +137,10 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
 #[component]
 fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     let locale = use_locale();
-    let t = move || locale.texts();
     let step = RwSignal::new(PayStep::Idle);
     // Said in the language of the moment it is shown.
     let error = RwSignal::new(None::<PayProblem>);
-    let recent = RwSignal::new(None::<Order>);
+    let recent = RwSignal::new(None::<OrderSummary>);
     // Not a signal: re-renders cannot reset it, and it is set before anything awaits.
     let in_flight = Arc::new(AtomicBool::new(false));
 
@@ -219,11 +216,11 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     view! {
         <div class="summary">
             <p class="total">
-                <span>{move || t().total}</span>
+                <span>{move || tr!(locale.get(), total)}</span>
                 <strong data-testid="cart-total">{move || won(total.get(), locale.get())}</strong>
             </p>
             {move || error.get().map(|problem| view! {
-                <p class="notice error" role="alert" data-testid="pay-error">{problem.message(t())}</p>
+                <p class="notice error" role="alert" data-testid="pay-error">{problem.message(locale.get())}</p>
             })}
             <button
                 class="button primary pay"
@@ -234,7 +231,7 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
             >
                 {move || step.get().label(total.get(), locale.get())}
             </button>
-            <p class="muted small">{move || t().pay_note}</p>
+            <p class="muted small">{move || tr!(locale.get(), pay_note)}</p>
             {move || recent.get().map(|order| view! { <RecentOrderDialog order=order on_close=on_choice/> })}
         </div>
     }

@@ -36,7 +36,7 @@ pub fn OrderPage() -> impl IntoView {
                 }.into_any(),
                 Some(Err(error)) => view! {
                     <h1 id="order-title">{t().order_title}</h1>
-                    <p class="notice error" role="alert">{error.message(t())}</p>
+                    <p class="notice error" role="alert">{error.message(locale.get())}</p>
                 }.into_any(),
                 Some(Ok(order)) => view! { <OrderDetails order=order/> }.into_any(),
             }}

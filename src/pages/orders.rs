@@ -26,7 +26,7 @@ pub fn OrdersPage() -> impl IntoView {
             <h1 id="orders-title">{move || t().orders_title}</h1>
             {move || match orders.get() {
                 None => view! { <p class="muted" aria-busy="true">{t().loading_orders}</p> }.into_any(),
-                Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message(t())}</p> }.into_any(),
+                Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message(locale.get())}</p> }.into_any(),
                 Some(Ok(list)) if list.is_empty() => view! {
                     <p>{t().no_orders}</p>
                     <div class="actions"><a href="/" class="button primary">{t().go_to_cart}</a></div>

@@ -200,7 +200,7 @@ fn new_key() -> String {
 fn check_of(answer: Result<Order, ApiError>) -> Check {
     match answer {
         Ok(order) => classify_poll(&order),
-        Err(ApiError::Server { body, .. }) => classify_refused_check(body.as_deref().map(|body| body.code.as_str())),
+        Err(ApiError::Server { code, .. }) => classify_refused_check(code.as_deref()),
         Err(ApiError::Network(_) | ApiError::Decode(_)) => Check::NothingLearned,
     }
 }
