@@ -13,11 +13,16 @@ need npm "install Node.js 20 or later"
 # Network-bound installs run in the background while cargo compiles.
 background=()
 
-if [ ! -x /usr/bin/chromium ]; then
-  say "installing Chromium (Debian package) in the background"
-  (as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null) \
+# Chromium for the journeys; a Korean font so that screenshots (and people
+# watching a journey) see the Korean page as it is, not as empty boxes.
+debian_packages=()
+[ -x /usr/bin/chromium ] || debian_packages+=(chromium)
+[ -n "$(fc-list :lang=ko 2>/dev/null)" ] || debian_packages+=(fonts-nanum)
+if [ "${#debian_packages[@]}" -gt 0 ]; then
+  say "installing ${debian_packages[*]} (Debian packages) in the background"
+  (as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${debian_packages[@]}" >/dev/null) \
     >"$TOOLS_DIR.apt.log" 2>&1 &
-  background+=("$!:chromium:$TOOLS_DIR.apt.log")
+  background+=("$!:${debian_packages[*]}:$TOOLS_DIR.apt.log")
 fi
 
 if [ "$("$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | awk '{print $3}')" != "$BINARYEN_VERSION" ]; then
