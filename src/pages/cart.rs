@@ -94,6 +94,20 @@ fn CartContents(products: Vec<Product>, cart: RwSignal<Cart>) -> impl IntoView {
     }
 }
 
+fn product_name(product: &Product, lang: Lang) -> &str {
+    match lang {
+        Lang::En => &product.name,
+        Lang::Ko => &product.name_ko,
+    }
+}
+
+fn product_description(product: &Product, lang: Lang) -> &str {
+    match lang {
+        Lang::En => &product.description,
+        Lang::Ko => &product.description_ko,
+    }
+}
+
 /// One product with its quantity stepper.
 #[component]
 fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
@@ -112,21 +126,28 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
             })
         }
     };
-    let name = product.name.clone();
-    let (fewer, more, quantity_of) = (name.clone(), name.clone(), name);
     let price = product.price;
+    let sku_attribute = product.sku.clone();
+    let product = StoredValue::new(product);
+    // The product's name or description in the page's language.
+    let said =
+        move |part: fn(&Product, Lang) -> &str| product.with_value(|product| part(product, locale.get()).to_owned());
+    let labelled = move |template: fn(Lang) -> &'static str| {
+        let lang = locale.get();
+        fill(template(lang), &[&said(product_name)])
+    };
     view! {
-        <li class="line" data-sku=product.sku.clone()>
+        <li class="line" data-sku=sku_attribute>
             <div class="line-text">
-                <h2 class="line-name">{product.name.clone()}</h2>
-                <p class="muted">{product.description.clone()}</p>
+                <h2 class="line-name">{move || said(product_name)}</h2>
+                <p class="muted">{move || said(product_description)}</p>
                 <p class="price">{move || won(price, locale.get())}</p>
             </div>
-            <div class="stepper" role="group" aria-label=move || fill(tr!(locale.get(), quantity_of), &[&quantity_of])>
-                <button class="step" aria-label=move || fill(tr!(locale.get(), one_fewer), &[&fewer]) on:click=change(-1)
+            <div class="stepper" role="group" aria-label=move || labelled(|lang| tr!(lang, quantity_of))>
+                <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_fewer)) on:click=change(-1)
                     disabled=move || { quantity.get() == 0 }>"−"</button>
                 <output class="quantity" aria-live="polite">{move || quantity.get()}</output>
-                <button class="step" aria-label=move || fill(tr!(locale.get(), one_more), &[&more]) on:click=change(1)
+                <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_more)) on:click=change(1)
                     disabled=move || { quantity.get() >= MAX_QUANTITY }>"+"</button>
             </div>
         </li>
