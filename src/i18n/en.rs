@@ -3,6 +3,7 @@
 use super::{Reasons, Texts};
 
 pub const EN: Texts = Texts {
+    page_title: "payonce — checkout",
     skip_to_content: "Skip to content",
     brand_tag: " coffee",
     nav_label: "Main",
