@@ -14,11 +14,11 @@ trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
 target/debug/fake-pg --listen 127.0.0.1:0 >"$work/pg.out" 2>/dev/null &
 pids+=("$!")
-until pg_url=$(grep -o 'http://[0-9.:]*' "$work/pg.out" 2>/dev/null | head -1) && [ -n "$pg_url" ]; do sleep 0.1; done
+pg_url=$(url_in "$work/pg.out")
 cargo build --quiet --profile server -p payonce-server
 target/server/payonce-server --listen 127.0.0.1:0 --db "$work/bench.db" --static-dir dist --pg-url "$pg_url" \
   >"$work/server.out" 2>/dev/null &
 pids+=("$!")
-until shop_url=$(grep -o 'http://[0-9.:]*' "$work/server.out" 2>/dev/null | head -1) && [ -n "$shop_url" ]; do sleep 0.1; done
+shop_url=$(url_in "$work/server.out")
 
 cd e2e && node bench/page-load.mjs "$shop_url/" "${1:-15}"

@@ -14,8 +14,12 @@ need npm "install Node.js 20 or later"
 # Network-bound installs run in the background while cargo compiles.
 background=()
 
+# Chromium for the journeys; a Korean font so that screenshots (and people
+# watching a journey) see the Korean page as it is, not as empty boxes;
+# PostgreSQL and haproxy for the cluster.
 debian_packages=()
 [ -x /usr/bin/chromium ] || debian_packages+=(chromium)
+[ -n "$(fc-list :lang=ko 2>/dev/null)" ] || debian_packages+=(fonts-nanum)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || debian_packages+=(postgresql)
 [ -x /usr/sbin/haproxy ] || debian_packages+=(haproxy)
 if [ "${#debian_packages[@]}" -gt 0 ]; then

@@ -8,34 +8,39 @@ use std::time::Duration;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use leptos::prelude::window;
 use payonce_api::{
-    ApiErrorBody, ConfirmRequest, CreateOrderRequest, CreatedOrder, IDEMPOTENCY_KEY_HEADER, Order, PageConfig, Product,
+    ConfirmRequest, CreateOrderRequest, IDEMPOTENCY_KEY_HEADER, Order, OrderSummary, PageConfig, PaymentSdk,
+    PlacedOrder, Product,
 };
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::flow::ConfirmReply;
+use crate::i18n::{Lang, fill};
+use crate::json;
+use crate::tr;
 
 /// Why a call did not give what was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {
     /// No response: offline, server down, or aborted.
     Network(String),
-    /// The server answered with an error.
-    Server { status: u16, body: Option<Box<ApiErrorBody>> },
+    /// The server answered with an error, and its code if it gave one.
+    Server { status: u16, code: Option<String> },
     /// The server answered something this page cannot read.
     Decode(String),
 }
 
 impl ApiError {
-    /// A sentence for the customer.
-    pub fn message(&self) -> String {
+    /// A sentence for the customer, in the page's words: the server's own
+    /// message is for developers, and in English only.
+    pub fn message(&self, lang: Lang) -> String {
         match self {
-            ApiError::Network(_) => "We could not reach the shop. Check your connection and try again.".to_owned(),
-            ApiError::Server { body: Some(body), .. } => body.message.clone(),
-            ApiError::Server { status, body: None } => format!("The shop answered with an error ({status})."),
-            ApiError::Decode(_) => "The shop sent an answer this page could not read.".to_owned(),
+            ApiError::Network(_) => tr!(lang, network_error).to_owned(),
+            ApiError::Server { status, .. } => fill(tr!(lang, server_error), &[&status.to_string()]),
+            ApiError::Decode(_) => tr!(lang, unreadable_answer).to_owned(),
         }
     }
 }
@@ -49,12 +54,26 @@ async fn send(request: RequestBuilder) -> Result<Response, ApiError> {
     request.send().await.map_err(|error| ApiError::Network(error.to_string()))
 }
 
+/// The body as `T`, parsed by the browser; an error's code.
 async fn json<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
     if !response.ok() {
+        /// Only the code of an error body: what the page acts on.
+        #[derive(Deserialize)]
+        struct Code {
+            code: String,
+        }
         let status = response.status();
-        return Err(ApiError::Server { status, body: response.json().await.ok().map(Box::new) });
+        let code = body::<Code>(response).await.ok().map(|body| body.code);
+        return Err(ApiError::Server { status, code });
     }
-    response.json().await.map_err(|error| ApiError::Decode(error.to_string()))
+    body(response).await.map_err(ApiError::Decode)
+}
+
+async fn body<T: DeserializeOwned>(response: Response) -> Result<T, String> {
+    let response = web_sys::Response::from(response);
+    let parsing = response.json().map_err(|_| "the body was read already".to_owned())?;
+    let value = JsFuture::from(parsing).await.map_err(|_| "the body is not JSON".to_owned())?;
+    json::from_js(value)
 }
 
 async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
@@ -75,9 +94,25 @@ pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
     send_within(Request::get("/api/config"), within).await
 }
 
+/// The PG's SDK, from the same `/api/config` (the page needs only this part of it here).
+pub async fn payment_sdk() -> Result<PaymentSdk, ApiError> {
+    #[derive(Deserialize)]
+    struct SdkPart {
+        payment_sdk: PaymentSdk,
+    }
+    get::<SdkPart>("/api/config").await.map(|config| config.payment_sdk)
+}
+
 /// One check of an order; a check that hangs past `within` learned nothing.
 pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiError> {
     send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await
+}
+
+/// One check that the server may hold up to `wait_ms` until the order changes;
+/// it gives up `within` after the wait.
+pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration) -> Result<Order, ApiError> {
+    let path = format!("/api/orders/{}?wait={wait_ms}ms", segment(order_id));
+    send_within(Request::get(&path), within + Duration::from_millis(wait_ms)).await
 }
 
 /// Asks the server to close an order that never got a confirm, as FAILED. The
@@ -91,7 +126,7 @@ pub async fn catalog() -> Result<Vec<Product>, ApiError> {
 }
 
 /// The customer's order paid or being paid in the last ten minutes, if any.
-pub async fn recent_payment() -> Result<Option<Order>, ApiError> {
+pub async fn recent_payment() -> Result<Option<OrderSummary>, ApiError> {
     get("/api/orders/recent").await
 }
 
@@ -103,9 +138,12 @@ pub async fn order(order_id: &str) -> Result<Order, ApiError> {
     get(&format!("/api/orders/{}", segment(order_id))).await
 }
 
-pub async fn create_order(request: &CreateOrderRequest) -> Result<CreatedOrder, ApiError> {
-    let builder = Request::post("/api/orders");
-    let request = builder.json(request).map_err(|error| ApiError::Decode(error.to_string()))?;
+pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, ApiError> {
+    let body = json::stringify(request).ok_or_else(|| ApiError::Decode("the cart cannot be written".into()))?;
+    let request = Request::post("/api/orders")
+        .header("Content-Type", "application/json")
+        .body(body)
+        .map_err(|error| ApiError::Decode(error.to_string()))?;
     json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
 }
 

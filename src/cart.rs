@@ -61,7 +61,14 @@ mod tests {
     fn products() -> Vec<Product> {
         [("A", 12_900), ("B", 8_500)]
             .into_iter()
-            .map(|(sku, price)| Product { sku: sku.into(), name: sku.into(), description: String::new(), price })
+            .map(|(sku, price)| Product {
+                sku: sku.into(),
+                name: sku.into(),
+                description: String::new(),
+                name_ko: sku.into(),
+                description_ko: String::new(),
+                price,
+            })
             .collect()
     }
 

@@ -5,11 +5,13 @@
 //! - `flow`: the confirm page's payment flow, a pure state machine (unit-tested natively).
 //! - `cart`: the cart's quantities and total, pure.
 //! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
-//! - `storage`: attempts and the cart in `localStorage`.
+//! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
 //! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
+//! - `payment_sdk`: the PG's JavaScript SDK, loaded and called to open its window.
 //! - `loader`: data a page loads from the API, as a signal.
-//! - `clock`, `format`: the time now, and dates and amounts as people read them.
+//! - `clock`, `format`: the time now, and dates as people read them.
+//! - `i18n`: the Korean and English catalogs, the language in use, won amounts.
 //! - `components`: header, toasts, status badges, the recent-order dialog.
 //! - `pages`: one module per route.
 
@@ -19,9 +21,12 @@ pub mod clock;
 pub mod components;
 pub mod flow;
 pub mod format;
+pub mod i18n;
+pub mod json;
 pub mod loader;
 pub mod nav_guard;
 pub mod pages;
+pub mod payment_sdk;
 pub mod storage;
 pub mod tab_claim;
 
@@ -37,6 +42,7 @@ use crate::components::toast::{ToastRegion, Toaster};
 /// route but `/`, and for `/` too under `trunk serve`.
 #[component]
 pub fn App() -> impl IntoView {
+    i18n::Locale::provide();
     provide_context(Toaster::new());
     view! {
         <Router>
@@ -60,6 +66,7 @@ pub fn App() -> impl IntoView {
 /// what the cart needs, about half of `App`'s wasm.
 #[component]
 pub fn CartApp() -> impl IntoView {
+    i18n::Locale::provide();
     view! {
         <SiteHeader pathname=Signal::stored("/".to_owned())/>
         <main id="main" class="page">

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cart::Cart;
 use crate::flow::{Millis, Outcome, StoredAttempt};
+use crate::json;
 
 const ATTEMPT_PREFIX: &str = "payonce.attempt.";
 const CLAIM_PREFIX: &str = "payonce.claim.";
@@ -21,12 +22,12 @@ fn local_storage() -> Option<web_sys::Storage> {
 
 fn read<T: DeserializeOwned>(key: &str) -> Option<T> {
     let text = local_storage()?.get_item(key).ok().flatten()?;
-    serde_json::from_str(&text).ok()
+    json::parse(&text)
 }
 
 fn write<T: Serialize>(key: &str, value: &T) -> Result<(), String> {
     let storage = local_storage().ok_or("localStorage is not available")?;
-    let text = serde_json::to_string(value).map_err(|error| error.to_string())?;
+    let text = json::stringify(value).ok_or("the value cannot be written as JSON")?;
     storage.set_item(key, &text).map_err(|_| "localStorage refused the write (full or disabled)".to_owned())
 }
 

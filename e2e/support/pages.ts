@@ -28,7 +28,8 @@ export class CartPage {
   async open(): Promise<void> {
     await this.page.goto('/');
     await expect(this.pay).toBeEnabled();
-    await expect(this.pay).toHaveText(/^Pay ₩/);
+    // "Pay ₩12,900", or "12,900원 결제하기" in Korean: the cart has its products.
+    await expect(this.pay).toHaveText(/^Pay ₩|원 결제하기$/);
   }
 
   /** Clicks Pay and waits for the PG's payment window. */
@@ -48,6 +49,12 @@ export class PgWindow {
 
   card(scenario: Scenario): Locator {
     return this.page.locator(`[data-scenario="${scenario}"]`);
+  }
+
+  /** Closes the window (its ✕), as a customer who changed their mind: back to the shop's fail page. */
+  async close(): Promise<void> {
+    await this.page.locator('[data-action="close"]').click();
+    await this.page.waitForURL(/\/pay\/fail\?/);
   }
 
   /** Chooses a test card; the window sends the customer back to the shop. */

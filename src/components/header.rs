@@ -1,19 +1,27 @@
 use leptos::prelude::*;
 
-/// The shop's name and the way to past orders. `pathname` marks the current
-/// section; links are plain anchors, which the router (where there is one)
-/// turns into in-app navigation.
+use crate::i18n::use_locale;
+use crate::tr;
+
+/// The shop's name, the way to past orders, and the language switch.
+/// `pathname` marks the current section; links are plain anchors, which the
+/// router (where there is one) turns into in-app navigation.
 #[component]
 pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
+    let locale = use_locale();
     let current = move |section: Section| section.contains(&pathname.read()).then_some("page");
     view! {
         <header class="site-header">
-            <a class="skip-link" href="#main">"Skip to content"</a>
-            <a href="/" class="brand">"payonce"<span class="brand-tag">" coffee"</span></a>
-            <nav aria-label="Main">
-                <a href="/" aria-current=move || current(Section::Cart)>"Cart"</a>
-                <a href="/orders" aria-current=move || current(Section::Orders)>"Orders"</a>
+            <a class="skip-link" href="#main">{move || tr!(locale.get(), skip_to_content)}</a>
+            <a href="/" class="brand">"payonce"<span class="brand-tag">{move || tr!(locale.get(), brand_tag)}</span></a>
+            <nav aria-label=move || tr!(locale.get(), nav_label)>
+                <a href="/" aria-current=move || current(Section::Cart)>{move || tr!(locale.get(), nav_cart)}</a>
+                <a href="/orders" aria-current=move || current(Section::Orders)>{move || tr!(locale.get(), nav_orders)}</a>
             </nav>
+            <button class="lang-switch" data-testid="lang-switch" lang=move || locale.get().other().tag()
+                aria-label=move || tr!(locale.get(), switch_label) on:click=move |_| locale.set(locale.get().other())>
+                {move || tr!(locale.get(), switch_to_other)}
+            </button>
         </header>
     }
 }

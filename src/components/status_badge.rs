@@ -1,22 +1,25 @@
 use leptos::prelude::*;
 use payonce_api::OrderStatus;
 
-/// A word and a colour for an order's status.
-pub fn label(status: OrderStatus) -> &'static str {
+use crate::i18n::{Texts, use_locale};
+
+/// A word for an order's status.
+pub fn label(status: OrderStatus, t: &Texts) -> &'static str {
     match status {
-        OrderStatus::Created => "Not paid",
-        OrderStatus::Pending => "Processing",
-        OrderStatus::Paid => "Paid",
-        OrderStatus::Failed => "Failed",
-        OrderStatus::Unknown => "Confirming",
-        OrderStatus::Canceled => "Refunded",
-        OrderStatus::PartiallyRefunded => "Partly refunded",
+        OrderStatus::Created => t.status_created,
+        OrderStatus::Pending => t.status_pending,
+        OrderStatus::Paid => t.status_paid,
+        OrderStatus::Failed => t.status_failed,
+        OrderStatus::Unknown => t.status_unknown,
+        OrderStatus::Canceled => t.status_canceled,
+        OrderStatus::PartiallyRefunded => t.status_partially_refunded,
     }
 }
 
-/// The order status as a badge.
+/// The order status as a badge, with a colour per status.
 #[component]
 pub fn StatusBadge(status: OrderStatus) -> impl IntoView {
+    let locale = use_locale();
     let class = format!("badge badge-{}", status.as_str().to_lowercase());
-    view! { <span class=class data-status=status.as_str()>{label(status)}</span> }
+    view! { <span class=class data-status=status.as_str()>{move || label(status, locale.texts())}</span> }
 }

@@ -12,6 +12,8 @@
 //!   claim sends; the others check;
 //! - a timeout, a network error, a 5xx, a 409 or a 202 mean "unknown": check, do not resend;
 //! - checking lasts until the server can no longer be working on the payment;
+//! - each check may wait on the server for the order to change, so a final status
+//!   is seen the moment it is known; checks still start about an interval apart;
 //! - only the server says "not charged": when checking ends and the server had never
 //!   received the confirm, the page asks it to close the order and shows its answer;
 //! - a reload with a stored attempt resumes checking, or shows the stored outcome.
@@ -36,19 +38,26 @@ pub struct SuccessParams {
     pub amount: u64,
 }
 
+/// Why a success link cannot be confirmed (the page words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvalidLink {
+    /// The payment key, the order or the amount is missing.
+    Missing,
+    /// The amount, as written in the link, is not a whole number of won.
+    Amount(String),
+}
+
 impl SuccessParams {
     /// Reads `paymentKey`, `orderId` and `amount` as the PG's success redirect sends
-    /// them, or says what is missing.
-    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    /// them, or says what is wrong.
+    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Result<Self, InvalidLink> {
         let field = |name: &str| get(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
         let (Some(payment_key), Some(order_id), Some(amount)) =
             (field("paymentKey"), field("orderId"), field("amount"))
         else {
-            return Err("The payment window did not send back the payment key, order and amount.".to_owned());
+            return Err(InvalidLink::Missing);
         };
-        let amount = amount
-            .parse::<u64>()
-            .map_err(|_| format!("The amount {amount:?} in this link is not a whole number of won."))?;
+        let amount = amount.parse::<u64>().map_err(|_| InvalidLink::Amount(amount))?;
         Ok(Self { payment_key, order_id, amount })
     }
 }
@@ -127,7 +136,7 @@ pub enum State {
     },
     /// The page was opened without what a confirm needs.
     Invalid {
-        message: String,
+        reason: InvalidLink,
     },
 }
 
@@ -187,7 +196,7 @@ impl State {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The page has its timings and has looked for a stored attempt.
-    Opened { params: Result<SuccessParams, String>, stored: Option<StoredAttempt>, now: Millis },
+    Opened { params: Result<SuccessParams, InvalidLink>, stored: Option<StoredAttempt>, now: Millis },
     /// The check made before sending, because no attempt was stored, ended.
     Verified { check: Check, now: Millis },
     /// This tab learned whether it holds the order's claim among this browser's tabs
@@ -242,8 +251,10 @@ pub enum Effect {
     SchedulePoll {
         after_ms: u64,
     },
+    /// Check the order, letting the server hold the check up to `wait_ms` for a change.
     Poll {
         order_id: String,
+        wait_ms: u64,
     },
     /// Ask the server to close the order if it still has no confirm (`AbandonReplied`).
     Abandon {
@@ -276,6 +287,9 @@ pub struct Flow {
     attempt_stored: bool,
     /// What the latest informative check said: whether the server has the confirm.
     server_has_confirm: Option<bool>,
+    /// When the check in flight (or the last one) started: the next starts an
+    /// interval after it, however long the server held it.
+    poll_started_at: Millis,
 }
 
 impl Flow {
@@ -287,6 +301,7 @@ impl Flow {
             confirm_sent: false,
             attempt_stored: false,
             server_has_confirm: None,
+            poll_started_at: 0,
         }
     }
 
@@ -337,7 +352,10 @@ impl Flow {
                     None => vec![],
                 }
             }
-            (State::Checking { .. }, Event::PollDue { .. }) => vec![Effect::Poll { order_id: self.order_id() }],
+            (State::Checking { .. }, Event::PollDue { now }) => {
+                self.poll_started_at = now;
+                vec![Effect::Poll { order_id: self.order_id(), wait_ms: self.timings.check_wait_ms }]
+            }
             (
                 State::Checking { started_at, polls_done, polls_total, window_ends_at },
                 Event::PollReplied { check, now },
@@ -353,7 +371,10 @@ impl Flow {
                     return self.stop_checking(started_at, polls_total, window_ends_at);
                 }
                 self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
-                vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms }]
+                // A check the server held for its whole wait is followed at once; one
+                // answered early (a change that settles nothing) after the rest of the interval.
+                let since_start = now.saturating_sub(self.poll_started_at);
+                vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms.saturating_sub(since_start) }]
             }
             (State::Closing { .. }, Event::AbandonReplied { check, .. }) => match check {
                 Check::Settled(verdict) => self.settle(verdict),
@@ -370,14 +391,14 @@ impl Flow {
 
     fn open(
         &mut self,
-        params: Result<SuccessParams, String>,
+        params: Result<SuccessParams, InvalidLink>,
         stored: Option<StoredAttempt>,
         now: Millis,
     ) -> Vec<Effect> {
         let params = match params {
             Ok(params) => params,
-            Err(message) => {
-                self.state = State::Invalid { message };
+            Err(reason) => {
+                self.state = State::Invalid { reason };
                 return vec![];
             }
         };
@@ -449,8 +470,9 @@ impl Flow {
         effects
     }
 
-    /// Enters `checking`: the first check after one interval, and as many checks as
-    /// it takes to outlast the server's own deadline for a payment sent at `started_at`.
+    /// Enters `checking`: the first check at once (it waits on the server for a
+    /// change), and as many checks, an interval apart, as it takes to outlast the
+    /// server's own deadline for a payment sent at `started_at`.
     fn start_checking(&mut self, started_at: Millis, now: Millis, mut effects: Vec<Effect>) -> Vec<Effect> {
         let interval = self.timings.poll_interval_ms.max(1);
         let configured = self.timings.poll_attempts.max(1);
@@ -465,7 +487,7 @@ impl Flow {
         }
         let window_ends_at = now + interval * u64::from(polls_total);
         self.state = State::Checking { started_at, polls_done: 0, polls_total, window_ends_at };
-        effects.push(Effect::SchedulePoll { after_ms: interval });
+        effects.push(Effect::SchedulePoll { after_ms: 0 });
         effects
     }
 

@@ -132,7 +132,7 @@ fn the_tab_holding_the_claim_persists_the_attempt_then_sends_once_and_starts_the
 #[test]
 fn a_page_without_confirm_parameters_is_invalid_and_sends_nothing() {
     let mut flow = Flow::new(timings());
-    let effects = flow.handle(Event::Opened { params: Err("missing orderId".into()), stored: None, now: T0 });
+    let effects = flow.handle(Event::Opened { params: Err(InvalidLink::Missing), stored: None, now: T0 });
     assert!(effects.is_empty());
     assert_eq!(flow.state().name(), "invalid");
 }
@@ -144,7 +144,7 @@ fn a_reload_with_a_pending_attempt_resumes_checking_without_sending() {
 
     assert_eq!(sends(&effects), 0);
     assert!(effects.contains(&Effect::LockNavigation));
-    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 2_000 }));
+    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 0 }), "the first check goes at once");
     assert!(!effects.iter().any(|effect| matches!(effect, Effect::Verify { .. } | Effect::Claim { .. })));
     assert_eq!(flow.state().name(), "checking");
 }
@@ -340,10 +340,10 @@ fn ambiguous_replies_go_to_checking_and_never_resend() {
 }
 
 #[test]
-fn the_wait_ends_at_confirm_wait_with_an_abort_and_the_first_check_one_interval_later() {
+fn the_wait_ends_at_confirm_wait_with_an_abort_and_the_first_check_at_once() {
     let mut flow = submitting();
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
-    assert_eq!(effects, vec![Effect::AbortConfirm, Effect::SchedulePoll { after_ms: 2_000 }]);
+    assert_eq!(effects, vec![Effect::AbortConfirm, Effect::SchedulePoll { after_ms: 0 }]);
     assert_eq!(
         flow.state(),
         &State::Checking { started_at: T0, polls_done: 0, polls_total: 25, window_ends_at: T0 + 65_000 }
@@ -354,7 +354,11 @@ fn the_wait_ends_at_confirm_wait_with_an_abort_and_the_first_check_one_interval_
 fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
     let mut flow = checking();
     for check in 1..=25 {
-        assert_eq!(flow.handle(Event::PollDue { now: 0 }), vec![Effect::Poll { order_id: "ord_1".into() }]);
+        assert_eq!(
+            flow.handle(Event::PollDue { now: 0 }),
+            vec![Effect::Poll { order_id: "ord_1".into(), wait_ms: 2_000 }],
+            "each check may wait on the server for a change"
+        );
         let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: 0 });
         if check < 25 {
             assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 2_000 }], "check {check}");
@@ -364,6 +368,43 @@ fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
         }
     }
     assert_eq!(flow.state(), &State::Unresolved { order_id: "ord_1".into() });
+}
+
+#[test]
+fn a_check_the_server_held_for_its_whole_wait_is_followed_at_once() {
+    let mut flow = checking();
+    flow.handle(Event::PollDue { now: T0 + 17_000 });
+    let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: T0 + 19_000 });
+    assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 0 }]);
+}
+
+#[test]
+fn a_check_answered_early_by_a_change_that_settles_nothing_is_followed_after_the_rest_of_the_interval() {
+    let mut flow = checking();
+    flow.handle(Event::PollDue { now: T0 + 17_000 });
+    // PENDING became UNKNOWN: the server answered at once, and nothing is settled.
+    let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: T0 + 17_500 });
+    assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 1_500 }]);
+}
+
+#[test]
+fn waiting_checks_keep_to_the_same_number_of_checks_and_the_same_window() {
+    let mut flow = submitting();
+    flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
+    let mut now = T0 + 15_000;
+    let mut checks = 0;
+    while flow.state().name() == "checking" {
+        flow.handle(Event::PollDue { now });
+        checks += 1;
+        now += 2_000; // held by the server for the whole wait
+        let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now });
+        if let [Effect::SchedulePoll { after_ms }] = effects.as_slice() {
+            now += after_ms;
+        }
+    }
+    assert_eq!(checks, 25);
+    assert_eq!(now, T0 + 65_000, "the window ends when it did with checks that answer at once");
+    assert_eq!(flow.state().name(), "unresolved");
 }
 
 #[test]
@@ -498,6 +539,7 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
         poll_interval_ms: 2_000,
         poll_attempts: 10,
         server_max_processing_ms: 63_000,
+        check_wait_ms: 2_000,
     };
     let mut flow = Flow::new(short);
     flow.handle(opened(None));
@@ -545,7 +587,7 @@ fn all_events() -> Vec<Event> {
     let failed = Check::Settled(Verdict::Failed(server_failure()));
     let paid = Check::Settled(Verdict::Paid { amount: 12_900 });
     vec![
-        Event::Opened { params: Err("missing".into()), stored: None, now: T0 },
+        Event::Opened { params: Err(InvalidLink::Missing), stored: None, now: T0 },
         opened(None),
         opened(Some(stored(T0, None))),
         opened(Some(stored(T0, Some(Outcome::Paid)))),
@@ -590,6 +632,7 @@ fn no_sequence_of_events_sends_a_second_confirm() {
         poll_interval_ms: 2_000,
         poll_attempts: 2,
         server_max_processing_ms: 1_000,
+        check_wait_ms: 2_000,
     };
     for timings in [timings(), short] {
         let explored = explore(timings);
@@ -649,5 +692,5 @@ fn success_parameters_are_read_from_the_redirect_or_refused() {
     assert!(SuccessParams::from_query(query(&[("orderId", "ord_1"), ("amount", "12900")])).is_err());
     assert!(SuccessParams::from_query(query(&[("paymentKey", " "), ("orderId", "ord_1"), ("amount", "1")])).is_err());
     let bad_amount = SuccessParams::from_query(query(&[("paymentKey", "pk"), ("orderId", "o"), ("amount", "12,900")]));
-    assert!(bad_amount.unwrap_err().contains("12,900"));
+    assert_eq!(bad_amount.unwrap_err(), InvalidLink::Amount("12,900".into()));
 }

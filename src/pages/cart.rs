@@ -3,14 +3,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use payonce_api::{CreateOrderRequest, Order, Product};
+use payonce_api::{CreateOrderRequest, OrderSummary, Product};
 
 use crate::api;
 use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
-use crate::format::format_krw;
+use crate::i18n::{Lang, fill, use_locale, won};
 use crate::loader::Loaded;
+use crate::payment_sdk;
 use crate::storage;
+use crate::tr;
 
 /// Where the Pay button is in its short journey to the PG window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,11 +25,28 @@ enum PayStep {
 }
 
 impl PayStep {
-    fn label(self, total: u64) -> String {
+    fn label(self, total: u64, lang: Lang) -> String {
         match self {
-            PayStep::Idle | PayStep::AwaitingChoice => format!("Pay {}", format_krw(total)),
-            PayStep::CheckingRecent | PayStep::CreatingOrder => "Creating your order…".to_owned(),
-            PayStep::Redirecting => "Opening the payment window…".to_owned(),
+            PayStep::Idle | PayStep::AwaitingChoice => fill(tr!(lang, pay), &[&won(total, lang)]),
+            PayStep::CheckingRecent | PayStep::CreatingOrder => tr!(lang, creating_order).to_owned(),
+            PayStep::Redirecting => tr!(lang, opening_window).to_owned(),
+        }
+    }
+}
+
+/// Why Pay did not lead to the payment window.
+#[derive(Debug, Clone)]
+enum PayProblem {
+    Api(api::ApiError),
+    /// The SDK's error code: the window did not open.
+    WindowNotOpened(String),
+}
+
+impl PayProblem {
+    fn message(&self, lang: Lang) -> String {
+        match self {
+            PayProblem::Api(error) => error.message(lang),
+            PayProblem::WindowNotOpened(code) => fill(tr!(lang, window_not_opened), &[code]),
         }
     }
 }
@@ -35,6 +54,7 @@ impl PayStep {
 /// The cart: products, quantities, total, and Pay.
 #[component]
 pub fn CartPage() -> impl IntoView {
+    let locale = use_locale();
     let catalog = Loaded::new(api::catalog);
     let cart = RwSignal::new(storage::load_cart().unwrap_or_else(Cart::starter));
     Effect::new(move |_| cart.with(storage::save_cart));
@@ -46,13 +66,13 @@ pub fn CartPage() -> impl IntoView {
 
     view! {
         <section class="card cart" aria-labelledby="cart-title">
-            <h1 id="cart-title">"Your cart"</h1>
+            <h1 id="cart-title">{move || tr!(locale.get(), cart_title)}</h1>
             {move || match catalog.get() {
-                None => view! { <p class="muted" aria-busy="true">"Loading products…"</p> }.into_any(),
+                None => view! { <p class="muted" aria-busy="true">{move || tr!(locale.get(), loading_products)}</p> }.into_any(),
                 Some(Err(error)) => view! {
                     <div class="notice error" role="alert">
-                        <p>{error.message()}</p>
-                        <button class="button secondary" on:click=move |_| catalog.reload()>"Try again"</button>
+                        <p>{move || error.message(locale.get())}</p>
+                        <button class="button secondary" on:click=move |_| catalog.reload()>{move || tr!(locale.get(), try_again)}</button>
                     </div>
                 }.into_any(),
                 Some(Ok(products)) => view! { <CartContents products=products cart=cart/> }.into_any(),
@@ -74,9 +94,24 @@ fn CartContents(products: Vec<Product>, cart: RwSignal<Cart>) -> impl IntoView {
     }
 }
 
+fn product_name(product: &Product, lang: Lang) -> &str {
+    match lang {
+        Lang::En => &product.name,
+        Lang::Ko => &product.name_ko,
+    }
+}
+
+fn product_description(product: &Product, lang: Lang) -> &str {
+    match lang {
+        Lang::En => &product.description,
+        Lang::Ko => &product.description_ko,
+    }
+}
+
 /// One product with its quantity stepper.
 #[component]
 fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
+    let locale = use_locale();
     let sku = product.sku.clone();
     let quantity = Memo::new({
         let sku = sku.clone();
@@ -91,19 +126,28 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
             })
         }
     };
-    let name = product.name.clone();
+    let price = product.price;
+    let sku_attribute = product.sku.clone();
+    let product = StoredValue::new(product);
+    // The product's name or description in the page's language.
+    let said =
+        move |part: fn(&Product, Lang) -> &str| product.with_value(|product| part(product, locale.get()).to_owned());
+    let labelled = move |template: fn(Lang) -> &'static str| {
+        let lang = locale.get();
+        fill(template(lang), &[&said(product_name)])
+    };
     view! {
-        <li class="line" data-sku=product.sku.clone()>
+        <li class="line" data-sku=sku_attribute>
             <div class="line-text">
-                <h2 class="line-name">{product.name.clone()}</h2>
-                <p class="muted">{product.description.clone()}</p>
-                <p class="price">{format_krw(product.price)}</p>
+                <h2 class="line-name">{move || said(product_name)}</h2>
+                <p class="muted">{move || said(product_description)}</p>
+                <p class="price">{move || won(price, locale.get())}</p>
             </div>
-            <div class="stepper" role="group" aria-label=format!("Quantity of {name}")>
-                <button class="step" aria-label=format!("One fewer {name}") on:click=change(-1)
+            <div class="stepper" role="group" aria-label=move || labelled(|lang| tr!(lang, quantity_of))>
+                <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_fewer)) on:click=change(-1)
                     disabled=move || { quantity.get() == 0 }>"−"</button>
                 <output class="quantity" aria-live="polite">{move || quantity.get()}</output>
-                <button class="step" aria-label=format!("One more {name}") on:click=change(1)
+                <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_more)) on:click=change(1)
                     disabled=move || { quantity.get() >= MAX_QUANTITY }>"+"</button>
             </div>
         </li>
@@ -113,9 +157,11 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
 /// The total and the Pay button, with the recent-order check before paying.
 #[component]
 fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
+    let locale = use_locale();
     let step = RwSignal::new(PayStep::Idle);
-    let error = RwSignal::new(None::<String>);
-    let recent = RwSignal::new(None::<Order>);
+    // Said in the language of the moment it is shown.
+    let error = RwSignal::new(None::<PayProblem>);
+    let recent = RwSignal::new(None::<OrderSummary>);
     // Not a signal: re-renders cannot reset it, and it is set before anything awaits.
     let in_flight = Arc::new(AtomicBool::new(false));
 
@@ -126,17 +172,21 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
             step.set(PayStep::CreatingOrder);
             let request = CreateOrderRequest { items: cart.get_untracked().to_request() };
             spawn_local(async move {
-                match api::create_order(&request).await {
-                    Ok(created) => {
-                        step.set(PayStep::Redirecting);
-                        let _ = window().location().assign(&created.payment_window_url);
-                    }
-                    Err(failure) => {
-                        error.set(Some(failure.message()));
-                        step.set(PayStep::Idle);
-                        in_flight.store(false, Ordering::SeqCst);
-                    }
-                }
+                // The SDK is asked for before the order exists: without it there is nothing to pay with.
+                let opened = match api::payment_sdk().await {
+                    Ok(sdk) => match api::create_order(&request).await {
+                        Ok(created) => {
+                            step.set(PayStep::Redirecting);
+                            // Returns only if the window did not open.
+                            PayProblem::WindowNotOpened(payment_sdk::pay(&sdk, &created).await)
+                        }
+                        Err(failure) => PayProblem::Api(failure),
+                    },
+                    Err(failure) => PayProblem::Api(failure),
+                };
+                error.set(Some(opened));
+                step.set(PayStep::Idle);
+                in_flight.store(false, Ordering::SeqCst);
             });
         }
     };
@@ -187,10 +237,12 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     view! {
         <div class="summary">
             <p class="total">
-                <span>"Total"</span>
-                <strong data-testid="cart-total">{move || format_krw(total.get())}</strong>
+                <span>{move || tr!(locale.get(), total)}</span>
+                <strong data-testid="cart-total">{move || won(total.get(), locale.get())}</strong>
             </p>
-            {move || error.get().map(|message| view! { <p class="notice error" role="alert">{message}</p> })}
+            {move || error.get().map(|problem| view! {
+                <p class="notice error" role="alert" data-testid="pay-error">{problem.message(locale.get())}</p>
+            })}
             <button
                 class="button primary pay"
                 data-testid="pay"
@@ -198,9 +250,9 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
                 aria-disabled=move || (step.get() != PayStep::Idle).to_string()
                 disabled=move || total.get() == 0
             >
-                {move || step.get().label(total.get())}
+                {move || step.get().label(total.get(), locale.get())}
             </button>
-            <p class="muted small">"You will choose a test card in the payment window."</p>
+            <p class="muted small">{move || tr!(locale.get(), pay_note)}</p>
             {move || recent.get().map(|order| view! { <RecentOrderDialog order=order on_close=on_choice/> })}
         </div>
     }

@@ -5,7 +5,8 @@ use payonce_api::Order;
 
 use crate::api;
 use crate::components::status_badge::StatusBadge;
-use crate::format::{date_time, format_krw};
+use crate::format::date_time;
+use crate::i18n::{use_locale, won};
 use crate::loader::Loaded;
 
 /// How often the list refreshes while an order in it is still being settled.
@@ -14,19 +15,21 @@ const REFRESH: Duration = Duration::from_secs(3);
 /// `/orders`: the customer's orders, newest first.
 #[component]
 pub fn OrdersPage() -> impl IntoView {
+    let locale = use_locale();
+    let t = move || locale.texts();
     let orders = Loaded::new(api::orders);
     orders.reload_every_while(REFRESH, |loaded| {
         loaded.as_ref().is_ok_and(|list| list.iter().any(|order| order.status.is_in_progress()))
     });
     view! {
         <section class="card" aria-labelledby="orders-title">
-            <h1 id="orders-title">"Your orders"</h1>
+            <h1 id="orders-title">{move || t().orders_title}</h1>
             {move || match orders.get() {
-                None => view! { <p class="muted" aria-busy="true">"Loading your orders…"</p> }.into_any(),
-                Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message()}</p> }.into_any(),
+                None => view! { <p class="muted" aria-busy="true">{t().loading_orders}</p> }.into_any(),
+                Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message(locale.get())}</p> }.into_any(),
                 Some(Ok(list)) if list.is_empty() => view! {
-                    <p>"You have no orders yet."</p>
-                    <div class="actions"><a href="/" class="button primary">"Go to your cart"</a></div>
+                    <p>{t().no_orders}</p>
+                    <div class="actions"><a href="/" class="button primary">{t().go_to_cart}</a></div>
                 }.into_any(),
                 Some(Ok(list)) => view! {
                     <ul class="order-list">
@@ -41,12 +44,13 @@ pub fn OrdersPage() -> impl IntoView {
 /// One order in the list, linking to its page.
 #[component]
 fn OrderRow(order: Order) -> impl IntoView {
+    let lang = use_locale().get();
     view! {
         <li>
             <a href=format!("/orders/{}", order.order_id) class="order-row" data-order-id=order.order_id.clone()>
                 <span class="order-row-name">{order.order_name.clone()}</span>
-                <span class="muted small">{date_time(&order.created_at)}</span>
-                <span class="order-row-amount">{format_krw(order.amount)}</span>
+                <span class="muted small">{date_time(&order.created_at, lang)}</span>
+                <span class="order-row-amount">{won(order.amount, lang)}</span>
                 <StatusBadge status=order.status/>
             </a>
         </li>

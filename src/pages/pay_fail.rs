@@ -12,57 +12,56 @@ use leptos_router::hooks::use_query_map;
 use payonce_api::{Order, OrderStatus};
 
 use crate::api::{self, ApiError};
+use crate::i18n::{Texts, use_locale};
 use crate::loader::Loaded;
 
 /// Longest wait for the server's answer about the order.
 const ABANDON_WAIT: Duration = Duration::from_secs(5);
 
-/// What the page says for a code the PG window sends.
-struct Reason {
-    code: &'static str,
-    title: &'static str,
-    text: &'static str,
+/// The codes the PG window sends that the page explains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    Cancelled,
+    Aborted,
+    Rejected,
+    Expiration,
+    Session,
+    /// Any other code, or none: nothing from the URL is shown.
+    Unknown,
 }
 
-const CANCELLED: &str = "You cancelled the payment";
-const NOT_THROUGH: &str = "The payment did not go through";
+impl Reason {
+    fn of(code: &str) -> Reason {
+        match code {
+            "PAY_PROCESS_CANCELED" => Reason::Cancelled,
+            "PAY_PROCESS_ABORTED" => Reason::Aborted,
+            "REJECT_CARD_PAYMENT" | "REJECT_CARD_COMPANY" => Reason::Rejected,
+            "INVALID_CARD_EXPIRATION" => Reason::Expiration,
+            "NOT_FOUND_PAYMENT_SESSION" => Reason::Session,
+            _ => Reason::Unknown,
+        }
+    }
 
-const REASONS: [Reason; 5] = [
-    Reason {
-        code: "PAY_PROCESS_CANCELED",
-        title: CANCELLED,
-        text: "You closed the payment window before paying. Your cart is as you left it.",
-    },
-    Reason { code: "PAY_PROCESS_ABORTED", title: NOT_THROUGH, text: "The payment was stopped before it finished." },
-    Reason {
-        code: "REJECT_CARD_PAYMENT",
-        title: NOT_THROUGH,
-        text: "Your card company declined the payment. Try another card, or ask your card company why.",
-    },
-    Reason {
-        code: "INVALID_CARD_EXPIRATION",
-        title: NOT_THROUGH,
-        text: "The card's expiry date was wrong, or the card has expired.",
-    },
-    Reason {
-        code: "NOT_FOUND_PAYMENT_SESSION",
-        title: NOT_THROUGH,
-        text: "The payment session ran out before the payment was made. Please start again.",
-    },
-];
-
-/// Any other code, or none.
-const UNKNOWN_REASON: Reason =
-    Reason { code: "", title: NOT_THROUGH, text: "The payment window could not complete the payment." };
-
-fn reason(code: &str) -> &'static Reason {
-    REASONS.iter().find(|reason| reason.code == code).unwrap_or(&UNKNOWN_REASON)
+    /// Its title and text.
+    fn words(self, t: &'static Texts) -> (&'static str, &'static str) {
+        match self {
+            Reason::Cancelled => (t.fail_cancelled_title, t.fail_cancelled),
+            Reason::Aborted => (t.fail_not_through_title, t.fail_aborted),
+            Reason::Rejected => (t.fail_not_through_title, t.fail_rejected),
+            Reason::Expiration => (t.fail_not_through_title, t.fail_expiration),
+            Reason::Session => (t.fail_not_through_title, t.fail_session),
+            Reason::Unknown => (t.fail_not_through_title, t.fail_unknown),
+        }
+    }
 }
 
 #[component]
 pub fn PayFailPage() -> impl IntoView {
+    let locale = use_locale();
     let query = use_query_map().get_untracked();
-    let reason = reason(query.get("code").unwrap_or_default().trim());
+    let code = query.get("code").unwrap_or_default().trim().to_owned();
+    let reason = Reason::of(&code);
+    let known_code = (reason != Reason::Unknown).then_some(code);
     let order_id = query.get("orderId").filter(|order_id| !order_id.trim().is_empty());
     let closed = order_id.clone().map(|order_id| {
         Loaded::new(move || {
@@ -70,22 +69,23 @@ pub fn PayFailPage() -> impl IntoView {
             async move { api::abandon(&order_id, ABANDON_WAIT).await }
         })
     });
+    let said = move || reason.words(locale.texts());
     view! {
         <section class="card" aria-labelledby="fail-title" data-testid="pay-fail">
             <div class="outcome-icon failed" aria-hidden="true">"!"</div>
-            <h1 id="fail-title">{reason.title}</h1>
-            <p>{reason.text}</p>
+            <h1 id="fail-title">{move || said().0}</h1>
+            <p>{move || said().1}</p>
             {closed.map(|closed| view! {
                 <p data-testid="charge-status" role="status" aria-live="polite">
-                    {move || charge_status(closed.get())}
+                    {move || charge_status(closed.get(), locale.texts())}
                 </p>
             })}
-            {(!reason.code.is_empty()).then(|| view! { <p class="muted small">"Reason code " <code>{reason.code}</code></p> })}
+            {known_code.map(|code| view! { <p class="muted small">{move || locale.texts().reason_code} " " <code>{code}</code></p> })}
             <div class="actions">
-                <a href="/" class="button primary">"Try again"</a>
+                <a href="/" class="button primary">{move || locale.texts().try_again}</a>
                 {order_id.map(|order_id| view! {
                     <a href=format!("/orders/{}", String::from(js_sys::encode_uri_component(&order_id)))
-                        class="button secondary">"View the order"</a>
+                        class="button secondary">{move || locale.texts().view_the_order}</a>
                 })}
             </div>
         </section>
@@ -93,19 +93,13 @@ pub fn PayFailPage() -> impl IntoView {
 }
 
 /// What the server's answer about the order says about a charge.
-fn charge_status(closed: Option<Result<Order, ApiError>>) -> &'static str {
-    let Some(answer) = closed else { return "Checking your order…" };
+fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> &'static str {
+    let Some(answer) = closed else { return t.checking_order };
     match answer.map(|order| order.status) {
-        Ok(OrderStatus::Failed) => "Nothing was charged.",
-        Ok(OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded) => {
-            "This order has been paid in the meantime; its page has the details."
-        }
-        Ok(OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created) => {
-            "A payment for this order is still being processed; its page shows how it ends."
-        }
-        Err(ApiError::Server { status: 404, .. }) => {
-            "This browser cannot see that order: open your orders in the browser you paid with."
-        }
-        Err(_) => "We could not check this order just now; its page shows whether it was paid.",
+        Ok(OrderStatus::Failed) => t.nothing_charged,
+        Ok(OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded) => t.paid_meanwhile,
+        Ok(OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created) => t.still_processing,
+        Err(ApiError::Server { status: 404, .. }) => t.other_browser,
+        Err(_) => t.could_not_check,
     }
 }

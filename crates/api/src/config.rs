@@ -13,7 +13,35 @@ pub struct PageConfig {
     pub poll_attempts: u32,
     /// The longest the server can take to settle a confirm (PG connect + read timeout).
     pub server_max_processing_ms: u64,
+    /// How long one check may wait on the server for the order to change
+    /// (`GET /api/orders/:id?wait=`): at most [`MAX_CHECK_WAIT_MS`] and the pause
+    /// between checks. 0: checks answer at once.
+    #[serde(default)]
+    pub check_wait_ms: u64,
 }
+
+/// What the page loads and calls to open the PG's payment window, as a Toss
+/// merchant's page does: `TossPayments(client_key)` from the script at `url`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PaymentSdk {
+    /// The PG's JavaScript SDK (Toss: `https://js.tosspayments.com/v2/standard`).
+    pub url: String,
+    /// The merchant's client key: public, unlike the secret key.
+    pub client_key: String,
+}
+
+/// `GET /api/config`: the page's timings and the PG's SDK.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ShopConfig {
+    #[serde(flatten)]
+    pub timings: PageConfig,
+    pub payment_sdk: PaymentSdk,
+}
+
+/// The longest a check may wait on the server for its order to change.
+pub const MAX_CHECK_WAIT_MS: u64 = 2_000;
 
 impl PageConfig {
     /// The timings the page uses when `/api/config` cannot be read.
@@ -22,6 +50,7 @@ impl PageConfig {
         poll_interval_ms: 2_000,
         poll_attempts: 25,
         server_max_processing_ms: 63_000,
+        check_wait_ms: MAX_CHECK_WAIT_MS,
     };
 
     /// From sending the POST to the last check: how long the page can wait for an outcome.

@@ -33,6 +33,8 @@ pub enum ErrorCode {
     AmountMismatch,
     /// No such order for this customer.
     OrderNotFound,
+    /// `wait` on a check is not a duration of at most 2 s.
+    InvalidWait,
     /// A SKU in the cart is not sold.
     UnknownSku,
     /// A quantity is zero or above the per-line limit.
@@ -74,6 +76,7 @@ impl ErrorCode {
             ErrorCode::OrderAlreadyFailed => "ORDER_ALREADY_FAILED",
             ErrorCode::AmountMismatch => "AMOUNT_MISMATCH",
             ErrorCode::OrderNotFound => "ORDER_NOT_FOUND",
+            ErrorCode::InvalidWait => "INVALID_WAIT",
             ErrorCode::UnknownSku => "UNKNOWN_SKU",
             ErrorCode::InvalidQuantity => "INVALID_QUANTITY",
             ErrorCode::InvalidCart => "INVALID_CART",

@@ -9,7 +9,7 @@
 //! - `order`: order status, order bodies, the create/confirm requests.
 //! - `error`: the `{code, message}` error body and the codes both sides match on.
 //! - `catalog`: demo products.
-//! - `config`: the page timings the server publishes at `GET /api/config`.
+//! - `config`: the page timings and the PG's SDK, published at `GET /api/config`.
 //! - `money`: KRW amounts formatted the way people read them.
 
 pub mod catalog;
@@ -19,10 +19,11 @@ pub mod money;
 pub mod order;
 
 pub use catalog::Product;
-pub use config::PageConfig;
+pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, RequestedItem,
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, OrderSummary, PlacedOrder,
+    RequestedItem,
 };
 
 /// Header that carries the page's idempotency key on the confirm POST.

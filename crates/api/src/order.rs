@@ -124,13 +124,40 @@ pub struct CreateOrderRequest {
     pub items: Vec<RequestedItem>,
 }
 
-/// Answer to `POST /api/orders`: the order and where to pay for it.
+/// Answer to `POST /api/orders`: the order, and where the PG's window sends the
+/// customer back (the page passes both to the SDK's `requestPayment`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedOrder {
     #[serde(flatten)]
     pub order: Order,
-    pub payment_window_url: String,
+    /// `/pay/success` on the shop's public URL.
+    pub success_url: String,
+    /// `/pay/fail` on the shop's public URL.
+    pub fail_url: String,
+}
+
+/// The part of an [`Order`] the cart needs (to ask before a second purchase).
+/// It decodes any `Order`; the cart, the page a customer lands on, is spared
+/// the code that decodes items and failures.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct OrderSummary {
+    pub order_id: String,
+    pub status: OrderStatus,
+    pub amount: u64,
+    pub order_name: String,
+    pub created_at: String,
+}
+
+/// The part of a [`CreatedOrder`] the cart needs to open the PG's window. It
+/// decodes any `CreatedOrder`, without the `flatten` machinery that type needs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PlacedOrder {
+    pub order_id: String,
+    pub amount: u64,
+    pub order_name: String,
+    pub success_url: String,
+    pub fail_url: String,
 }
 
 /// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
@@ -167,25 +194,33 @@ mod tests {
     }
 
     #[test]
-    fn created_order_flattens_the_order_next_to_the_window_url() {
+    fn created_order_flattens_the_order_next_to_the_return_urls() {
         let created = CreatedOrder {
             order: Order {
                 order_id: "ord_1".into(),
                 status: OrderStatus::Created,
                 amount: 12_900,
                 order_name: "Mug".into(),
-                items: vec![],
+                items: vec![LineItem { sku: "M".into(), name: "Mug".into(), unit_price: 12_900, quantity: 1 }],
                 created_at: "2026-01-01T00:00:00Z".into(),
                 updated_at: "2026-01-01T00:00:00Z".into(),
                 failure: None,
             },
-            payment_window_url: "http://pg/v1/window".into(),
+            success_url: "http://shop/pay/success".into(),
+            fail_url: "http://shop/pay/fail".into(),
         };
         let value = serde_json::to_value(&created).unwrap();
         assert_eq!(value["order_id"], "ord_1");
-        assert_eq!(value["payment_window_url"], "http://pg/v1/window");
+        assert_eq!(value["success_url"], "http://shop/pay/success");
         assert!(value.get("failure").is_none(), "absent failure is omitted");
-        let back: CreatedOrder = serde_json::from_value(value).unwrap();
+        let back: CreatedOrder = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back, created);
+
+        // The cart's views of the same JSON.
+        let placed: PlacedOrder = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(placed.success_url, "http://shop/pay/success");
+        assert_eq!((placed.order_id.as_str(), placed.amount), ("ord_1", 12_900));
+        let summary: OrderSummary = serde_json::from_value(value).unwrap();
+        assert_eq!((summary.status, summary.order_name.as_str()), (OrderStatus::Created, "Mug"));
     }
 }

@@ -8,6 +8,9 @@ use serde_json::Value;
 /// prefix so client code that checks the prefix treats it as a test key.
 pub const DEFAULT_SECRET_KEY: &str = "test_sk_payonce_fake_pg_0000";
 
+/// The client key the SDK accepts when none is configured, with Toss's `test_ck_` prefix.
+pub const DEFAULT_CLIENT_KEY: &str = "test_ck_payonce_fake_pg_0000";
+
 /// Longest latency accepted. A typo such as `300000000` should fail loudly
 /// rather than leave a payment in progress for days.
 pub const MAX_LATENCY_MS: u64 = 3_600_000;
@@ -22,6 +25,8 @@ pub struct Config {
     /// The merchant's secret key; confirms authenticate with
     /// `Authorization: Basic base64(secret_key + ":")`.
     pub secret_key: String,
+    /// The merchant's client key, public: the page initialises the SDK with it.
+    pub client_key: String,
     /// Refuse confirms of paymentKeys that no payment window issued.
     pub strict_sessions: bool,
     /// Multiplies every latency: 1.0 is real time, 0.1 runs ten times faster.
@@ -37,6 +42,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             secret_key: DEFAULT_SECRET_KEY.to_owned(),
+            client_key: DEFAULT_CLIENT_KEY.to_owned(),
             strict_sessions: false,
             time_scale: 1.0,
             public_url: None,
@@ -50,6 +56,9 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.secret_key.is_empty() {
             return Err(ConfigError::new("secret_key must not be empty"));
+        }
+        if self.client_key.is_empty() || !self.client_key.is_ascii() {
+            return Err(ConfigError::new("client_key must be non-empty ASCII"));
         }
         if self.secret_key.contains(':') {
             // Basic auth splits on the first colon, so such a key could never match.

@@ -1,12 +1,14 @@
 //! The few HTML pages: the payment window, its error page and the receipt.
 //! Self-contained (inline CSS, no script), readable on a 375px-wide phone,
-//! usable with the keyboard alone. All text from requests is escaped.
+//! usable with the keyboard alone, in Korean or English (`window_text`). All
+//! text from requests is escaped.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::payment::Payment;
 use crate::scenario::Scenario;
+use crate::window_text::Lang;
 
 /// What the window shows.
 pub(crate) struct WindowView<'a> {
@@ -17,9 +19,8 @@ pub(crate) struct WindowView<'a> {
     pub(crate) time_scale: f64,
     /// The usual processing time, already scaled.
     pub(crate) latency: Duration,
+    pub(crate) lang: Lang,
 }
-
-const MERCHANT: &str = "Test merchant (tosspayments)";
 
 const STYLE: &str = r#"
 *{box-sizing:border-box}
@@ -27,7 +28,9 @@ html{-webkit-text-size-adjust:100%}
 body{margin:0;background:#f2f4f6;color:#191f28;font:16px/1.5 system-ui,-apple-system,"Segoe UI","Apple SD Gothic Neo","Malgun Gothic","Noto Sans KR","Noto Sans CJK KR",sans-serif}
 main{max-width:30rem;margin:0 auto;padding:1rem}
 .card{background:#fff;border-radius:16px;padding:1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}
-.brand{display:flex;align-items:center;justify-content:space-between;margin:0 0 1rem;font-size:.95rem;font-weight:700;color:#1b64da}
+.brand{display:flex;align-items:center;justify-content:space-between;gap:.5rem;margin:0 0 1rem;font-size:.95rem;font-weight:700;color:#1b64da}
+.brand span:first-child{flex:1}
+button.close{display:inline-flex;align-items:center;justify-content:center;width:44px;min-height:44px;padding:0;font-size:1.25rem;text-align:center;border-radius:999px;background:#f2f4f6}
 .badge{font-size:.75rem;font-weight:700;color:#8a4b00;background:#fff3d6;border-radius:999px;padding:.15rem .6rem}
 h1{font-size:1.25rem;margin:0 0 .25rem}
 .amount{font-size:2rem;font-weight:800;margin:.25rem 0 1rem;font-variant-numeric:tabular-nums}
@@ -51,100 +54,122 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;ove
 .error h1{color:#9b1c1c}
 "#;
 
-/// The payment window with one submit button per scenario.
+/// The payment window with one submit button per scenario, and a close button
+/// that leaves it as the customer closing it would (`PAY_PROCESS_CANCELED`).
 pub(crate) fn window_page(view: &WindowView<'_>) -> String {
+    let text = view.lang.text();
+    let cancel = Scenario::Cancel.id();
     let mut body = String::new();
     let _ = write!(
         body,
         r#"<form class="card" method="post" action="/v1/window">
-<p class="brand"><span>fake-pg · Payment</span><span class="badge">TEST MODE</span></p>
+<p class="brand"><span>{brand}</span><span class="badge">{test_mode}</span><button type="submit" class="close" name="scenario" value="{cancel}" data-action="close" aria-label="{close}" title="{close}">✕</button></p>
 <h1>{order_name}</h1>
 <p class="amount">{amount}</p>
 <dl>
-<dt>Merchant</dt><dd>{merchant}</dd>
-<dt>Order ID</dt><dd><code>{order_id}</code></dd>
-<dt>Payment key</dt><dd><code>{payment_key}</code></dd>
+<dt>{merchant_label}</dt><dd>{merchant}</dd>
+<dt>{order_id_label}</dt><dd><code>{order_id}</code></dd>
+<dt>{payment_key_label}</dt><dd><code>{payment_key}</code></dd>
 </dl>
 <input type="hidden" name="paymentKey" value="{payment_key}">
-<h2 id="cards">Choose a test card</h2>
+<input type="hidden" name="lang" value="{lang}">
+<h2 id="cards">{choose_card}</h2>
 <p class="note">{timing}</p>
 <ul aria-labelledby="cards">
 "#,
+        brand = escape(text.brand),
+        test_mode = escape(text.test_mode),
+        close = escape(text.close),
         order_name = escape(view.order_name),
-        amount = format_won(view.amount),
-        merchant = escape(MERCHANT),
+        amount = format_won(view.amount, view.lang),
+        merchant_label = escape(text.merchant_label),
+        merchant = escape(text.merchant),
+        order_id_label = escape(text.order_id),
         order_id = escape(view.order_id),
+        payment_key_label = escape(text.payment_key),
         payment_key = escape(view.payment_key),
+        lang = view.lang.code(),
+        choose_card = escape(text.choose_card),
         timing = escape(&timing_note(view)),
     );
     for scenario in Scenario::ALL.into_iter().filter(|scenario| *scenario != Scenario::Cancel) {
-        let (tag_class, tag) = if charges(scenario) { ("charged", "charged") } else { ("not-charged", "not charged") };
+        let (tag_class, tag) =
+            if charges(scenario) { ("charged", text.charged) } else { ("not-charged", text.not_charged) };
+        let (title, description) = text.scenario(scenario);
         let _ = write!(
             body,
             r#"<li><button type="submit" name="scenario" value="{id}" data-scenario="{id}"><span class="title"><span>{title}</span><span class="tag {tag_class}">{tag}</span></span><span class="desc">{desc}</span></button></li>"#,
             id = scenario.id(),
-            title = escape(scenario.title()),
-            desc = escape(scenario.description()),
+            title = escape(title),
+            desc = escape(description),
         );
         body.push('\n');
     }
-    let cancel = Scenario::Cancel;
     let _ = write!(
         body,
         r#"</ul>
-<button type="submit" class="cancel" name="scenario" value="{id}" data-scenario="{id}">{title}</button>
+<button type="submit" class="cancel" name="scenario" value="{cancel}" data-scenario="{cancel}">{title}</button>
 </form>
-<footer>A test payment window. No real card is charged.</footer>"#,
-        id = cancel.id(),
-        title = escape(cancel.title()),
+<footer>{footer}</footer>"#,
+        title = escape(text.scenario(Scenario::Cancel).0),
+        footer = escape(text.footer),
     );
-    page("Payment · fake-pg", &body)
+    page(text.page_title, &body, view.lang)
 }
 
 /// A window request that cannot be shown, or a submit that cannot be honoured.
-pub(crate) fn error_page(title: &str, problems: &[String]) -> String {
+/// The problems are the request's, for the shop's developers, and stay in English.
+pub(crate) fn error_page(title: &str, problems: &[String], lang: Lang) -> String {
+    let text = lang.text();
     let mut body = format!(
-        r#"<div class="card error" role="alert"><p class="brand"><span>fake-pg · Payment</span><span class="badge">TEST MODE</span></p><h1>{}</h1><ul>"#,
+        r#"<div class="card error" role="alert"><p class="brand"><span>{}</span><span class="badge">{}</span></p><h1>{}</h1><ul>"#,
+        escape(text.brand),
+        escape(text.test_mode),
         escape(title)
     );
     for problem in problems {
         let _ = write!(body, "<li>{}</li>", escape(problem));
     }
-    body.push_str(
-        "</ul><p class=\"note\">The shop sent an incomplete or invalid payment request. \
-         Go back to the shop and try again.</p></div>",
-    );
-    page(&format!("{title} · fake-pg"), &body)
+    let _ = write!(body, r#"</ul><p class="note">{}</p></div>"#, escape(text.invalid_request_note));
+    page(&format!("{title} · fake-pg"), &body, lang)
 }
 
 /// The receipt a Payment's `receipt.url` points to.
-pub(crate) fn receipt_page(payment: &Payment) -> String {
+pub(crate) fn receipt_page(payment: &Payment, lang: Lang) -> String {
+    let text = lang.text();
     let body = format!(
-        r#"<div class="card"><p class="brand"><span>fake-pg · Receipt</span><span class="badge">TEST MODE</span></p>
+        r#"<div class="card"><p class="brand"><span>{brand}</span><span class="badge">{test_mode}</span></p>
 <h1>{order_name}</h1>
 <p class="amount">{amount}</p>
 <dl>
-<dt>Status</dt><dd>{status}</dd>
-<dt>Approved at</dt><dd>{approved_at}</dd>
-<dt>Order ID</dt><dd><code>{order_id}</code></dd>
-<dt>Payment key</dt><dd><code>{payment_key}</code></dd>
-<dt>Card</dt><dd>{card}</dd>
+<dt>{status_label}</dt><dd>{status}</dd>
+<dt>{approved_at_label}</dt><dd>{approved_at}</dd>
+<dt>{order_id_label}</dt><dd><code>{order_id}</code></dd>
+<dt>{payment_key_label}</dt><dd><code>{payment_key}</code></dd>
+<dt>{card_label}</dt><dd>{card}</dd>
 </dl></div>"#,
+        brand = escape(text.receipt_brand),
+        test_mode = escape(text.test_mode),
+        status_label = escape(text.status),
+        approved_at_label = escape(text.approved_at),
+        order_id_label = escape(text.order_id),
+        payment_key_label = escape(text.payment_key),
+        card_label = escape(text.card),
         order_name = escape(&payment.order_name),
-        amount = format_won(payment.total_amount),
+        amount = format_won(payment.total_amount, lang),
         status = payment.status.as_str(),
         approved_at = escape(payment.approved_at.as_deref().unwrap_or("—")),
         order_id = escape(&payment.order_id),
         payment_key = escape(&payment.payment_key),
         card = escape(payment.card.as_ref().map_or("—", |card| card.number.as_str())),
     );
-    page("Receipt · fake-pg", &body)
+    page(text.receipt_brand, &body, lang)
 }
 
-fn page(title: &str, body: &str) -> String {
+fn page(title: &str, body: &str, lang: Lang) -> String {
     format!(
         r#"<!doctype html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -161,6 +186,7 @@ fn page(title: &str, body: &str) -> String {
 </html>
 "#,
         title = escape(title),
+        lang = lang.code(),
     )
 }
 
@@ -180,15 +206,16 @@ fn charges(scenario: Scenario) -> bool {
 }
 
 fn timing_note(view: &WindowView<'_>) -> String {
-    let usual = humantime::format_duration(round_ms(view.latency));
+    let text = view.lang.text();
+    let usual = humantime::format_duration(round_ms(view.latency)).to_string();
     if (view.time_scale - 1.0).abs() < f64::EPSILON {
-        format!("Normal processing takes {usual}.")
+        text.timing.replace("{usual}", &usual)
     } else {
         let forty = humantime::format_duration(round_ms(Duration::from_secs(40).mul_f64(view.time_scale)));
-        format!(
-            "This PG runs at time scale {}: normal processing takes {usual}, and \"40 s\" takes {forty}.",
-            view.time_scale
-        )
+        text.timing_scaled
+            .replace("{scale}", &view.time_scale.to_string())
+            .replace("{usual}", &usual)
+            .replace("{forty}", &forty.to_string())
     }
 }
 
@@ -212,8 +239,8 @@ pub(crate) fn escape(text: &str) -> String {
     escaped
 }
 
-/// Won as Koreans write it: `₩12,900`.
-pub(crate) fn format_won(amount: u64) -> String {
+/// Won as people write it: `12,900원` in Korean, `₩12,900` in English.
+pub(crate) fn format_won(amount: u64, lang: Lang) -> String {
     let digits = amount.to_string();
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 1);
     for (i, digit) in digits.chars().enumerate() {
@@ -222,7 +249,10 @@ pub(crate) fn format_won(amount: u64) -> String {
         }
         grouped.push(digit);
     }
-    format!("₩{grouped}")
+    match lang {
+        Lang::Ko => format!("{grouped}원"),
+        Lang::En => format!("₩{grouped}"),
+    }
 }
 
 #[cfg(test)]
@@ -231,10 +261,11 @@ mod tests {
 
     #[test]
     fn won_amounts_group_thousands() {
-        assert_eq!(format_won(0), "₩0");
-        assert_eq!(format_won(900), "₩900");
-        assert_eq!(format_won(12_900), "₩12,900");
-        assert_eq!(format_won(1_234_567), "₩1,234,567");
+        assert_eq!(format_won(0, Lang::En), "₩0");
+        assert_eq!(format_won(900, Lang::En), "₩900");
+        assert_eq!(format_won(12_900, Lang::En), "₩12,900");
+        assert_eq!(format_won(1_234_567, Lang::En), "₩1,234,567");
+        assert_eq!(format_won(12_900, Lang::Ko), "12,900원");
     }
 
     #[test]
@@ -250,6 +281,7 @@ mod tests {
             amount: 1000,
             time_scale: 1.0,
             latency: Duration::from_millis(300),
+            lang: Lang::En,
         });
         assert!(!html.contains("<img"));
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
@@ -264,6 +296,7 @@ mod tests {
             amount: 12_900,
             time_scale: 0.1,
             latency: Duration::from_millis(30),
+            lang: Lang::En,
         });
         for scenario in Scenario::ALL {
             let id = scenario.id();
@@ -272,5 +305,23 @@ mod tests {
         assert!(html.contains("₩12,900"));
         assert!(html.contains(r#"name="viewport""#));
         assert!(html.contains("takes 4s"));
+        assert!(html.contains(r#"data-action="close""#), "the window can be closed");
+    }
+
+    #[test]
+    fn the_window_speaks_korean_to_korean_customers() {
+        let html = window_page(&WindowView {
+            payment_key: "pk",
+            order_id: "o1",
+            order_name: "머그",
+            amount: 12_900,
+            time_scale: 1.0,
+            latency: Duration::from_millis(300),
+            lang: Lang::Ko,
+        });
+        assert!(html.contains(r#"<html lang="ko">"#));
+        assert!(html.contains("12,900원"));
+        assert!(html.contains("테스트 카드를 고르세요"));
+        assert!(html.contains(r#"aria-label="결제창 닫기""#));
     }
 }

@@ -26,8 +26,10 @@
 //! - `store`: payments, idempotency records and counters, and every confirm decision.
 //! - `processing`: a confirm's detached processing task and its answer.
 //! - `stats`: the counters and the [`Stats`] body.
-//! - `html`: the payment window, error and receipt pages.
-//! - `routes`: the HTTP surface, one module per route group.
+//! - `html`: the payment window, error and receipt pages; `window_text`: their words
+//!   in Korean and English.
+//! - `routes`: the HTTP surface, one module per route group, the payment SDK
+//!   (`sdk.js`, served at `/v2/standard`) among them.
 //! - `state`: the state handlers share.
 //! - `serve`: the accept loop, able to reset a connection with an RST.
 
@@ -46,6 +48,7 @@ mod serve;
 mod state;
 pub mod stats;
 mod store;
+mod window_text;
 
 use std::future::Future;
 use std::io;
@@ -54,7 +57,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use config::{Config, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
+pub use config::{Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
 pub use error::ErrorBody;
 pub use payment::{Payment, PaymentStatus};
 pub use scenario::Scenario;
@@ -86,7 +89,7 @@ pub async fn serve_with_shutdown(
     let clock = Clock::new(config.time_scale);
     let state = AppState {
         store: Arc::new(Store::new(config.runtime, config.secret_key.clone(), config.strict_sessions, clock)),
-        settings: Arc::new(Settings { secret_key: config.secret_key, clock, base_url }),
+        settings: Arc::new(Settings { secret_key: config.secret_key, client_key: config.client_key, clock, base_url }),
         stopping: stopping_rx,
     };
     serve::run(routes::router(state), listener, shutdown, stopping_tx).await

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use fake_pg::{Config, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
+use fake_pg::{Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -18,6 +18,10 @@ struct Flags {
     /// The merchant's secret key. Confirms send `Authorization: Basic base64(key + ":")`.
     #[arg(long, env = "FAKE_PG_SECRET_KEY", default_value = DEFAULT_SECRET_KEY)]
     secret_key: String,
+
+    /// The merchant's client key: the SDK at /v2/standard accepts only this one.
+    #[arg(long, env = "FAKE_PG_CLIENT_KEY", default_value = DEFAULT_CLIENT_KEY)]
+    client_key: String,
 
     /// How long processing a confirm takes (`300ms`, `40s`, `2m`).
     #[arg(long, env = "FAKE_PG_LATENCY", default_value = "300ms", value_parser = parse_duration)]
@@ -93,6 +97,7 @@ impl Flags {
     fn into_config(self) -> Config {
         Config {
             secret_key: self.secret_key,
+            client_key: self.client_key,
             strict_sessions: self.strict_sessions,
             time_scale: self.time_scale,
             public_url: self.public_url,
@@ -136,7 +141,10 @@ async fn main() -> std::io::Result<()> {
         Some(url) => url.clone(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    println!("fake-pg listening on {url}  secret key: {}", config.secret_key);
+    println!(
+        "fake-pg listening on {url}  secret key: {}  client key: {}  SDK: {url}/v2/standard",
+        config.secret_key, config.client_key
+    );
     println!("{}", describe(&config));
     fake_pg::serve_with_shutdown(config, listener, shutdown_signal()).await
 }

@@ -60,44 +60,6 @@ impl Scenario {
     pub fn parse(id: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|scenario| scenario.id() == id)
     }
-
-    /// The button's label.
-    pub fn title(self) -> &'static str {
-        match self {
-            Scenario::Approve => "Approve",
-            Scenario::Approve40s => "Approve slowly (40\u{a0}s)",
-            Scenario::Approve70s => "Approve very slowly (70\u{a0}s)",
-            Scenario::DeclineRejectCard => "Decline: card rejected",
-            Scenario::DeclineInvalidExpiration => "Decline: invalid expiration date",
-            Scenario::Error500ThenCharge => "Error 500, but charged",
-            Scenario::ResetAfterCharge => "Connection reset after charging",
-            Scenario::RateLimited429 => "Rate limited (429)",
-            Scenario::ForbiddenConsecutive403 => "Consecutive request blocked (403)",
-            Scenario::Cancel => "Cancel payment",
-        }
-    }
-
-    /// One line under the label saying what the merchant's server will see.
-    pub fn description(self) -> &'static str {
-        match self {
-            Scenario::Approve => "Charged after the normal processing time.",
-            Scenario::Approve40s => "Charged; the confirm takes 40 seconds to answer.",
-            Scenario::Approve70s => "Charged; the confirm takes 70 seconds, longer than a 60-second read timeout.",
-            Scenario::DeclineRejectCard => "Not charged: 403 REJECT_CARD_PAYMENT.",
-            Scenario::DeclineInvalidExpiration => "Not charged: 400 INVALID_CARD_EXPIRATION.",
-            Scenario::Error500ThenCharge => {
-                "Charged, but the first confirm answers 500; a retry with the same Idempotency-Key gets the payment."
-            }
-            Scenario::ResetAfterCharge => {
-                "Charged, then the connection is reset with no answer; a retry with the same Idempotency-Key gets the payment."
-            }
-            Scenario::RateLimited429 => "Not charged: every confirm answers 429 TOO_MANY_REQUESTS.",
-            Scenario::ForbiddenConsecutive403 => {
-                "Not charged: every confirm answers 403 FORBIDDEN_CONSECUTIVE_REQUEST."
-            }
-            Scenario::Cancel => "Back to the shop with PAY_PROCESS_CANCELED.",
-        }
-    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub(crate) struct AppState {
 /// What is fixed at startup.
 pub(crate) struct Settings {
     pub(crate) secret_key: String,
+    /// What the SDK must be initialised with (`TossPayments(clientKey)`).
+    pub(crate) client_key: String,
     pub(crate) clock: Clock,
     /// Where clients reach this server, without a trailing slash.
     pub(crate) base_url: String,

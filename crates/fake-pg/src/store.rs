@@ -96,6 +96,12 @@ pub(crate) struct WindowRequest {
     pub(crate) fail_url: String,
 }
 
+/// A window request for an order whose window was opened for another amount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AmountMismatch {
+    pub(crate) opened_with: u64,
+}
+
 /// The result of a window submit.
 #[derive(Clone, Debug)]
 pub(crate) struct Submitted {
@@ -365,8 +371,18 @@ impl Store {
     }
 
     /// Opens a payment window: a new READY payment under a new paymentKey,
-    /// to be confirmed within ten minutes.
-    pub(crate) fn open_window(&self, request: WindowRequest, checkout_url: String, now: String) -> String {
+    /// to be confirmed within ten minutes. An order whose window was opened
+    /// before for another amount is refused with that amount: the request
+    /// does not describe the order the customer started paying for.
+    pub(crate) fn open_window(
+        &self,
+        request: WindowRequest,
+        checkout_url: String,
+        now: String,
+    ) -> Result<String, AmountMismatch> {
+        if let Some(opened_with) = self.window_amount(&request.order_id).filter(|amount| *amount != request.amount) {
+            return Err(AmountMismatch { opened_with });
+        }
         let payment_key = payment::new_payment_key();
         let payment = Payment::ready(
             payment_key.clone(),
@@ -380,7 +396,17 @@ impl Store {
         let mut inner = self.lock();
         let window = WindowReturn { success_url: request.success_url, fail_url: request.fail_url };
         inner.insert(payment, Some(window), confirm_by);
-        payment_key
+        Ok(payment_key)
+    }
+
+    /// The amount of a window opened earlier for `order_id`, if any.
+    fn window_amount(&self, order_id: &str) -> Option<u64> {
+        let inner = self.lock();
+        inner
+            .payments
+            .values()
+            .find(|record| record.window.is_some() && record.payment.order_id == order_id)
+            .map(|record| record.payment.total_amount)
     }
 
     /// The customer chose a scenario in the window. Once the payment is being
@@ -688,7 +714,7 @@ mod tests {
             success_url: "http://shop/ok".into(),
             fail_url: "http://shop/fail".into(),
         };
-        store.open_window(request, "http://pg/window".into(), "now".into())
+        store.open_window(request, "http://pg/window".into(), "now".into()).expect("a first window for the order")
     }
 
     fn request(key: Option<&str>, payment_key: &str, order_id: &str) -> ConfirmRequest {

@@ -29,7 +29,8 @@ async fn the_window_shows_the_order_and_a_button_per_scenario() {
         let id = scenario.id();
         assert!(html.contains(&format!(r#"value="{id}" data-scenario="{id}""#)), "no button for {id}");
     }
-    assert_eq!(html.matches(r#"<button type="submit""#).count(), Scenario::ALL.len());
+    // One per test card, and the close button (which cancels, as the cancel card does).
+    assert_eq!(html.matches(r#"<button type="submit""#).count(), Scenario::ALL.len() + 1);
     // Each load issues its own paymentKey, and the window is READY until a card is chosen.
     let payment_key = payment_key_in(&html);
     let (_, again) = pg.window_html("order-1", 12_900, &format!("{SHOP}/ok")).await;

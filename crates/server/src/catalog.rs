@@ -10,20 +10,48 @@ pub const MAX_QUANTITY: u32 = 99;
 /// Most lines in an order.
 pub const MAX_LINES: usize = 20;
 
-/// The products on sale.
+/// The products on sale: SKU, name and description in English, then in Korean, price.
 pub fn products() -> Vec<Product> {
-    const PRODUCTS: [(&str, &str, &str, u64); 4] = [
-        ("POUR-OVER-SET", "Pour-over coffee set", "Glass dripper, carafe and 40 paper filters.", 12_900),
-        ("CERAMIC-MUG", "Ceramic mug", "Hand-glazed stoneware, 350 ml.", 8_500),
-        ("BEANS-200G", "Single-origin beans", "Ethiopia Yirgacheffe, 200 g, roasted this week.", 15_000),
-        ("TEA-TOWEL", "Linen tea towel", "Stonewashed linen, 50 x 70 cm.", 6_900),
+    const PRODUCTS: [(&str, [&str; 4], u64); 4] = [
+        (
+            "POUR-OVER-SET",
+            [
+                "Pour-over coffee set",
+                "Glass dripper, carafe and 40 paper filters.",
+                "핸드드립 세트",
+                "유리 드리퍼, 서버, 종이 필터 40장.",
+            ],
+            12_900,
+        ),
+        (
+            "CERAMIC-MUG",
+            ["Ceramic mug", "Hand-glazed stoneware, 350 ml.", "도자기 머그", "손으로 유약을 바른 석기, 350ml."],
+            8_500,
+        ),
+        (
+            "BEANS-200G",
+            [
+                "Single-origin beans",
+                "Ethiopia Yirgacheffe, 200 g, roasted this week.",
+                "싱글 오리진 원두",
+                "에티오피아 예가체프 200g, 이번 주 로스팅.",
+            ],
+            15_000,
+        ),
+        (
+            "TEA-TOWEL",
+            ["Linen tea towel", "Stonewashed linen, 50 x 70 cm.", "리넨 행주", "스톤워시 리넨, 50 x 70cm."],
+            6_900,
+        ),
     ];
     PRODUCTS
         .into_iter()
-        .map(|(sku, name, description, price)| Product {
+        .map(|(sku, [name, description, name_ko, description_ko], price)| Product {
             sku: sku.to_owned(),
             name: name.to_owned(),
             description: description.to_owned(),
+            name_ko: name_ko.to_owned(),
+            description_ko: description_ko.to_owned(),
             price,
         })
         .collect()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use payonce_api::PageConfig;
+use payonce_api::{PageConfig, PaymentSdk};
 
 use crate::db::DbLocation;
 
@@ -61,6 +61,16 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_SECRET_KEY", default_value = "test_sk_payonce_fake_pg_0000")]
     pub pg_secret_key: String,
 
+    /// The merchant's PG client key, given to the page for the PG's SDK (public).
+    #[arg(long, env = "PAYONCE_PG_CLIENT_KEY", default_value = "test_ck_payonce_fake_pg_0000")]
+    pub pg_client_key: String,
+
+    /// The PG's JavaScript SDK, loaded by the page; its origin is the only other
+    /// one the page's Content-Security-Policy lets scripts come from.
+    /// Defaults to `<pg-url>/v2/standard`, where the fake PG serves its own.
+    #[arg(long, env = "PAYONCE_PG_SDK_URL")]
+    pub pg_sdk_url: Option<String>,
+
     /// How long to wait for a TCP connection to the PG. A connect failure means the
     /// request never left, so it is safe to call it a failure.
     #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
@@ -83,6 +93,12 @@ pub struct ServerConfig {
     /// Pause between recovery passes over unsettled payments.
     #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
     pub recovery_interval: Duration,
+
+    /// Most checks that may wait for their order to change at once, server-wide
+    /// (each holds an open request, no database connection). Beyond it a check is
+    /// answered at once, as if it had not asked to wait.
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_waiting_checks: u32,
 
     /// How long the page waits for the confirm POST before checking instead.
     #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
@@ -168,6 +184,21 @@ impl ServerConfig {
         }
     }
 
+    /// The PG's SDK as the page loads it.
+    pub fn payment_sdk(&self) -> PaymentSdk {
+        let url = match &self.pg_sdk_url {
+            Some(url) => url.clone(),
+            None => format!("{}/v2/standard", self.pg_url.trim_end_matches('/')),
+        };
+        PaymentSdk { url, client_key: self.pg_client_key.clone() }
+    }
+
+    /// The scheme, host and port of the SDK's URL: what the page's CSP allows scripts from.
+    pub fn payment_sdk_origin(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.payment_sdk().url).ok()?;
+        Some(url.origin().ascii_serialization()).filter(|origin| origin != "null")
+    }
+
     /// The timings the page uses, served at `GET /api/config`.
     pub fn page_config(&self) -> PageConfig {
         PageConfig {
@@ -175,6 +206,7 @@ impl ServerConfig {
             poll_interval_ms: millis(self.poll_interval),
             poll_attempts: self.poll_attempts,
             server_max_processing_ms: millis(self.max_processing()),
+            check_wait_ms: millis(self.poll_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
         }
     }
 
@@ -201,7 +233,11 @@ impl ServerConfig {
                 return Err(ConfigError::ZeroDuration { flag });
             }
         }
-        for (flag, value) in [("pg-url", Some(&self.pg_url)), ("public-url", self.public_url.as_ref())] {
+        for (flag, value) in [
+            ("pg-url", Some(&self.pg_url)),
+            ("public-url", self.public_url.as_ref()),
+            ("pg-sdk-url", self.pg_sdk_url.as_ref()),
+        ] {
             if let Some(value) = value {
                 let parsed = reqwest::Url::parse(value).ok();
                 if !parsed.is_some_and(|url| matches!(url.scheme(), "http" | "https")) {
@@ -292,6 +328,26 @@ mod tests {
         assert_eq!(config.validate(), Err(ConfigError::ZeroDuration { flag: "poll-interval" }));
         let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "localhost:9090"]);
         assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-url", .. })));
+        let config = ServerConfig::parse_from(["payonce-server", "--pg-sdk-url", "/v2/standard"]);
+        assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-sdk-url", .. })));
+    }
+
+    #[test]
+    fn the_sdk_comes_from_the_pg_unless_told_otherwise_and_its_origin_is_what_the_csp_allows() {
+        let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "http://127.0.0.1:9090/"]);
+        assert_eq!(config.payment_sdk().url, "http://127.0.0.1:9090/v2/standard");
+        assert_eq!(config.payment_sdk_origin().as_deref(), Some("http://127.0.0.1:9090"));
+        let live = ServerConfig::parse_from([
+            "payonce-server",
+            "--pg-url",
+            "https://api.tosspayments.com",
+            "--pg-sdk-url",
+            "https://js.tosspayments.com/v2/standard",
+            "--pg-client-key",
+            "live_ck_abc",
+        ]);
+        assert_eq!(live.payment_sdk().client_key, "live_ck_abc");
+        assert_eq!(live.payment_sdk_origin().as_deref(), Some("https://js.tosspayments.com"));
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub enum AppError {
     AmountMismatch { confirmed: u64, expected: u64 },
     #[error("no such order")]
     OrderNotFound,
+    #[error("{0}")]
+    InvalidWait(String),
     #[error("unknown product {sku:?}")]
     UnknownSku { sku: String },
     #[error("{0}")]
@@ -59,6 +61,7 @@ impl AppError {
             AppError::OrderAlreadyFailed { .. } => ErrorCode::OrderAlreadyFailed,
             AppError::AmountMismatch { .. } => ErrorCode::AmountMismatch,
             AppError::OrderNotFound => ErrorCode::OrderNotFound,
+            AppError::InvalidWait(_) => ErrorCode::InvalidWait,
             AppError::UnknownSku { .. } => ErrorCode::UnknownSku,
             AppError::InvalidQuantity(_) => ErrorCode::InvalidQuantity,
             AppError::InvalidCart(_) => ErrorCode::InvalidCart,
@@ -77,6 +80,7 @@ impl AppError {
             AppError::InvalidRequest { .. }
             | AppError::InvalidIdempotencyKey(_)
             | AppError::AmountMismatch { .. }
+            | AppError::InvalidWait(_)
             | AppError::UnknownSku { .. }
             | AppError::InvalidQuantity(_)
             | AppError::InvalidCart(_) => StatusCode::BAD_REQUEST,

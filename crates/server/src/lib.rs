@@ -74,7 +74,7 @@ pub async fn run(
     }
     let db = Db::open(&config.db, config.db_max_connections).await?;
     let state = AppState::new(config, db);
-    let stopping = CancellationToken::new();
+    let stopping = state.stopping.clone();
     let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));
     tokio::spawn(forget_idle_rate_limits(state.limits.clone(), stopping.clone()));
 

@@ -48,6 +48,11 @@ fn describe() {
         "Time to take (op=take) or free (op=free) a place under a cluster's shared PG cap"
     );
     metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
+    metrics::describe_counter!(
+        "payment_order_waits_total",
+        "Checks that waited for their order, by how the wait ended (changed, timeout, stopping, full)"
+    );
+    metrics::describe_gauge!("payment_order_waiting", "Checks waiting for their order to change now");
     metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
 }
@@ -73,6 +78,15 @@ pub fn pg_in_flight(delta: f64) {
 
 pub fn order_transition(status: OrderStatus) {
     counter!("payment_orders_total", "status" => status.as_str()).increment(1);
+}
+
+/// A check's wait for its order ended: `changed`, `timeout`, `stopping`, or `full` (not held: too many waiting).
+pub fn order_wait(outcome: &'static str) {
+    counter!("payment_order_waits_total", "outcome" => outcome).increment(1);
+}
+
+pub fn order_waiting(delta: f64) {
+    gauge!("payment_order_waiting").increment(delta);
 }
 
 pub fn recovery_retry() {

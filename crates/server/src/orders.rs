@@ -9,6 +9,7 @@ use crate::catalog;
 use crate::customer::Customer;
 use crate::db::{NewOrder, now_ms};
 use crate::error::AppError;
+use crate::metrics;
 use crate::state::AppState;
 
 /// How far back a paid order makes the page warn about a duplicate (an order
@@ -36,10 +37,9 @@ pub async fn create(
     };
     state.db.insert_order(&new_order).await?;
     let order = state.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;
-    let payment_window_url =
-        state.pg.client().window_url(&order.order_id, order.amount, &order.order_name, &state.config.public_base_url());
+    let public = state.config.public_base_url();
     tracing::info!(order_id = order.order_id, amount = order.amount, "order created");
-    Ok(CreatedOrder { order, payment_window_url })
+    Ok(CreatedOrder { order, success_url: format!("{public}/pay/success"), fail_url: format!("{public}/pay/fail") })
 }
 
 pub async fn list(state: &AppState, customer: &Customer) -> Result<Vec<Order>, AppError> {
@@ -48,6 +48,42 @@ pub async fn list(state: &AppState, customer: &Customer) -> Result<Vec<Order>, A
 
 pub async fn show(state: &AppState, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
     state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)
+}
+
+/// The order once its status changes, or as it is after `wait`, whichever comes
+/// first; at once if it is final. The wait holds no database connection (each
+/// read takes one and gives it back) and no thread. When the server already holds
+/// as many waits as it allows, or is stopping, the order is answered as it is:
+/// the page asks again anyway.
+pub async fn show_after_change(
+    state: &AppState,
+    customer: &Customer,
+    order_id: &str,
+    wait: Duration,
+) -> Result<Order, AppError> {
+    if wait.is_zero() {
+        return show(state, customer, order_id).await;
+    }
+    let Ok(_slot) = state.check_waits.clone().try_acquire_owned() else {
+        metrics::order_wait("full");
+        return show(state, customer, order_id).await;
+    };
+    // Subscribed before reading, so a change committed in between still wakes it.
+    let mut changes = state.db.changes().subscribe(order_id);
+    let seen = show(state, customer, order_id).await?;
+    if seen.status.is_final() || state.stopping.is_cancelled() {
+        return Ok(seen);
+    }
+    metrics::order_waiting(1.0);
+    let outcome = tokio::select! {
+        () = changes.changed() => "changed",
+        () = tokio::time::sleep(wait) => "timeout",
+        () = state.stopping.cancelled() => "stopping",
+    };
+    metrics::order_waiting(-1.0);
+    metrics::order_wait(outcome);
+    drop(changes);
+    show(state, customer, order_id).await
 }
 
 /// The customer's newest order being paid (however old) or paid in the last ten minutes.

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use metrics_exporter_prometheus::PrometheusHandle;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
@@ -29,6 +30,10 @@ pub struct AppState {
     pub pg_tasks: TaskTracker,
     pub metrics: PrometheusHandle,
     pub limits: Limits,
+    /// One permit per check that may wait for its order at once, server-wide.
+    pub check_waits: Arc<Semaphore>,
+    /// Cancelled when the server begins to stop: waiting checks answer at once.
+    pub stopping: CancellationToken,
 }
 
 impl AppState {
@@ -45,6 +50,7 @@ impl AppState {
         };
         let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
         let budget_window = config.recovery_interval;
+        let config_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);
         let limits =
             Limits::new(Rate::per_minute(config.rate_limit_customer), Rate::per_minute(config.rate_limit_address));
         Self {
@@ -58,6 +64,8 @@ impl AppState {
             pg_tasks: TaskTracker::new(),
             metrics: crate::metrics::handle(),
             limits,
+            check_waits: Arc::new(Semaphore::new(config_waits)),
+            stopping: CancellationToken::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 mod support;
 
-use payonce_api::{OrderStatus, PageConfig, Product};
+use payonce_api::{OrderStatus, Product, ShopConfig};
 use reqwest::StatusCode;
 use reqwest::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE};
 use serde_json::{Value, json};
@@ -171,7 +171,7 @@ async fn orders_are_listed_newest_first_and_the_recent_payment_is_found() {
 }
 
 #[tokio::test]
-async fn orders_are_priced_by_the_server_and_link_to_the_pg_window() {
+async fn orders_are_priced_by_the_server_and_say_where_the_pg_window_returns() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
     let catalog: Vec<Product> =
@@ -182,29 +182,30 @@ async fn orders_are_priced_by_the_server_and_link_to_the_pg_window() {
 
     assert_eq!(created.order.amount, mug.price * 2);
     assert_eq!(created.order.status, OrderStatus::Created);
-    let window = reqwest::Url::parse(&created.payment_window_url).unwrap();
-    assert!(created.payment_window_url.starts_with(&format!("{}/v1/window?", pg.url)));
-    let query: std::collections::HashMap<_, _> = window.query_pairs().into_owned().collect();
-    assert_eq!(query["orderId"], created.order.order_id);
-    assert_eq!(query["amount"], created.order.amount.to_string());
-    assert_eq!(query["successUrl"], format!("{}/pay/success", server.url));
-    assert_eq!(query["failUrl"], format!("{}/pay/fail", server.url));
-    let page = reqwest::get(&created.payment_window_url).await.unwrap();
-    assert_eq!(page.status(), StatusCode::OK, "the fake PG accepts the window URL");
+    assert_eq!(created.success_url, format!("{}/pay/success", server.url));
+    assert_eq!(created.fail_url, format!("{}/pay/fail", server.url));
+    let page = reqwest::get(pg.window_url(&created)).await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK, "the fake PG opens a window for the order");
 }
 
 #[tokio::test]
-async fn config_publishes_the_page_timings_and_the_servers_limit() {
+async fn config_publishes_the_page_timings_the_servers_limit_and_the_pgs_sdk() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
 
-    let config: PageConfig =
+    let shop: ShopConfig =
         server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
 
+    let config = shop.timings;
     assert_eq!(config.confirm_wait_ms, 15_000);
     assert_eq!(config.poll_interval_ms, 2_000);
     assert_eq!(config.poll_attempts, 25);
     assert_eq!(config.server_max_processing_ms, 2_500, "connect 500ms + read 2s in the test config");
+    assert_eq!(config.check_wait_ms, 2_000);
+    assert_eq!(shop.payment_sdk.url, format!("{}/v2/standard", pg.url));
+    assert_eq!(shop.payment_sdk.client_key, fake_pg::DEFAULT_CLIENT_KEY);
+    let sdk = reqwest::get(&shop.payment_sdk.url).await.unwrap();
+    assert_eq!(sdk.status(), StatusCode::OK, "the fake PG serves the SDK where the page is told to load it");
 }
 
 #[tokio::test]

@@ -35,7 +35,8 @@ async fn metrics_are_served_to_operators_only() {
 }
 
 #[tokio::test]
-async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_exactly_the_inline_scripts() {
+async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_exactly_the_inline_scripts_and_the_sdk()
+{
     let pg = FakePg::start().await;
     let page = tempfile::tempdir().unwrap();
     let script = "\nimport init from '/payonce-page-0123456789abcdef.js';\nawait init();\n";
@@ -49,7 +50,12 @@ async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_e
         let response = server.http.get(format!("{}{path}", server.url)).send().await.unwrap();
         let headers = response.headers();
         let policy = headers[CONTENT_SECURITY_POLICY].to_str().unwrap();
-        assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval'"), "{path}: {policy}");
+        let sdk_origin = &pg.url; // the fake PG serves the SDK at /v2/standard
+        assert!(
+            policy.contains(&format!("script-src 'self' 'wasm-unsafe-eval' {sdk_origin} 'sha256-")),
+            "{path}: {policy}"
+        );
+        assert_eq!(policy.matches(sdk_origin.as_str()).count(), 1, "the SDK's origin, for scripts only: {policy}");
         assert!(policy.contains(&format!("'sha256-{expected_hash}'")), "{path}: the inline script's hash: {policy}");
         assert!(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe-inline"), "{path}");
         assert_eq!(headers[X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");

@@ -18,8 +18,8 @@ use self::runner::Runner;
 use crate::api;
 use crate::clock::now_ms;
 use crate::components::toast::Toaster;
-use crate::flow::{Event, Flow, Millis, State, SuccessParams};
-use crate::format::{format_krw, seconds};
+use crate::flow::{Event, Flow, InvalidLink, Millis, State, SuccessParams};
+use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::nav_guard::NavGuard;
 use crate::storage;
 
@@ -27,7 +27,6 @@ use crate::storage;
 const CONFIG_WAIT: Duration = Duration::from_secs(3);
 /// How often the elapsed time and the progress bar move.
 const TICK: Duration = Duration::from_millis(500);
-const STAY_MESSAGE: &str = "Your payment is being processed. Please stay on this page until it finishes.";
 
 /// The confirm page.
 #[component]
@@ -37,6 +36,7 @@ pub fn ConfirmPage() -> impl IntoView {
     let state = RwSignal::new(State::Starting);
     let now = RwSignal::new(now_ms());
     let toaster = expect_context::<Toaster>();
+    let locale = use_locale();
     let runner = StoredValue::new_local(None::<Rc<Runner>>);
 
     // Cleared when the page goes away: a customer who leaves while the timings load
@@ -51,7 +51,7 @@ pub fn ConfirmPage() -> impl IntoView {
         if !still_here.load(Ordering::SeqCst) {
             return;
         }
-        let guard = NavGuard::install(move || toaster.show(STAY_MESSAGE));
+        let guard = NavGuard::install(move || toaster.show(locale.texts().stay_on_page));
         let started = Runner::new(Flow::new(timings), state, guard);
         runner.set_value(Some(started.clone()));
         let stored = params.as_ref().ok().and_then(|params| storage::load_attempt(&params.order_id));
@@ -71,62 +71,70 @@ pub fn ConfirmPage() -> impl IntoView {
 
     view! {
         <section class="card confirm" aria-labelledby="confirm-title" data-payment-state=move || state.with(State::name)>
-            {move || state.with(|state| state_view(state, now))}
+            {move || state.with(|state| state_view(state, now, locale))}
         </section>
     }
 }
 
-fn state_view(state: &State, now: RwSignal<Millis>) -> AnyView {
+fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
+    let t = locale.texts();
     match state.clone() {
-        State::Starting | State::Verifying | State::Claiming => {
-            busy_view("Preparing your payment", "One moment.", None).into_any()
+        State::Starting | State::Verifying | State::Claiming => busy_view(t.preparing, t.one_moment, None).into_any(),
+        State::Submitting { started_at } => {
+            busy_view(t.processing, t.processing_text, Some((started_at, now, t.waiting_for))).into_any()
         }
-        State::Submitting { started_at } => busy_view(
-            "Processing your payment",
-            "Please keep this page open while your card is charged. This usually takes a few seconds.",
-            Some((started_at, now)),
-        )
-        .into_any(),
         State::Checking { started_at, polls_done, polls_total, window_ends_at } => {
-            checking_view(started_at, polls_done, polls_total, window_ends_at, now).into_any()
+            checking_view(t, started_at, polls_done, polls_total, window_ends_at, now).into_any()
         }
         // The last check: the server is asked for its final word.
         State::Closing { started_at, polls_total, window_ends_at } => {
-            checking_view(started_at, polls_total, polls_total, window_ends_at, now).into_any()
+            checking_view(t, started_at, polls_total, polls_total, window_ends_at, now).into_any()
         }
-        State::Paid { order_id, amount } => paid_view(order_id, amount).into_any(),
-        State::Refunded { order_id, amount, partial } => refunded_view(order_id, amount, partial).into_any(),
-        State::Failed { order_id, failure } => failed_view(order_id, failure).into_any(),
-        State::Unresolved { order_id } => unresolved_view(order_id).into_any(),
-        State::Elsewhere { order_id } => elsewhere_view(order_id).into_any(),
-        State::Invalid { message } => view! {
-            <div role="status" aria-live="polite">
-                <h1 id="confirm-title">"This payment link is incomplete"</h1>
-                <p>{message}</p>
-                <p class="muted">"No payment was sent from this page."</p>
-            </div>
-            <div class="actions"><a href="/orders" class="button secondary">"See your orders"</a></div>
+        State::Paid { order_id, amount } => paid_view(locale, order_id, amount).into_any(),
+        State::Refunded { order_id, amount, partial } => refunded_view(locale, order_id, amount, partial).into_any(),
+        State::Failed { order_id, failure } => failed_view(t, order_id, failure).into_any(),
+        State::Unresolved { order_id } => unresolved_view(t, order_id).into_any(),
+        State::Elsewhere { order_id } => elsewhere_view(t, order_id).into_any(),
+        State::Invalid { reason } => {
+            let message = match reason {
+                InvalidLink::Missing => t.invalid_missing.to_owned(),
+                InvalidLink::Amount(amount) => fill(t.invalid_amount, &[&format!("{amount:?}")]),
+            };
+            view! {
+                <div role="status" aria-live="polite">
+                    <h1 id="confirm-title">{t.invalid_title}</h1>
+                    <p>{message}</p>
+                    <p class="muted">{t.invalid_nothing_sent}</p>
+                </div>
+                <div class="actions"><a href="/orders" class="button secondary">{t.see_your_orders}</a></div>
+            }
+            .into_any()
         }
-        .into_any(),
     }
 }
 
-fn busy_view(title: &'static str, text: &'static str, waiting: Option<(Millis, RwSignal<Millis>)>) -> impl IntoView {
+/// A step still under way; `waiting` shows the seconds since `started_at` (in `template`).
+fn busy_view(
+    title: &'static str,
+    text: &'static str,
+    waiting: Option<(Millis, RwSignal<Millis>, &'static str)>,
+) -> impl IntoView {
     view! {
         <div class="spinner" aria-hidden="true"></div>
         <div role="status" aria-live="polite">
             <h1 id="confirm-title">{title}</h1>
             <p>{text}</p>
         </div>
-        {waiting.map(|(started_at, now)| view! {
+        {waiting.map(|(started_at, now, template)| view! {
             <p class="muted elapsed" data-testid="elapsed">
-                {move || format!("Waiting {}", seconds(now.get().saturating_sub(started_at)))}
+                {move || fill(template, &[&(now.get().saturating_sub(started_at) / 1000).to_string()])}
             </p>
         })}
     }
 }
 
 fn checking_view(
+    t: &'static Texts,
     started_at: Millis,
     polls_done: u32,
     polls_total: u32,
@@ -142,35 +150,35 @@ fn checking_view(
     view! {
         <div class="spinner" aria-hidden="true"></div>
         <div role="status" aria-live="polite">
-            <h1 id="confirm-title">"Checking your payment"</h1>
-            <p>"The payment provider is taking longer than usual. We are checking with them; you will not be charged twice."</p>
-            <p class="check-count" data-testid="check-count">{format!("Check {check} of {polls_total}")}</p>
+            <h1 id="confirm-title">{t.checking}</h1>
+            <p>{t.checking_text}</p>
+            <p class="check-count" data-testid="check-count">{fill(t.check_count, &[&check.to_string(), &polls_total.to_string()])}</p>
         </div>
-        <div class="progress" role="progressbar" aria-label="Time spent checking" aria-valuemin="0" aria-valuemax="100"
+        <div class="progress" role="progressbar" aria-label=t.checking_progress aria-valuemin="0" aria-valuemax="100"
             aria-valuenow=move || progress().to_string()>
             <div class="progress-bar" style:width=move || format!("{}%", progress())></div>
         </div>
-        <p class="muted small">"Please keep this page open."</p>
+        <p class="muted small">{t.keep_open}</p>
     }
 }
 
-fn paid_view(order_id: String, amount: u64) -> impl IntoView {
-    let said = view! { <p>"Thank you. You paid " <strong>{format_krw(amount)}</strong> "."</p> };
-    charged_view(("paid", "✓"), "Payment complete", said, order_id)
+fn paid_view(locale: Locale, order_id: String, amount: u64) -> impl IntoView {
+    let t = locale.texts();
+    let said = view! { <p>{fill(t.paid_text, &[&won(amount, locale.get())])}</p> };
+    charged_view(t, ("paid", "✓"), t.paid_title, said, order_id)
 }
 
-fn refunded_view(order_id: String, amount: u64, partial: bool) -> impl IntoView {
-    let (title, text) = if partial {
-        ("Paid, partly refunded", "went through, and part of it has since been refunded to your card.")
-    } else {
-        ("Payment refunded", "went through and was then cancelled; the whole amount is refunded to your card.")
-    };
-    let said = view! { <p>"Your payment of " <strong>{format_krw(amount)}</strong> " " {text}</p> };
-    charged_view(("refunded", "↺"), title, said, order_id)
+fn refunded_view(locale: Locale, order_id: String, amount: u64, partial: bool) -> impl IntoView {
+    let t = locale.texts();
+    let (title, text) =
+        if partial { (t.refunded_partly_title, t.refunded_partly_text) } else { (t.refunded_title, t.refunded_text) };
+    let said = view! { <p>{fill(text, &[&won(amount, locale.get())])}</p> };
+    charged_view(t, ("refunded", "↺"), title, said, order_id)
 }
 
 /// An outcome in which the card was charged: what happened, and the way to the order.
 fn charged_view(
+    t: &'static Texts,
     icon: (&'static str, &'static str),
     title: &'static str,
     said: impl IntoView,
@@ -181,51 +189,52 @@ fn charged_view(
         <div role="status" aria-live="polite">
             <h1 id="confirm-title">{title}</h1>
             {said}
-            <p class="muted">"Order " <code>{order_id.clone()}</code></p>
+            <p class="muted">{t.order_label} " " <code>{order_id.clone()}</code></p>
         </div>
         <div class="actions">
-            <a href=format!("/orders/{order_id}") class="button primary">"View your order"</a>
-            <a href="/" class="button secondary">"Continue shopping"</a>
+            <a href=format!("/orders/{order_id}") class="button primary">{t.view_your_order}</a>
+            <a href="/" class="button secondary">{t.continue_shopping}</a>
         </div>
     }
 }
 
-fn failed_view(order_id: String, failure: Failure) -> impl IntoView {
+/// A failure in the page's own words for its code; the server's message is not shown.
+fn failed_view(t: &'static Texts, order_id: String, failure: Failure) -> impl IntoView {
     let navigate = use_navigate();
     view! {
         <div class="outcome-icon failed" aria-hidden="true">"!"</div>
         <div role="status" aria-live="polite">
-            <h1 id="confirm-title">"Payment failed"</h1>
-            <p data-testid="failure-message">{failure.message}</p>
-            <p class="muted small">"Reason code " <code>{failure.code}</code></p>
+            <h1 id="confirm-title">{t.failed_title}</h1>
+            <p data-testid="failure-message">{t.reasons.for_code(&failure.code)}</p>
+            <p class="muted small">{t.reason_code} " " <code>{failure.code}</code></p>
         </div>
         <div class="actions">
-            <button class="button primary" on:click=move |_| navigate("/", Default::default())>"Try again"</button>
-            <a href=format!("/orders/{order_id}") class="button secondary">"View the order"</a>
+            <button class="button primary" on:click=move |_| navigate("/", Default::default())>{t.try_again}</button>
+            <a href=format!("/orders/{order_id}") class="button secondary">{t.view_the_order}</a>
         </div>
     }
 }
 
-fn elsewhere_view(order_id: String) -> impl IntoView {
+fn elsewhere_view(t: &'static Texts, order_id: String) -> impl IntoView {
     view! {
         <div class="outcome-icon unresolved" aria-hidden="true">"?"</div>
         <div role="status" aria-live="polite">
-            <h1 id="confirm-title">"This order was placed in another browser"</h1>
-            <p>"This browser cannot see order " <code>{order_id}</code> ", so this page cannot tell how its payment went. Open your orders in the browser you paid with: they show whether it was paid."</p>
+            <h1 id="confirm-title">{t.elsewhere_title}</h1>
+            <p>{fill(t.elsewhere_text, &[&order_id])}</p>
         </div>
-        <div class="actions"><a href="/orders" class="button secondary">"Orders in this browser"</a></div>
+        <div class="actions"><a href="/orders" class="button secondary">{t.orders_in_this_browser}</a></div>
     }
 }
 
-fn unresolved_view(order_id: String) -> impl IntoView {
+fn unresolved_view(t: &'static Texts, order_id: String) -> impl IntoView {
     view! {
         <div class="outcome-icon unresolved" aria-hidden="true">"…"</div>
         <div role="status" aria-live="polite">
-            <h1 id="confirm-title">"We could not confirm your payment yet"</h1>
-            <p>"It will be settled shortly, and you will not be charged twice. Your order page shows the result as soon as we know it."</p>
+            <h1 id="confirm-title">{t.unresolved_title}</h1>
+            <p>{t.unresolved_text}</p>
         </div>
         <div class="actions">
-            <a href=format!("/orders/{order_id}") class="button primary">"See your order"</a>
+            <a href=format!("/orders/{order_id}") class="button primary">{t.see_your_order}</a>
         </div>
     }
 }

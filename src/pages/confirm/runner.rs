@@ -19,7 +19,8 @@ use crate::nav_guard::NavGuard;
 use crate::storage;
 use crate::tab_claim::{self, Held};
 
-/// A check (or a request to close the order) that takes longer than this learned nothing.
+/// A check (or a request to close the order) that takes longer than this, beyond
+/// the time the server may hold it, learned nothing.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a tab that lost the claim waits for the other tab's stored attempt,
 /// to check from the moment that POST left; after that it checks from now.
@@ -132,10 +133,10 @@ impl Runner {
             Effect::SchedulePoll { after_ms } => {
                 self.after(after_ms, |now| Event::PollDue { now });
             }
-            Effect::Poll { order_id } => {
+            Effect::Poll { order_id, wait_ms } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    let check = check_of(api::check_order(&order_id, CHECK_TIMEOUT).await);
+                    let check = check_of(api::check_order_waiting(&order_id, wait_ms, CHECK_TIMEOUT).await);
                     this.dispatch(Event::PollReplied { check, now: now_ms() });
                 });
             }
@@ -199,7 +200,7 @@ fn new_key() -> String {
 fn check_of(answer: Result<Order, ApiError>) -> Check {
     match answer {
         Ok(order) => classify_poll(&order),
-        Err(ApiError::Server { body, .. }) => classify_refused_check(body.as_deref().map(|body| body.code.as_str())),
+        Err(ApiError::Server { code, .. }) => classify_refused_check(code.as_deref()),
         Err(ApiError::Network(_) | ApiError::Decode(_)) => Check::NothingLearned,
     }
 }

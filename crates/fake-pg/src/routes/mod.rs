@@ -3,6 +3,7 @@
 mod admin;
 mod confirm;
 mod payments;
+mod sdk;
 mod window;
 
 use axum::Router;
@@ -23,6 +24,7 @@ pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(window::router())
+        .merge(sdk::router())
         .merge(admin::router())
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)

@@ -5,7 +5,7 @@
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
@@ -14,7 +14,8 @@ use crate::error::PgError;
 use crate::html::{self, WindowView};
 use crate::scenario::Scenario;
 use crate::state::AppState;
-use crate::store::{Submitted, WindowRequest};
+use crate::store::{AmountMismatch, Submitted, WindowRequest};
+use crate::window_text::Lang;
 
 const MAX_ORDER_NAME_CHARS: usize = 100;
 const MAX_ORDER_ID_CHARS: usize = 64;
@@ -25,14 +26,28 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/v1/receipt/{payment_key}", get(receipt_show))
 }
 
-async fn window_show(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+async fn window_show(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
-    let request = match window_request(&query) {
+    let lang = Lang::choose(query_field(&query, "lang").as_deref(), accept_language(&headers));
+    let request = match window_request(&query, &state.settings.client_key) {
         Ok(request) => request,
-        Err(problems) => return bad_request("This payment cannot be started", &problems),
+        Err(problems) => return bad_request(lang.text().cannot_start, &problems, lang),
     };
     let checkout_url = format!("{}/v1/window?{query}", state.settings.base_url);
-    let payment_key = state.store.open_window(request.clone(), checkout_url, now_kst());
+    let payment_key = match state.store.open_window(request.clone(), checkout_url, now_kst()) {
+        Ok(payment_key) => payment_key,
+        Err(AmountMismatch { opened_with }) => {
+            tracing::info!(order_id = request.order_id, amount = request.amount, opened_with, "window amount mismatch");
+            return see_other(&append_query(
+                &request.fail_url,
+                &[
+                    ("code", "PAY_PROCESS_ABORTED"),
+                    ("message", "결제 진행 중 승인에 실패하여 결제가 중단되었습니다."),
+                    ("orderId", &request.order_id),
+                ],
+            ));
+        }
+    };
     let config = state.store.config();
     let page = html::window_page(&WindowView {
         payment_key: &payment_key,
@@ -41,19 +56,22 @@ async fn window_show(State(state): State<AppState>, RawQuery(query): RawQuery) -
         amount: request.amount,
         time_scale: state.settings.clock.time_scale(),
         latency: state.settings.clock.scaled_ms(config.latency_ms),
+        lang,
     });
     // A window is single-use: its paymentKey must not come back from a cache.
     ([(header::CACHE_CONTROL, "no-store")], Html(page)).into_response()
 }
 
-async fn window_submit(State(state): State<AppState>, body: Bytes) -> Response {
+async fn window_submit(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     let field = |name: &str| fields.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
+    let lang = Lang::choose(field("lang"), accept_language(&headers));
+    let text = lang.text();
     let Some(payment_key) = field("paymentKey").filter(|key| !key.is_empty()) else {
-        return bad_request("This payment cannot go on", &["paymentKey is missing.".to_owned()]);
+        return bad_request(text.cannot_go_on, &["paymentKey is missing.".to_owned()], lang);
     };
     let Some(scenario) = field("scenario").and_then(Scenario::parse) else {
-        return bad_request("This payment cannot go on", &["Choose one of the test cards.".to_owned()]);
+        return bad_request(text.cannot_go_on, &[text.choose_a_card.to_owned()], lang);
     };
     match state.store.submit_window(payment_key, scenario) {
         Ok(submitted) => {
@@ -67,23 +85,35 @@ async fn window_submit(State(state): State<AppState>, body: Bytes) -> Response {
         }
         Err(error) => {
             let status = error.status();
-            (status, Html(html::error_page("This payment cannot go on", &[error.to_string()]))).into_response()
+            (status, Html(html::error_page(text.cannot_go_on, &[error.to_string()], lang))).into_response()
         }
     }
 }
 
-async fn receipt_show(State(state): State<AppState>, Path(payment_key): Path<String>) -> Response {
+async fn receipt_show(State(state): State<AppState>, headers: HeaderMap, Path(payment_key): Path<String>) -> Response {
+    let lang = Lang::choose(None, accept_language(&headers));
     match state.store.payment(&payment_key) {
-        Some(payment) => Html(html::receipt_page(&payment)).into_response(),
+        Some(payment) => Html(html::receipt_page(&payment, lang)).into_response(),
         None => {
             let error = PgError::NotFoundPayment(format!("paymentKey {payment_key}"));
-            (StatusCode::NOT_FOUND, Html(html::error_page("No such payment", &[error.to_string()]))).into_response()
+            let page = html::error_page("No such payment", &[error.to_string()], lang);
+            (StatusCode::NOT_FOUND, Html(page)).into_response()
         }
     }
 }
 
-/// The window's query, with every problem found rather than the first.
-fn window_request(query: &str) -> Result<WindowRequest, Vec<String>> {
+fn accept_language(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok())
+}
+
+fn query_field(query: &str, name: &str) -> Option<String> {
+    let fields: Vec<(String, String)> = serde_urlencoded::from_str(query).ok()?;
+    fields.into_iter().find(|(key, _)| key == name).map(|(_, value)| value)
+}
+
+/// The window's query, with every problem found rather than the first. A
+/// `clientKey` (the SDK always sends one) must be this PG's.
+fn window_request(query: &str, client_key: &str) -> Result<WindowRequest, Vec<String>> {
     let fields: Vec<(String, String)> = serde_urlencoded::from_str(query)
         .map_err(|error| vec![format!("The query string cannot be read: {error}.")])?;
     let field = |name: &str| {
@@ -102,6 +132,9 @@ fn window_request(query: &str) -> Result<WindowRequest, Vec<String>> {
     let order_name = required("orderName");
     let success_url = required("successUrl");
     let fail_url = required("failUrl");
+    if field("clientKey").is_some_and(|given| given != client_key) {
+        problems.push("clientKey is not this PG's client key (INVALID_CLIENT_KEY).".to_owned());
+    }
 
     if !order_id.is_empty()
         && (order_id.chars().count() > MAX_ORDER_ID_CHARS
@@ -177,8 +210,8 @@ fn see_other(location: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_owned())]).into_response()
 }
 
-fn bad_request(title: &str, problems: &[String]) -> Response {
-    (StatusCode::BAD_REQUEST, Html(html::error_page(title, problems))).into_response()
+fn bad_request(title: &str, problems: &[String], lang: Lang) -> Response {
+    (StatusCode::BAD_REQUEST, Html(html::error_page(title, problems, lang))).into_response()
 }
 
 #[cfg(test)]
@@ -197,13 +230,17 @@ mod tests {
 
     #[test]
     fn window_requests_list_every_problem() {
-        let problems = window_request("amount=abc&successUrl=/relative").unwrap_err();
+        let problems =
+            window_request("amount=abc&successUrl=/relative&clientKey=test_ck_other", "test_ck_mine").unwrap_err();
         let all = problems.join(" ");
-        for expected in ["orderId", "orderName", "failUrl", "amount must be", "successUrl must be"] {
+        for expected in
+            ["orderId", "orderName", "failUrl", "amount must be", "successUrl must be", "INVALID_CLIENT_KEY"]
+        {
             assert!(all.contains(expected), "{expected} missing from {all}");
         }
         let ok = window_request(
             "orderId=ord_1&amount=12900&orderName=Tee%20x2&successUrl=http://s/ok&failUrl=http://s/fail",
+            "test_ck_mine",
         )
         .unwrap();
         assert_eq!((ok.amount, ok.order_name.as_str()), (12_900, "Tee x2"));

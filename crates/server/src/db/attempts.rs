@@ -176,6 +176,7 @@ impl Db {
         };
         events::record(&mut transaction, change).await?;
         transaction.commit().await?;
+        self.changes.notify(attempt.order_id);
         Ok(true)
     }
 
@@ -210,6 +211,7 @@ impl Db {
         };
         events::record(&mut transaction, change).await?;
         transaction.commit().await?;
+        self.changes.notify(order_id);
         Ok(true)
     }
 
@@ -254,6 +256,7 @@ impl Db {
         };
         events::record(&mut transaction, change).await?;
         transaction.commit().await?;
+        self.changes.notify(order_id);
         Ok(true)
     }
 
@@ -396,6 +399,7 @@ impl Db {
         };
         events::record(&mut transaction, change).await?;
         transaction.commit().await?;
+        self.changes.notify(order_id);
         Ok(true)
     }
 

@@ -5,10 +5,12 @@
 
 mod attempts;
 mod budget;
+mod changes;
 mod events;
 mod location;
 mod orders;
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::any::AnyPoolOptions;
@@ -16,6 +18,7 @@ use sqlx::{AnyConnection, AnyPool, Executor};
 
 pub use attempts::{Attempt, NewAttempt, Transition};
 pub use budget::{BudgetRow, SlotClaim, SlotTerms};
+pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use orders::NewOrder;
@@ -39,6 +42,9 @@ pub struct Db {
     /// For the PG budget's places (see `budget`): on PostgreSQL, connections
     /// that do not wait for their commits to reach the disk.
     budget: AnyPool,
+    /// Told of every status change this server commits, for the checks
+    /// waiting on an order (see `changes`).
+    changes: Arc<OrderChanges>,
 }
 
 /// What a pool's connections are for.
@@ -81,7 +87,7 @@ impl Db {
             Engine::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&writer).await?,
             Engine::Postgres => sqlx::migrate!("./migrations/postgres").run(&writer).await?,
         }
-        Ok(Self { engine, pool, writer, budget })
+        Ok(Self { engine, pool, writer, budget, changes: Arc::default() })
     }
 
     /// Whether other order servers may share this database (and so the PG's
@@ -95,6 +101,11 @@ impl Db {
         self.pool.close().await;
         self.writer.close().await;
         self.budget.close().await;
+    }
+
+    /// Where a check subscribes to wait for its order to change.
+    pub fn changes(&self) -> &Arc<OrderChanges> {
+        &self.changes
     }
 }
 

@@ -121,18 +121,6 @@ impl PgClient {
         read_answer(request.send().await).await
     }
 
-    /// The browser-facing payment window for an order.
-    pub fn window_url(&self, order_id: &str, amount: u64, order_name: &str, public_base: &str) -> String {
-        let mut url = self.url("v1/window");
-        url.query_pairs_mut()
-            .append_pair("orderId", order_id)
-            .append_pair("amount", &amount.to_string())
-            .append_pair("orderName", order_name)
-            .append_pair("successUrl", &format!("{public_base}/pay/success"))
-            .append_pair("failUrl", &format!("{public_base}/pay/fail"));
-        url.into()
-    }
-
     fn url(&self, path: &str) -> Url {
         let mut base = self.base.clone();
         if !base.path().ends_with('/') {

@@ -1,5 +1,5 @@
 use axum::extract::State;
-use payonce_api::PageConfig;
+use payonce_api::ShopConfig;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -10,8 +10,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(config_show))
 }
 
-/// The page's timings, so it waits at least as long as this server can take.
-#[utoipa::path(get, path = "/config", tag = "shop", responses((status = 200, body = PageConfig)))]
-async fn config_show(State(state): State<AppState>) -> Json<PageConfig> {
-    Json(state.config.page_config())
+/// The page's timings, so it waits at least as long as this server can take,
+/// and the PG's SDK the page opens the payment window with.
+#[utoipa::path(get, path = "/config", tag = "shop", responses((status = 200, body = ShopConfig)))]
+async fn config_show(State(state): State<AppState>) -> Json<ShopConfig> {
+    Json(ShopConfig { timings: state.config.page_config(), payment_sdk: state.config.payment_sdk() })
 }

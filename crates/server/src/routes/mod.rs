@@ -67,7 +67,9 @@ pub fn router(state: AppState) -> Router {
         Some(dir) => app.merge(page::router(dir)),
         None => app,
     };
-    let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref());
+    let sdk_origin = state.config.payment_sdk_origin();
+    let [policy, nosniff, referrer, frames] =
+        security::layers(state.config.static_dir.as_deref(), sdk_origin.as_deref());
     app.with_state(state)
         .layer(CompressionLayer::new())
         .layer(policy)

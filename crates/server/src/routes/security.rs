@@ -1,7 +1,8 @@
 //! Security headers on every public response. The page's Content-Security-Policy
-//! lets its own scripts and WebAssembly run (`'wasm-unsafe-eval'`) and the
-//! inline scripts of the built HTML by their hashes, computed from the files
-//! served, and nothing else inline; nothing may frame the shop.
+//! lets its own scripts and WebAssembly run (`'wasm-unsafe-eval'`), the PG's
+//! SDK from the SDK's origin, and the inline scripts of the built HTML by their
+//! hashes, computed from the files served, and nothing else inline; nothing may
+//! frame the shop.
 
 use std::path::Path;
 
@@ -14,9 +15,10 @@ use tower_http::set_header::SetResponseHeaderLayer;
 /// The HTML files whose inline scripts the policy allows.
 const PAGES: [&str; 2] = ["index.html", "cart.html"];
 
-/// The layers that add the headers, given the built page's folder (if served).
-pub fn layers(static_dir: Option<&Path>) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
-    let policy = content_security_policy(static_dir.map(inline_script_hashes).unwrap_or_default());
+/// The layers that add the headers, given the built page's folder (if served)
+/// and the origin of the PG's SDK.
+pub fn layers(static_dir: Option<&Path>, sdk_origin: Option<&str>) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
+    let policy = content_security_policy(sdk_origin, static_dir.map(inline_script_hashes).unwrap_or_default());
     let header = |name: HeaderName, value: &str| {
         SetResponseHeaderLayer::overriding(name, HeaderValue::from_str(value).expect("a valid header value"))
     };
@@ -29,9 +31,11 @@ pub fn layers(static_dir: Option<&Path>) -> [SetResponseHeaderLayer<HeaderValue>
 }
 
 /// The policy: the shop's own origin for everything, WebAssembly allowed to
-/// compile, inline scripts only by hash, no framing, no plugins.
-pub fn content_security_policy(script_hashes: Vec<String>) -> String {
+/// compile, the SDK's origin for scripts (the SDK navigates to the PG's window,
+/// which needs nothing more), inline scripts only by hash, no framing, no plugins.
+pub fn content_security_policy(sdk_origin: Option<&str>, script_hashes: Vec<String>) -> String {
     let mut scripts = vec!["'self'".to_owned(), "'wasm-unsafe-eval'".to_owned()];
+    scripts.extend(sdk_origin.map(str::to_owned));
     scripts.extend(script_hashes.into_iter().map(|hash| format!("'sha256-{hash}'")));
     format!(
         "default-src 'self'; script-src {}; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
@@ -87,8 +91,12 @@ import init from '/a.js';
 
     #[test]
     fn the_policy_allows_wasm_and_hashed_scripts_and_no_framing() {
-        let policy = content_security_policy(vec!["abc=".to_owned()]);
-        assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-abc='"), "{policy}");
+        let policy = content_security_policy(Some("https://js.tosspayments.com"), vec!["abc=".to_owned()]);
+        assert!(
+            policy.contains("script-src 'self' 'wasm-unsafe-eval' https://js.tosspayments.com 'sha256-abc='"),
+            "{policy}"
+        );
+        assert!(policy.contains("connect-src 'self';"), "the SDK's origin is for scripts only: {policy}");
         assert!(policy.contains("frame-ancestors 'none'"));
         assert!(!policy.contains("unsafe-inline"));
     }

@@ -81,10 +81,24 @@ impl FakePg {
             .unwrap()
     }
 
+    /// The payment window for the order, as the PG's SDK opens it.
+    pub fn window_url(&self, created: &CreatedOrder) -> String {
+        let query = [
+            ("clientKey", fake_pg::DEFAULT_CLIENT_KEY),
+            ("customerKey", "@@ANONYMOUS"),
+            ("orderId", created.order.order_id.as_str()),
+            ("amount", &created.order.amount.to_string()),
+            ("orderName", created.order.order_name.as_str()),
+            ("successUrl", created.success_url.as_str()),
+            ("failUrl", created.fail_url.as_str()),
+        ];
+        format!("{}/v1/window?{}", self.url, serde_urlencoded::to_string(query).unwrap())
+    }
+
     /// Opens the order's payment window, presses the test card `scenario`, and
     /// returns the paymentKey the window issued, as the browser would.
     pub async fn window_payment_key(&self, created: &CreatedOrder, scenario: &str) -> String {
-        let html = self.http.get(&created.payment_window_url).send().await.unwrap().text().await.unwrap();
+        let html = self.http.get(self.window_url(created)).send().await.unwrap().text().await.unwrap();
         let marker = r#"name="paymentKey" value=""#;
         let start = html.find(marker).expect("the window has a paymentKey field") + marker.len();
         let payment_key = html[start..start + html[start..].find('"').unwrap()].to_owned();

@@ -1,0 +1,435 @@
+//! The page in Korean and English: one catalog per language (`en.rs`, `ko.rs`),
+//! the language in use as a signal, and amounts as each language writes them.
+//!
+//! Korean is chosen for browsers that prefer it (`navigator.languages`), English
+//! otherwise; the switch in the header overrides that and is remembered in
+//! `localStorage`. `<html lang>` follows, so the PG's window (which the SDK
+//! tells the page's language) and screen readers speak the same language.
+//!
+//! The catalogs are plain `&'static str` with numbered holes (`{0}`), filled by
+//! [`fill`]: a few kilobytes of text and one small function, where an i18n
+//! crate would have cost far more of the first load (see ARCHITECTURE.md).
+//! [`tr!`] names one text: a bundle then carries only the texts it names (the
+//! cart, on the first load, none of the other pages' sentences), where going
+//! through a `&Texts` brings the whole catalog along.
+
+mod en;
+mod ko;
+
+use leptos::prelude::*;
+
+pub use en::EN;
+pub use ko::KO;
+
+/// One text of `lang`'s catalog, by its field: `tr!(lang, cart_title)`.
+#[macro_export]
+macro_rules! tr {
+    ($lang:expr, $($field:ident).+) => {
+        match $lang {
+            $crate::i18n::Lang::En => $crate::i18n::EN.$($field).+,
+            $crate::i18n::Lang::Ko => $crate::i18n::KO.$($field).+,
+        }
+    };
+}
+
+/// A language of the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Ko,
+}
+
+/// Where the customer's choice is kept.
+const STORAGE_KEY: &str = "payonce.lang";
+
+impl Lang {
+    pub fn texts(self) -> &'static Texts {
+        match self {
+            Lang::En => &EN,
+            Lang::Ko => &KO,
+        }
+    }
+
+    /// The BCP 47 tag, for `<html lang>` and for dates.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Ko => "ko",
+        }
+    }
+
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::En => Lang::Ko,
+            Lang::Ko => Lang::En,
+        }
+    }
+
+    /// Korean for a browser whose first preference between the two is Korean.
+    pub fn from_preferences<'a>(preferred: impl IntoIterator<Item = &'a str>) -> Lang {
+        for tag in preferred {
+            let tag = tag.trim().to_ascii_lowercase();
+            if tag.starts_with("ko") {
+                return Lang::Ko;
+            }
+            if tag.starts_with("en") {
+                return Lang::En;
+            }
+        }
+        Lang::En
+    }
+
+    fn parse(tag: &str) -> Option<Lang> {
+        match tag {
+            "en" => Some(Lang::En),
+            "ko" => Some(Lang::Ko),
+            _ => None,
+        }
+    }
+}
+
+/// Won as each language writes it: `12,900원`, `₩12,900`.
+pub fn won(amount: u64, lang: Lang) -> String {
+    let digits = amount.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 3);
+    if lang == Lang::En {
+        grouped.push('₩');
+    }
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    if lang == Lang::Ko {
+        grouped.push('원');
+    }
+    grouped
+}
+
+/// `template` with `{0}`, `{1}`, … replaced by `values`.
+pub fn fill(template: &str, values: &[&str]) -> String {
+    let mut filled = template.to_owned();
+    for (index, value) in values.iter().enumerate() {
+        filled = filled.replace(&format!("{{{index}}}"), value);
+    }
+    filled
+}
+
+/// The page's language, shared through the context of `App` and `CartApp`.
+#[derive(Debug, Clone, Copy)]
+pub struct Locale(RwSignal<Lang>);
+
+impl Locale {
+    /// The remembered choice, or the browser's preference; sets `<html lang>`.
+    pub fn provide() -> Locale {
+        let locale = Locale(RwSignal::new(stored().unwrap_or_else(browser_preference)));
+        Effect::new(move |_| set_document_lang(locale.0.get()));
+        provide_context(locale);
+        locale
+    }
+
+    /// The language now. Tracked: views that read it follow a switch.
+    pub fn get(self) -> Lang {
+        self.0.get()
+    }
+
+    pub fn texts(self) -> &'static Texts {
+        self.get().texts()
+    }
+
+    /// Switches language and remembers it for the next visit.
+    pub fn set(self, lang: Lang) {
+        if let Some(storage) = window().local_storage().ok().flatten() {
+            let _ = storage.set_item(STORAGE_KEY, lang.tag());
+        }
+        self.0.set(lang);
+    }
+}
+
+/// The page's [`Locale`], from context.
+pub fn use_locale() -> Locale {
+    expect_context::<Locale>()
+}
+
+fn stored() -> Option<Lang> {
+    let storage = window().local_storage().ok().flatten()?;
+    Lang::parse(&storage.get_item(STORAGE_KEY).ok().flatten()?)
+}
+
+fn browser_preference() -> Lang {
+    let navigator = window().navigator();
+    let languages: Vec<String> = navigator.languages().iter().filter_map(|tag| tag.as_string()).collect();
+    let fallback = navigator.language();
+    Lang::from_preferences(languages.iter().map(String::as_str).chain(fallback.as_deref()))
+}
+
+fn set_document_lang(lang: Lang) {
+    let document = document();
+    if let Some(root) = document.document_element() {
+        let _ = root.set_attribute("lang", lang.tag());
+    }
+    document.set_title(tr!(lang, page_title));
+}
+
+/// Every sentence the customer reads, in one language.
+#[derive(Debug)]
+pub struct Texts {
+    /// The document's title.
+    pub page_title: &'static str,
+
+    // The header.
+    pub skip_to_content: &'static str,
+    pub brand_tag: &'static str,
+    pub nav_label: &'static str,
+    pub nav_cart: &'static str,
+    pub nav_orders: &'static str,
+    /// The switch's label, in the language it switches to.
+    pub switch_to_other: &'static str,
+    pub switch_label: &'static str,
+
+    // The cart.
+    pub cart_title: &'static str,
+    pub loading_products: &'static str,
+    pub try_again: &'static str,
+    /// `{0}`: the product.
+    pub quantity_of: &'static str,
+    pub one_fewer: &'static str,
+    pub one_more: &'static str,
+    pub total: &'static str,
+    /// `{0}`: the amount.
+    pub pay: &'static str,
+    pub creating_order: &'static str,
+    pub opening_window: &'static str,
+    pub pay_note: &'static str,
+    /// `{0}`: the SDK's error code.
+    pub window_not_opened: &'static str,
+
+    // The recent-order dialog.
+    pub recent_paid: &'static str,
+    pub recent_in_progress: &'static str,
+    /// `{0}` the order's name, `{1}` its amount, `{2}` when it was placed.
+    pub recent_body: &'static str,
+    pub see_that_order: &'static str,
+    pub cancel: &'static str,
+    pub pay_anyway: &'static str,
+
+    // Statuses.
+    pub status_created: &'static str,
+    pub status_pending: &'static str,
+    pub status_paid: &'static str,
+    pub status_failed: &'static str,
+    pub status_unknown: &'static str,
+    pub status_canceled: &'static str,
+    pub status_partially_refunded: &'static str,
+
+    // The confirm page.
+    pub stay_on_page: &'static str,
+    pub preparing: &'static str,
+    pub one_moment: &'static str,
+    pub processing: &'static str,
+    pub processing_text: &'static str,
+    /// `{0}`: whole seconds.
+    pub waiting_for: &'static str,
+    pub checking: &'static str,
+    pub checking_text: &'static str,
+    /// `{0}` this check, `{1}` of how many.
+    pub check_count: &'static str,
+    pub checking_progress: &'static str,
+    pub keep_open: &'static str,
+    pub paid_title: &'static str,
+    /// `{0}`: the amount.
+    pub paid_text: &'static str,
+    pub refunded_title: &'static str,
+    pub refunded_partly_title: &'static str,
+    /// `{0}`: the amount.
+    pub refunded_text: &'static str,
+    pub refunded_partly_text: &'static str,
+    pub order_label: &'static str,
+    pub view_your_order: &'static str,
+    pub continue_shopping: &'static str,
+    pub failed_title: &'static str,
+    pub reason_code: &'static str,
+    pub view_the_order: &'static str,
+    pub elsewhere_title: &'static str,
+    /// `{0}`: the order id.
+    pub elsewhere_text: &'static str,
+    pub orders_in_this_browser: &'static str,
+    pub unresolved_title: &'static str,
+    pub unresolved_text: &'static str,
+    pub see_your_order: &'static str,
+    pub invalid_title: &'static str,
+    pub invalid_missing: &'static str,
+    /// `{0}`: the amount as written in the link.
+    pub invalid_amount: &'static str,
+    pub invalid_nothing_sent: &'static str,
+    pub see_your_orders: &'static str,
+
+    // The fail page (`/pay/fail`).
+    pub fail_cancelled_title: &'static str,
+    pub fail_not_through_title: &'static str,
+    pub fail_cancelled: &'static str,
+    pub fail_aborted: &'static str,
+    pub fail_rejected: &'static str,
+    pub fail_expiration: &'static str,
+    pub fail_session: &'static str,
+    pub fail_unknown: &'static str,
+    pub checking_order: &'static str,
+    pub nothing_charged: &'static str,
+    pub paid_meanwhile: &'static str,
+    pub still_processing: &'static str,
+    pub other_browser: &'static str,
+    pub could_not_check: &'static str,
+
+    // The orders pages.
+    pub orders_title: &'static str,
+    pub loading_orders: &'static str,
+    pub no_orders: &'static str,
+    pub go_to_cart: &'static str,
+    pub loading_order: &'static str,
+    pub order_not_found_title: &'static str,
+    pub order_not_found: &'static str,
+    pub order_title: &'static str,
+    pub explain_created: &'static str,
+    pub explain_in_progress: &'static str,
+    pub explain_paid: &'static str,
+    pub explain_failed: &'static str,
+    pub explain_canceled: &'static str,
+    pub explain_partially_refunded: &'static str,
+    pub items_caption: &'static str,
+    pub item: &'static str,
+    pub quantity: &'static str,
+    pub price: &'static str,
+    pub order_number: &'static str,
+    pub placed: &'static str,
+    pub last_update: &'static str,
+    pub all_orders: &'static str,
+    pub page_not_found_title: &'static str,
+    pub page_not_found: &'static str,
+
+    // What went wrong talking to the shop.
+    pub network_error: &'static str,
+    /// `{0}`: the HTTP status.
+    pub server_error: &'static str,
+    pub unreadable_answer: &'static str,
+
+    /// Why a payment failed, by code; every one says that nothing was charged.
+    pub reasons: Reasons,
+}
+
+/// Why a payment failed, in the customer's words, one per group of codes.
+#[derive(Debug)]
+pub struct Reasons {
+    pub declined: &'static str,
+    pub expired_card: &'static str,
+    pub unusable_card: &'static str,
+    pub card_number: &'static str,
+    pub below_minimum: &'static str,
+    pub over_limit: &'static str,
+    pub pg_busy: &'static str,
+    pub shop_busy: &'static str,
+    pub pg_unreachable: &'static str,
+    pub cancelled_in_window: &'static str,
+    pub session_expired: &'static str,
+    pub shop_sign_in: &'static str,
+    pub confirm_not_received: &'static str,
+    pub other: &'static str,
+}
+
+impl Reasons {
+    /// The words for a failure code. Codes the page does not know get the
+    /// general words, never the PG's or the server's own text.
+    pub fn for_code(&self, code: &str) -> &'static str {
+        match code {
+            "REJECT_CARD_PAYMENT"
+            | "REJECT_CARD_COMPANY"
+            | "CARD_PROCESSING_ERROR"
+            | "FDS_ERROR"
+            | "INVALID_REJECT_CARD" => self.declined,
+            "INVALID_CARD_EXPIRATION" => self.expired_card,
+            "INVALID_STOPPED_CARD" | "INVALID_CARD_LOST_OR_STOLEN" => self.unusable_card,
+            "INVALID_CARD_NUMBER" => self.card_number,
+            "BELOW_MINIMUM_AMOUNT" => self.below_minimum,
+            "TOO_MANY_REQUESTS" | "FORBIDDEN_CONSECUTIVE_REQUEST" => self.pg_busy,
+            "PG_BUSY" => self.shop_busy,
+            "PG_UNREACHABLE" => self.pg_unreachable,
+            "PAY_PROCESS_CANCELED" => self.cancelled_in_window,
+            "NOT_FOUND_PAYMENT_SESSION" => self.session_expired,
+            "UNAUTHORIZED_KEY" | "INVALID_API_KEY" | "INCORRECT_BASIC_AUTH_FORMAT" => self.shop_sign_in,
+            "CONFIRM_NOT_RECEIVED" => self.confirm_not_received,
+            _ if code.starts_with("EXCEED_") => self.over_limit,
+            _ => self.other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn won_reads_as_each_language_writes_it() {
+        assert_eq!(won(12_900, Lang::Ko), "12,900원");
+        assert_eq!(won(12_900, Lang::En), "₩12,900");
+        assert_eq!(won(0, Lang::Ko), "0원");
+        assert_eq!(won(1_234_567, Lang::En), "₩1,234,567");
+        assert_eq!(won(900, Lang::Ko), "900원");
+    }
+
+    #[test]
+    fn korean_browsers_get_korean_and_everyone_else_english() {
+        assert_eq!(Lang::from_preferences(["ko-KR", "en-US"]), Lang::Ko);
+        assert_eq!(Lang::from_preferences(["ko"]), Lang::Ko);
+        assert_eq!(Lang::from_preferences(["en-US", "ko-KR"]), Lang::En);
+        assert_eq!(Lang::from_preferences(["ja-JP", "ko-KR"]), Lang::Ko);
+        assert_eq!(Lang::from_preferences(["fr-FR", "de"]), Lang::En);
+        assert_eq!(Lang::from_preferences([]), Lang::En);
+    }
+
+    #[test]
+    fn holes_are_filled_in_order() {
+        assert_eq!(fill("Check {0} of {1}", &["3", "25"]), "Check 3 of 25");
+        assert_eq!(fill("{1}/{0}", &["a", "b"]), "b/a");
+    }
+
+    #[test]
+    fn every_failure_reason_says_nothing_was_charged_in_both_languages() {
+        for (texts, charged) in [(&EN, "You have not been charged"), (&KO, "결제되지 않았습니다")] {
+            for code in ["REJECT_CARD_PAYMENT", "CONFIRM_NOT_RECEIVED", "EXCEED_MAX_AMOUNT", "SOMETHING_NEW", ""] {
+                let reason = texts.reasons.for_code(code);
+                assert!(reason.contains(charged), "{code}: {reason}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_code_the_page_does_not_know_gets_the_general_words_not_the_code() {
+        let reason = EN.reasons.for_code("PG_SAID_SOMETHING_ODD");
+        assert_eq!(reason, EN.reasons.other);
+        assert!(!reason.contains("PG_SAID_SOMETHING_ODD"));
+    }
+
+    #[test]
+    fn every_text_with_holes_has_them_in_both_languages() {
+        let holes = |texts: &Texts| {
+            [
+                texts.quantity_of,
+                texts.one_fewer,
+                texts.one_more,
+                texts.pay,
+                texts.window_not_opened,
+                texts.recent_body,
+                texts.waiting_for,
+                texts.check_count,
+                texts.paid_text,
+                texts.refunded_text,
+                texts.refunded_partly_text,
+                texts.elsewhere_text,
+                texts.invalid_amount,
+                texts.server_error,
+            ]
+            .map(|text| (0..3).filter(|hole| text.contains(&format!("{{{hole}}}"))).count())
+        };
+        assert_eq!(holes(&EN), holes(&KO));
+    }
+}
