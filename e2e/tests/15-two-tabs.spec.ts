@@ -46,8 +46,10 @@ for (const locks of [true, false]) {
       await expect(tab.locator('[data-payment-state]')).toHaveAttribute('data-payment-state', 'paid');
     }
     expect(confirmPosts.count, 'confirm POSTs from both tabs').toBe(1);
-    // The tab that sent went through submitting; the other one only checked.
-    expect([states.of(page)[0], states.of(second)[0]].sort()).toEqual(['checking', 'submitting']);
+    // The tab that sent went through submitting; the other one only checked (its
+    // first check, held by the server until the order changed, may already say paid).
+    const senders = [page, second].filter((tab) => states.of(tab).includes('submitting'));
+    expect(senders.length, 'tabs that went through submitting').toBe(1);
     expect((await stack.pgStats()).charges_by_order[orderId]).toBe(1);
   });
 }

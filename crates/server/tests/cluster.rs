@@ -174,3 +174,38 @@ async fn a_customer_and_their_keys_work_on_any_server() {
     assert_eq!(pg.stats().await.confirm_requests, 1);
     assert_charges_agree(&pg, &second, &[&order_id]).await;
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_check_waiting_on_one_server_is_answered_when_another_server_settles_its_order() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    let first = Server::start(&pg.url).await;
+    let second = beside(&first, &pg, |_| {}).await;
+    let order = first.create_order().await.order;
+
+    let url = format!("{}/api/orders/{}?wait=2s", second.url, order.order_id);
+    let waiting = async {
+        let body: serde_json::Value = second.http.get(&url).send().await.unwrap().json().await.unwrap();
+        (body, Instant::now())
+    };
+    let closing = async {
+        // Closed on the first server once the check waits on the second.
+        eventually("the check is waiting", Duration::from_secs(5), || async {
+            let metrics = second.metrics().await;
+            metrics
+                .lines()
+                .any(|line| line.starts_with("payment_order_waiting ") && !line.ends_with(" 0"))
+                .then_some(())
+        })
+        .await;
+        let closed = first.http.post(format!("{}/api/orders/{}/abandon", first.url, order.order_id)).send().await;
+        assert_eq!(closed.unwrap().status(), StatusCode::OK);
+        Instant::now()
+    };
+    let ((body, answered_at), closed_at) = tokio::join!(waiting, closing);
+
+    assert_eq!(body["status"], "FAILED", "the check tells the change made on the other server: {body}");
+    let after = answered_at.duration_since(closed_at);
+    assert!(after < Duration::from_secs(1), "answered {after:?} after the other server's change, not at once");
+}

@@ -1,7 +1,7 @@
 use payonce_api::{Failure, OrderStatus};
 use sqlx::FromRow;
 
-use super::events::{self, Actor, Change};
+use super::events::{Actor, Change};
 use super::{Db, now_ms};
 
 /// A payment attempt that was sent (or is about to be) to the PG: what was sent,
@@ -174,7 +174,7 @@ impl Db {
             code: attempt.failure.map(|failure| failure.code.as_str()),
             detail: None,
         };
-        events::record(&mut transaction, change).await?;
+        self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;
         self.changes.notify(attempt.order_id);
         Ok(true)
@@ -209,7 +209,7 @@ impl Db {
             code: Some(&failure.code),
             detail: None,
         };
-        events::record(&mut transaction, change).await?;
+        self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;
         self.changes.notify(order_id);
         Ok(true)
@@ -254,7 +254,7 @@ impl Db {
             code: transition.failure().map(|failure| failure.code.as_str()),
             detail: transition.unknown_reason(),
         };
-        events::record(&mut transaction, change).await?;
+        self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;
         self.changes.notify(order_id);
         Ok(true)
@@ -397,7 +397,7 @@ impl Db {
             code: None,
             detail: Some(reason),
         };
-        events::record(&mut transaction, change).await?;
+        self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;
         self.changes.notify(order_id);
         Ok(true)

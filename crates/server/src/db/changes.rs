@@ -4,9 +4,8 @@
 //! order that someone is waiting on, removed when its last waiter leaves.
 //!
 //! The database layer notifies after every committed status change, so no
-//! transition can be missed by a waiter of this server. Another server on the
-//! same database does not see them: its waiters answer when their wait ends,
-//! as a plain check would.
+//! transition can be missed by a waiter of this server; on PostgreSQL the
+//! other servers' changes arrive too, through `change_feed`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

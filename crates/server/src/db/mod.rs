@@ -5,6 +5,7 @@
 
 mod attempts;
 mod budget;
+mod change_feed;
 mod changes;
 mod events;
 mod location;
@@ -87,7 +88,24 @@ impl Db {
             Engine::Sqlite => sqlx::migrate!("./migrations/sqlite").run(&writer).await?,
             Engine::Postgres => sqlx::migrate!("./migrations/postgres").run(&writer).await?,
         }
-        Ok(Self { engine, pool, writer, budget, changes: Arc::default() })
+        let changes = Arc::<OrderChanges>::default();
+        if engine == Engine::Postgres {
+            change_feed::listen(location.url().to_owned(), changes.clone());
+        }
+        Ok(Self { engine, pool, writer, budget, changes })
+    }
+
+    /// Records a status change in the history, in the transaction that makes
+    /// it, and announces it to the other servers (see `change_feed`).
+    async fn record_change(
+        &self,
+        transaction: &mut AnyConnection,
+        change: events::Change<'_>,
+    ) -> Result<(), sqlx::Error> {
+        if self.engine == Engine::Postgres {
+            change_feed::announce(transaction, change.order_id).await?;
+        }
+        events::record(transaction, change).await
     }
 
     /// Whether other order servers may share this database (and so the PG's
