@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::store::Store;
 
-/// Open while a confirm or lookup about a payment is being answered; closed
+/// Open while a confirm, cancel or lookup about a payment is being answered; closed
 /// when dropped, which is also what happens when the caller hangs up.
 pub(crate) struct OpenCall {
     store: Arc<Store>,

@@ -79,7 +79,7 @@ impl Config {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
-    /// How long a confirm takes to process, before `time_scale`.
+    /// How long a confirm or cancel takes to process, before `time_scale`.
     pub latency_ms: u64,
     /// A share of approvals that take longer.
     pub slow_tail: SlowTail,
@@ -87,14 +87,14 @@ pub struct RuntimeConfig {
     pub lookup_latency_ms: u64,
     /// Whether processing goes on when the caller hangs up (as at a real PG).
     pub continue_after_disconnect: bool,
-    /// At most this many confirms in processing at once for the merchant,
+    /// At most this many processings (confirms and cancels) at once for the merchant,
     /// abandoned ones included. `null`: no limit.
     pub contract_limit: Option<u32>,
     /// Seed of the random draws (faults, slow tail), for repeatable runs.
     pub seed: u64,
     /// What a repeated Idempotency-Key is answered with.
     pub replay: ReplayMode,
-    /// A simulated outage: every API call (confirm, lookups) is answered 503
+    /// A simulated outage: every API call (confirms, cancels, lookups, listings) is answered 503
     /// at once and nothing is processed. Processings already running go on.
     pub outage: bool,
     /// Fault rates, each from 0 to 1.
@@ -161,7 +161,8 @@ impl Default for SlowTail {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Faults {
-    /// Processing ends in 403 `REJECT_CARD_PAYMENT`; nothing is charged.
+    /// Processing ends in 403 `REJECT_CARD_PAYMENT` (a cancel: 400
+    /// `PROVIDER_ERROR`); nothing is charged or refunded.
     pub decline: f64,
     /// 500 `FAILED_INTERNAL_SYSTEM_PROCESSING` at once; nothing is processed.
     pub error_500: f64,
@@ -169,9 +170,9 @@ pub struct Faults {
     pub rate_limit_429: f64,
     /// 403 `FORBIDDEN_CONSECUTIVE_REQUEST` at once; nothing is processed.
     pub forbidden_consecutive: f64,
-    /// Processing completes and charges, then the connection is reset.
+    /// Processing completes and charges (or refunds), then the connection is reset.
     pub reset_after_charge: f64,
-    /// Processing completes and charges, then the answer is 500
+    /// Processing completes and charges (or refunds), then the answer is 500
     /// `FAILED_INTERNAL_SYSTEM_PROCESSING`.
     pub error_500_after_charge: f64,
     /// The connection is reset at once; nothing is processed.

@@ -13,9 +13,10 @@ pub struct ErrorBody {
     pub message: String,
 }
 
-/// Toss's documented confirm error codes and their statuses, for the
-/// `TossPayments-Test-Code` header. A code not listed answers 400, the status
-/// Toss uses for most card and validation errors.
+/// Toss's documented error codes of the confirm, cancel and transaction
+/// APIs and their statuses, for the `TossPayments-Test-Code` header. A code
+/// not listed answers 400, the status Toss uses for most card and validation
+/// errors.
 const KNOWN_CODES: &[(&str, u16)] = &[
     ("ALREADY_PROCESSED_PAYMENT", 400),
     ("PROVIDER_ERROR", 400),
@@ -69,6 +70,30 @@ const KNOWN_CODES: &[(&str, u16)] = &[
     ("FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING", 500),
     ("FAILED_INTERNAL_SYSTEM_PROCESSING", 500),
     ("UNKNOWN_PAYMENT_ERROR", 500),
+    // Cancels.
+    ("ALREADY_CANCELED_PAYMENT", 400),
+    ("INVALID_REFUND_ACCOUNT_INFO", 400),
+    ("EXCEED_CANCEL_AMOUNT_DISCOUNT_AMOUNT", 400),
+    ("INVALID_REFUND_ACCOUNT_NUMBER", 400),
+    ("INVALID_BANK", 400),
+    ("NOT_MATCHES_REFUNDABLE_AMOUNT", 400),
+    ("REFUND_REJECTED", 400),
+    ("ALREADY_REFUND_PAYMENT", 400),
+    ("FORBIDDEN_BANK_REFUND_REQUEST", 400),
+    ("NOT_CANCELABLE_AMOUNT", 403),
+    ("NOT_CANCELABLE_PAYMENT", 403),
+    ("EXCEED_MAX_REFUND_DUE", 403),
+    ("NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT", 403),
+    ("NOT_ALLOWED_PARTIAL_REFUND", 403),
+    ("NOT_CANCELABLE_PAYMENT_FOR_DORMANT_USER", 403),
+    ("FAILED_REFUND_PROCESS", 500),
+    ("FAILED_METHOD_HANDLING_CANCEL", 500),
+    ("FAILED_PARTIAL_REFUND", 500),
+    ("FAILED_CLOSED_ACCOUNT_REFUND", 500),
+    ("COMMON_ERROR", 500),
+    // Transactions.
+    ("INVALID_DATE", 400),
+    ("INVALID_TRANSACTION_KEY", 400),
 ];
 
 /// One variant per way a request can fail. `Clone` because an idempotency
@@ -114,6 +139,26 @@ pub enum PgError {
     /// Processed and declined: expired card; nothing was charged.
     #[error("Check the card's expiration date.")]
     InvalidCardExpiration,
+    /// A cancel of more than the balance, or of nothing (0 or less).
+    #[error("{0}")]
+    NotCancelableAmount(String),
+    /// A cancel of a payment that was never approved (READY, IN_PROGRESS,
+    /// ABORTED, EXPIRED).
+    #[error("{0}")]
+    NotCancelablePayment(String),
+    /// A cancel of a payment whose whole amount was refunded already.
+    #[error("The payment has already been canceled in full.")]
+    AlreadyCanceledPayment,
+    /// The card company did not take the cancel (injected); nothing was refunded.
+    #[error("A temporary error occurred at the card company; nothing was refunded. Try again in a few minutes.")]
+    ProviderError,
+    /// `startDate` or `endDate` of a transaction listing is not a date-time, or
+    /// the range ends before it starts.
+    #[error("{0}")]
+    InvalidDate(String),
+    /// `startingAfter` names no transaction.
+    #[error("startingAfter {0:?} is not the transactionKey of any transaction.")]
+    InvalidTransactionKey(String),
     /// Processing stopped because the caller hung up (only with
     /// `continue_after_disconnect: false`); nothing was charged.
     #[error("The payment was aborted because the caller disconnected during processing.")]
@@ -153,6 +198,12 @@ impl PgError {
             PgError::ForbiddenConsecutiveRequest => "FORBIDDEN_CONSECUTIVE_REQUEST",
             PgError::RejectCardPayment => "REJECT_CARD_PAYMENT",
             PgError::InvalidCardExpiration => "INVALID_CARD_EXPIRATION",
+            PgError::NotCancelableAmount(_) => "NOT_CANCELABLE_AMOUNT",
+            PgError::NotCancelablePayment(_) => "NOT_CANCELABLE_PAYMENT",
+            PgError::AlreadyCanceledPayment => "ALREADY_CANCELED_PAYMENT",
+            PgError::ProviderError => "PROVIDER_ERROR",
+            PgError::InvalidDate(_) => "INVALID_DATE",
+            PgError::InvalidTransactionKey(_) => "INVALID_TRANSACTION_KEY",
             PgError::PayProcessAborted => "PAY_PROCESS_ABORTED",
             PgError::FailedInternalSystemProcessing | PgError::Unavailable => "FAILED_INTERNAL_SYSTEM_PROCESSING",
             PgError::TestCode(code) => code,
@@ -171,8 +222,15 @@ impl PgError {
             | PgError::DuplicatedOrderId
             | PgError::InvalidCardExpiration
             | PgError::PayProcessAborted
+            | PgError::AlreadyCanceledPayment
+            | PgError::ProviderError
+            | PgError::InvalidDate(_)
+            | PgError::InvalidTransactionKey(_)
             | PgError::InvalidConfig(_) => StatusCode::BAD_REQUEST,
-            PgError::ForbiddenConsecutiveRequest | PgError::RejectCardPayment => StatusCode::FORBIDDEN,
+            PgError::ForbiddenConsecutiveRequest
+            | PgError::RejectCardPayment
+            | PgError::NotCancelableAmount(_)
+            | PgError::NotCancelablePayment(_) => StatusCode::FORBIDDEN,
             PgError::NotFoundPayment(_) | PgError::NotFoundPaymentSession(_) | PgError::NotFound => {
                 StatusCode::NOT_FOUND
             }
@@ -236,6 +294,12 @@ mod tests {
             PgError::RejectCardPayment,
             PgError::InvalidCardExpiration,
             PgError::FailedInternalSystemProcessing,
+            PgError::NotCancelableAmount(String::new()),
+            PgError::NotCancelablePayment(String::new()),
+            PgError::AlreadyCanceledPayment,
+            PgError::ProviderError,
+            PgError::InvalidDate(String::new()),
+            PgError::InvalidTransactionKey(String::new()),
         ];
         for error in variants {
             assert_eq!(error.status(), status_of_code(error.code()), "{}", error.code());

@@ -1,4 +1,4 @@
-//! What happens to a confirm: seeded random draws from the fault rates, or
+//! What happens to a confirm or cancel: seeded random draws from the fault rates, or
 //! the fixed plan of a window scenario.
 //!
 //! Every request draws the same number of values whatever the outcome, so a
@@ -66,7 +66,7 @@ impl FaultRng {
         Self { rng: StdRng::seed_from_u64(seed) }
     }
 
-    /// Whether a confirm that would start processing is turned away first.
+    /// Whether a confirm or cancel that would start processing is turned away first.
     /// The order sets precedence when several rates are high at once.
     pub(crate) fn front_door(&mut self, faults: &Faults) -> Option<FrontDoorFault> {
         let draws = [

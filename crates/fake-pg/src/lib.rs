@@ -23,8 +23,10 @@
 //! - `payment`: the Toss Payment object.
 //! - `scenario`: the payment window's test cards.
 //! - `faults`: seeded random fault decisions, and the fixed plans of scenarios.
-//! - `store`: payments, idempotency records and counters, and every confirm decision.
-//! - `processing`: a confirm's detached processing task and its answer.
+//! - `store`: payments, idempotency records, the transaction ledger and
+//!   counters, and every confirm and cancel decision (`store/cancel.rs`).
+//! - `processing`: a confirm's or cancel's detached processing task and its answer.
+//! - `transactions`: the Transaction object and the ledger `GET /v1/transactions` pages.
 //! - `stats`: the counters and the [`Stats`] body.
 //! - `html`: the payment window, error and receipt pages; `window_text`: their words
 //!   in Korean and English.
@@ -48,6 +50,7 @@ mod serve;
 mod state;
 pub mod stats;
 mod store;
+pub mod transactions;
 mod window_text;
 
 use std::future::Future;
@@ -59,9 +62,10 @@ use tokio::sync::watch;
 
 pub use config::{Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
 pub use error::ErrorBody;
-pub use payment::{Payment, PaymentStatus};
+pub use payment::{Cancel, Payment, PaymentStatus};
 pub use scenario::Scenario;
 pub use stats::{FaultCounts, Stats};
+pub use transactions::Transaction;
 
 use crate::clock::Clock;
 use crate::state::{AppState, Settings};

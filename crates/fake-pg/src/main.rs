@@ -23,7 +23,7 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_CLIENT_KEY", default_value = DEFAULT_CLIENT_KEY)]
     client_key: String,
 
-    /// How long processing a confirm takes (`300ms`, `40s`, `2m`).
+    /// How long processing a confirm or cancel takes (`300ms`, `40s`, `2m`).
     #[arg(long, env = "FAKE_PG_LATENCY", default_value = "300ms", value_parser = parse_duration)]
     latency: Duration,
 
@@ -35,7 +35,7 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_SLOW_TAIL", default_value = "0:20s", value_parser = parse_slow_tail)]
     slow_tail: SlowTail,
 
-    /// At most N confirms in processing at once, abandoned ones included; over it: 429.
+    /// At most N processings (confirms and cancels) at once, abandoned ones included; over it: 429.
     #[arg(long, env = "FAKE_PG_CONTRACT_LIMIT")]
     contract_limit: Option<u32>,
 
@@ -47,15 +47,15 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_DECLINE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     decline_rate: f64,
 
-    /// Share of confirms answered 500 at once, nothing processed (0 to 1).
+    /// Share of confirms and cancels answered 500 at once, nothing processed (0 to 1).
     #[arg(long, env = "FAKE_PG_ERROR_500_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     error_500_rate: f64,
 
-    /// Share of confirms answered 429 at once, nothing processed (0 to 1).
+    /// Share of confirms and cancels answered 429 at once, nothing processed (0 to 1).
     #[arg(long, env = "FAKE_PG_RATE_LIMIT_429_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     rate_limit_429_rate: f64,
 
-    /// Share of confirms answered 403 FORBIDDEN_CONSECUTIVE_REQUEST, nothing processed (0 to 1).
+    /// Share of confirms and cancels answered 403 FORBIDDEN_CONSECUTIVE_REQUEST, nothing processed (0 to 1).
     #[arg(long, env = "FAKE_PG_FORBIDDEN_CONSECUTIVE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     forbidden_consecutive_rate: f64,
 
@@ -67,7 +67,7 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_ERROR_500_AFTER_CHARGE_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     error_500_after_charge_rate: f64,
 
-    /// Share of confirms whose connection is reset at once, nothing processed (0 to 1).
+    /// Share of confirms and cancels whose connection is reset at once, nothing processed (0 to 1).
     #[arg(long, env = "FAKE_PG_RESET_BEFORE_PROCESSING_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     reset_before_processing_rate: f64,
 
@@ -149,7 +149,7 @@ async fn main() -> std::io::Result<()> {
     fake_pg::serve_with_shutdown(config, listener, shutdown_signal()).await
 }
 
-/// One line with the settings that shape every confirm.
+/// One line with the settings that shape every confirm and cancel.
 fn describe(config: &Config) -> String {
     let runtime = &config.runtime;
     let duration = |ms| humantime::format_duration(Duration::from_millis(ms));

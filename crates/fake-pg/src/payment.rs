@@ -22,13 +22,13 @@ pub enum PaymentStatus {
     WaitingForDeposit,
     /// Approved: the customer was charged.
     Done,
-    /// Fully canceled after approval (never used by this fake).
+    /// Canceled after approval: the whole amount was refunded.
     Canceled,
-    /// Partly canceled after approval (never used by this fake).
+    /// Partly canceled after approval: some of the amount was refunded.
     PartialCanceled,
     /// Approval failed; nothing was charged.
     Aborted,
-    /// Not confirmed in time (never used by this fake).
+    /// Not confirmed in time; never charged.
     Expired,
 }
 
@@ -90,6 +90,29 @@ pub struct Card {
     pub interest_payer: Option<String>,
 }
 
+/// One entry of `Payment.cancels`: a cancel that went through, with every
+/// field Toss sends for one.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Cancel {
+    pub cancel_amount: u64,
+    pub cancel_reason: String,
+    pub tax_free_amount: u64,
+    pub tax_exemption_amount: u64,
+    /// What is left to refund after this cancel: the balance it left.
+    pub refundable_amount: u64,
+    pub transfer_discount_amount: u64,
+    pub easy_pay_discount_amount: u64,
+    pub canceled_at: String,
+    /// The cancel's own transaction, also the payment's `lastTransactionKey`.
+    pub transaction_key: String,
+    /// A cash receipt's cancel; cards have none.
+    pub receipt_key: Option<String>,
+    /// `DONE`: this fake records only cancels that went through.
+    pub cancel_status: String,
+    pub cancel_request_id: Option<String>,
+}
+
 /// The Payment object as `POST /v1/payments/confirm` and the lookups answer it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -125,7 +148,8 @@ pub struct Payment {
     pub cash_receipt: Option<Value>,
     pub cash_receipts: Option<Value>,
     pub discount: Option<Value>,
-    pub cancels: Option<Value>,
+    /// Every cancel, oldest first; `null` until the first one.
+    pub cancels: Option<Vec<Cancel>>,
     pub secret: Option<String>,
     pub easy_pay: Option<Value>,
     pub country: String,
@@ -199,7 +223,7 @@ impl Payment {
         let mut rng = rand::rng();
         self.status = PaymentStatus::Done;
         self.approved_at = Some(approved_at);
-        self.last_transaction_key = Some(random_hex(&mut rng, 32));
+        self.last_transaction_key = Some(new_transaction_key());
         self.secret = Some(format!("ps_{}", random_alphanumeric(&mut rng, 20)));
         self.receipt = Some(Link { url: receipt_url });
         self.card = Some(Card {
@@ -221,9 +245,49 @@ impl Payment {
     /// Approval failed; the failure is kept on the payment as Toss does.
     pub(crate) fn abort(&mut self, failure: Failure) {
         self.status = PaymentStatus::Aborted;
-        self.last_transaction_key = Some(random_hex(&mut rand::rng(), 32));
+        self.last_transaction_key = Some(new_transaction_key());
         self.failure = Some(failure);
     }
+
+    /// Refunds `amount` of the balance (the caller checked it fits) and
+    /// returns the cancel entry. The payment is CANCELED once nothing is left.
+    /// Toss shows `suppliedAmount` and `vat` of what remains (a partial cancel
+    /// of theirs: balance 544.68 = supplied 495.16 + VAT 49.52), so they follow
+    /// the balance.
+    pub(crate) fn cancel(&mut self, amount: u64, reason: String, canceled_at: String) -> Cancel {
+        self.balance_amount -= amount;
+        self.status = if self.balance_amount == 0 { PaymentStatus::Canceled } else { PaymentStatus::PartialCanceled };
+        self.vat = vat_of(self.balance_amount);
+        self.supplied_amount = self.balance_amount - self.vat;
+        let transaction_key = new_transaction_key();
+        self.last_transaction_key = Some(transaction_key.clone());
+        let cancel = Cancel {
+            cancel_amount: amount,
+            cancel_reason: reason,
+            tax_free_amount: 0,
+            tax_exemption_amount: 0,
+            refundable_amount: self.balance_amount,
+            transfer_discount_amount: 0,
+            easy_pay_discount_amount: 0,
+            canceled_at,
+            transaction_key,
+            receipt_key: None,
+            cancel_status: "DONE".to_owned(),
+            cancel_request_id: None,
+        };
+        self.cancels.get_or_insert_with(Vec::new).push(cancel.clone());
+        cancel
+    }
+
+    /// The won refunded so far.
+    pub fn refunded(&self) -> u64 {
+        self.cancels.iter().flatten().map(|cancel| cancel.cancel_amount).sum()
+    }
+}
+
+/// A new transactionKey: Toss's are 32 uppercase hex digits.
+pub(crate) fn new_transaction_key() -> String {
+    random_hex(&mut rand::rng(), 32)
 }
 
 /// A new paymentKey: Toss's keys are opaque 50-character alphanumerics.
@@ -283,6 +347,41 @@ mod tests {
         }
         let back: Payment = serde_json::from_value(json).unwrap();
         assert_eq!(back, payment);
+    }
+
+    #[test]
+    fn cancels_reduce_the_balance_until_the_payment_is_canceled() {
+        let mut payment = Payment::ready("pk".into(), "o".into(), "Tee".into(), 15_000, "t0".into(), None);
+        payment.authenticate();
+        payment.approve("t1".into(), "http://x/r".into());
+        let first = payment.cancel(4_000, "size".into(), "t2".into());
+        assert_eq!(
+            (payment.status, payment.balance_amount, first.refundable_amount),
+            (PaymentStatus::PartialCanceled, 11_000, 11_000)
+        );
+        assert_eq!((payment.supplied_amount, payment.vat), (10_000, 1_000), "supplied and VAT follow the balance");
+        assert_eq!(payment.last_transaction_key.as_deref(), Some(first.transaction_key.as_str()));
+        let rest = payment.cancel(11_000, "all".into(), "t3".into());
+        assert_eq!((payment.status, payment.balance_amount, rest.refundable_amount), (PaymentStatus::Canceled, 0, 0));
+        assert_eq!((payment.refunded(), payment.total_amount), (15_000, 15_000));
+        let json = serde_json::to_value(&payment).unwrap();
+        let entry = &json["cancels"][0];
+        for field in [
+            "cancelAmount",
+            "cancelReason",
+            "taxFreeAmount",
+            "taxExemptionAmount",
+            "refundableAmount",
+            "transferDiscountAmount",
+            "easyPayDiscountAmount",
+            "canceledAt",
+            "transactionKey",
+            "cancelStatus",
+        ] {
+            assert!(!entry[field].is_null(), "{field}");
+        }
+        assert!(entry.get("receiptKey").is_some_and(Value::is_null) && entry.get("cancelRequestId").is_some());
+        assert_eq!(serde_json::from_value::<Payment>(json).unwrap(), payment);
     }
 
     #[test]

@@ -1,20 +1,21 @@
-//! Running a confirm: the store decides, a detached task processes, and the
-//! caller hears the outcome if it is still there.
+//! Running a confirm or a cancel: the store decides, a detached task
+//! processes, and the caller hears the outcome if it is still there.
 //!
 //! The processing runs in its own task so that, as at a real PG, a caller
 //! that hangs up does not stop it (unless `continue_after_disconnect` is off).
 
+use std::time::SystemTime;
+
 use tokio::sync::oneshot;
 
-use crate::clock::now_kst;
 use crate::error::PgError;
 use crate::faults::Delivery;
 use crate::payment::Payment;
 use crate::state::AppState;
 use crate::stats::FaultKind;
-use crate::store::{Begin, ConfirmRequest, Outcome, Ticket};
+use crate::store::{Begin, Outcome, Ticket};
 
-/// A confirm's answer, when it is not an error.
+/// A confirm's or cancel's answer, when it is not an error.
 #[derive(Debug)]
 pub(crate) enum Reply {
     Payment(Box<Payment>),
@@ -22,9 +23,9 @@ pub(crate) enum Reply {
     Reset,
 }
 
-/// Runs one valid confirm to its answer.
-pub(crate) async fn confirm(state: &AppState, request: ConfirmRequest) -> Result<Reply, PgError> {
-    let ticket = match state.store.begin(&request) {
+/// Runs one valid confirm or cancel, as the store began it, to its answer.
+pub(crate) async fn answer(state: &AppState, begin: Begin) -> Result<Reply, PgError> {
+    let ticket = match begin {
         Begin::Replay(replay) => return replay.map(Reply::Payment),
         Begin::Refused(error) => return Err(error),
         Begin::FrontDoor(fault) => {
@@ -37,7 +38,7 @@ pub(crate) async fn confirm(state: &AppState, request: ConfirmRequest) -> Result
     };
     let delivery = ticket.plan.delivery;
     match process(state, ticket).await {
-        (Outcome::Charged, Some(payment)) => match delivery {
+        (Outcome::Done, Some(payment)) => match delivery {
             Delivery::Respond => Ok(Reply::Payment(Box::new(payment))),
             Delivery::Error500 => {
                 state.store.note_fault(FaultKind::Error500AfterCharge);
@@ -50,7 +51,7 @@ pub(crate) async fn confirm(state: &AppState, request: ConfirmRequest) -> Result
         },
         (Outcome::Failed(error), _) => Err(error),
         // Reset or shut down while processing: there is no payment to show.
-        (Outcome::Charged, None) => Err(PgError::FailedInternalSystemProcessing),
+        (Outcome::Done, None) => Err(PgError::FailedInternalSystemProcessing),
     }
 }
 
@@ -104,20 +105,25 @@ async fn run(
         _ = stopping.wait_for(|stopping| *stopping) => return,
     };
     let outcome = match (waited, &ticket.plan.decline) {
-        (Waited::CallerLeft, _) => Outcome::Failed(PgError::PayProcessAborted),
+        (Waited::CallerLeft, _) => Outcome::Failed(ticket.work.abandoned()),
         (Waited::Elapsed, Some(decline)) => Outcome::Failed(decline.clone()),
-        (Waited::Elapsed, None) => Outcome::Charged,
+        (Waited::Elapsed, None) => Outcome::Done,
     };
     let receipt_url = state.settings.receipt_url(&ticket.payment_key);
-    let payment = state.store.finish(&ticket, &outcome, now_kst(), receipt_url);
-    let code = match &outcome {
-        Outcome::Charged => "DONE",
-        Outcome::Failed(error) => error.code(),
+    let (outcome, payment) = match state.store.finish(&ticket, &outcome, SystemTime::now(), receipt_url) {
+        Some((settled, payment)) => (settled, Some(payment)),
+        None => (outcome, None),
+    };
+    let code = match (&outcome, &payment) {
+        (Outcome::Done, Some(payment)) => payment.status.as_str(),
+        (Outcome::Done, None) => "DONE",
+        (Outcome::Failed(error), _) => error.code(),
     };
     if done.send((outcome.clone(), payment)).is_err() {
         // Nobody hears this outcome over HTTP, so say it here: this is the
         // work a caller abandoned, finished anyway.
         tracing::info!(
+            work = ticket.work.name(),
             payment_key = %ticket.payment_key,
             order_id = %ticket.order_id,
             amount = ticket.amount,

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::faults::FrontDoorFault;
+use crate::payment::Payment;
+use crate::store::Work;
 
 /// The body of `GET /__admin/stats`. Public so other crates' tests can decode it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -17,25 +19,26 @@ pub struct Stats {
     pub outage_refusals: u64,
     /// Confirms that started a new processing.
     pub processings: u64,
-    /// Confirms answered from an idempotency record.
+    /// Confirms and cancels answered from an idempotency record.
     pub replays: u64,
-    /// 409 `IDEMPOTENT_REQUEST_PROCESSING` answers.
+    /// 409 `IDEMPOTENT_REQUEST_PROCESSING` answers (confirms and cancels).
     pub in_progress_conflicts: u64,
     /// 429 answers because the contract limit was reached.
     pub contract_limit_rejections: u64,
     /// Answers to a `TossPayments-Test-Code` header.
     pub test_code_responses: u64,
-    /// Confirms whose caller hung up before the outcome.
+    /// Confirms and cancels whose caller hung up before the outcome.
     pub abandoned: u64,
     /// Faults injected, from the global rates and window scenarios alike.
     pub faults_injected: FaultCounts,
-    /// Processings running now, abandoned ones included.
+    /// Processings (confirms and cancels) running now, abandoned ones included.
     pub in_flight: u64,
     /// The most processings that ever ran at once since the last reset.
     pub peak_in_flight: u64,
     /// Payments by Toss status (`READY`, `IN_PROGRESS`, `DONE`, `ABORTED`, ...).
     pub payments_by_status: BTreeMap<String, u64>,
-    /// Number of DONE payments per orderId (orders with none are left out).
+    /// Number of charged payments per orderId (orders with none are left
+    /// out): DONE, and approvals canceled later, which were charges too.
     pub charges_by_order: BTreeMap<String, u64>,
     /// OrderIds charged more than once, sorted. Empty unless something is wrong.
     pub double_charges: Vec<String>,
@@ -48,6 +51,19 @@ pub struct Stats {
     /// The paymentKeys of those calls, sorted, for finding them in the logs.
     #[serde(default)]
     pub overlapping_payment_keys: Vec<String>,
+    /// Every `POST /v1/payments/{paymentKey}/cancel`, whatever became of it.
+    #[serde(default)]
+    pub cancel_requests: u64,
+    /// Cancels that started a new processing, refunded or not.
+    #[serde(default)]
+    pub cancels_processed: u64,
+    /// Won refunded per orderId (orders with no refund are left out).
+    #[serde(default)]
+    pub refunds_by_order: BTreeMap<String, u64>,
+    /// OrderIds refunded more than they were charged, sorted. Empty unless
+    /// something is wrong.
+    #[serde(default)]
+    pub over_refunds: Vec<String>,
 }
 
 /// Faults injected, by kind, and their total.
@@ -103,10 +119,35 @@ impl FaultCounts {
     }
 }
 
+/// What the payments show, for [`Stats`]: built payment by payment.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Book {
+    payments_by_status: BTreeMap<String, u64>,
+    charges_by_order: BTreeMap<String, u64>,
+    charged_by_order: BTreeMap<String, u64>,
+    refunds_by_order: BTreeMap<String, u64>,
+}
+
+impl Book {
+    pub(crate) fn add(&mut self, payment: &Payment) {
+        *self.payments_by_status.entry(payment.status.as_str().to_owned()).or_insert(0) += 1;
+        if payment.status.is_charged() {
+            *self.charges_by_order.entry(payment.order_id.clone()).or_insert(0) += 1;
+            *self.charged_by_order.entry(payment.order_id.clone()).or_insert(0) += payment.total_amount;
+        }
+        let refunded = payment.refunded();
+        if refunded > 0 {
+            *self.refunds_by_order.entry(payment.order_id.clone()).or_insert(0) += refunded;
+        }
+    }
+}
+
 /// The counted part of [`Stats`]; the rest is computed from the payments.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Counters {
     pub(crate) confirm_requests: u64,
+    pub(crate) cancel_requests: u64,
+    pub(crate) cancels_processed: u64,
     pub(crate) lookups: u64,
     pub(crate) outage_refusals: u64,
     pub(crate) processings: u64,
@@ -123,8 +164,11 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    pub(crate) fn processing_started(&mut self) {
-        self.processings += 1;
+    pub(crate) fn processing_started(&mut self, work: &Work) {
+        match work {
+            Work::Approve => self.processings += 1,
+            Work::Cancel { .. } => self.cancels_processed += 1,
+        }
         self.in_flight += 1;
         self.peak_in_flight = self.peak_in_flight.max(self.in_flight);
     }
@@ -133,15 +177,17 @@ impl Counters {
         self.in_flight = self.in_flight.saturating_sub(1);
     }
 
-    /// The stats body, given the charges and statuses of the payments.
-    pub(crate) fn snapshot(
-        &self,
-        payments_by_status: BTreeMap<String, u64>,
-        charges_by_order: BTreeMap<String, u64>,
-    ) -> Stats {
+    /// The stats body, given what the payments show.
+    pub(crate) fn snapshot(&self, book: Book) -> Stats {
+        let Book { payments_by_status, charges_by_order, charged_by_order, refunds_by_order } = book;
         let double_charges = charges_by_order
             .iter()
             .filter(|(_, charges)| **charges > 1)
+            .map(|(order_id, _)| order_id.clone())
+            .collect();
+        let over_refunds = refunds_by_order
+            .iter()
+            .filter(|(order_id, refunded)| **refunded > charged_by_order.get(*order_id).copied().unwrap_or(0))
             .map(|(order_id, _)| order_id.clone())
             .collect();
         Stats {
@@ -162,6 +208,10 @@ impl Counters {
             double_charges,
             overlapping_calls: self.overlapping_calls,
             overlapping_payment_keys: self.overlapping_payment_keys.iter().cloned().collect(),
+            cancel_requests: self.cancel_requests,
+            cancels_processed: self.cancels_processed,
+            refunds_by_order,
+            over_refunds,
         }
     }
 }
@@ -170,23 +220,51 @@ impl Counters {
 mod tests {
     use super::*;
 
+    fn charged(order_id: &str, amount: u64) -> Payment {
+        let mut payment =
+            Payment::ready(format!("pk-{order_id}-{amount}"), order_id.into(), "x".into(), amount, "t".into(), None);
+        payment.authenticate();
+        payment.approve("t".into(), "r".into());
+        payment
+    }
+
     #[test]
-    fn orders_charged_twice_are_double_charges() {
-        let charges = BTreeMap::from([("a".to_owned(), 1), ("b".to_owned(), 2)]);
-        let stats = Counters::default().snapshot(BTreeMap::new(), charges);
+    fn orders_charged_twice_are_double_charges_even_once_canceled() {
+        let mut book = Book::default();
+        book.add(&charged("a", 1_000));
+        let mut canceled = charged("b", 1_000);
+        canceled.cancel(1_000, "x".into(), "t".into());
+        book.add(&canceled);
+        book.add(&charged("b", 1_000));
+        let stats = Counters::default().snapshot(book);
         assert_eq!(stats.double_charges, vec!["b".to_owned()]);
+        assert_eq!(stats.charges_by_order.get("b"), Some(&2));
+        assert_eq!(stats.refunds_by_order, BTreeMap::from([("b".to_owned(), 1_000)]));
+        assert!(stats.over_refunds.is_empty());
+    }
+
+    #[test]
+    fn refunds_beyond_the_charges_of_an_order_are_over_refunds() {
+        let mut book = Book::default();
+        let mut refunded = charged("a", 1_000);
+        refunded.cancel(1_000, "x".into(), "t".into());
+        // A refund with no charge behind it: what a broken ledger would show.
+        refunded.total_amount = 500;
+        book.add(&refunded);
+        assert_eq!(Counters::default().snapshot(book).over_refunds, vec!["a".to_owned()]);
     }
 
     #[test]
     fn peak_follows_the_highest_in_flight() {
         let mut counters = Counters::default();
-        counters.processing_started();
-        counters.processing_started();
+        counters.processing_started(&Work::Approve);
+        counters.processing_started(&Work::Cancel { reason: String::new() });
         counters.processing_ended();
-        counters.processing_started();
+        counters.processing_started(&Work::Approve);
         counters.processing_ended();
         counters.processing_ended();
         assert_eq!((counters.in_flight, counters.peak_in_flight), (0, 2));
+        assert_eq!((counters.processings, counters.cancels_processed), (2, 1));
         counters.processing_ended();
         assert_eq!(counters.in_flight, 0);
     }

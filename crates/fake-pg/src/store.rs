@@ -2,27 +2,36 @@
 //! idempotency records, the runtime configuration, the fault RNG and the
 //! counters, behind one mutex.
 //!
-//! One lock keeps every confirm decision atomic (replay or process, the
-//! contract limit, duplicate orders) and is never held across an `.await`.
+//! One lock keeps every confirm and cancel decision atomic (replay or
+//! process, the contract limit, duplicate orders, what is left to refund) and
+//! is never held across an `.await`. Confirms and cancels share the
+//! idempotency records, the fault draws and the processing bookkeeping
+//! (`begin_with`, `finish`); what each checks and does is theirs (`admit`,
+//! `settle_approval` here, the cancel's in `store/cancel.rs`).
 //!
 //! Time-bound rules of Toss (a paymentKey must be confirmed within ten minutes
 //! of its window; idempotency records live fifteen days) run on the server's
 //! clock, scaled by `time_scale` like every latency.
 
-use std::collections::{BTreeMap, HashMap};
+mod cancel;
+
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, kst, unix_seconds};
 use crate::config::{ConfigError, ReplayMode, RuntimeConfig};
 use crate::error::PgError;
 use crate::faults::{self, Delivery, FaultRng, FrontDoorFault, Plan};
 use crate::payment::{self, Failure, Payment, PaymentStatus};
 use crate::scenario::Scenario;
-use crate::stats::{Counters, FaultKind, Stats};
+use crate::stats::{Book, Counters, FaultKind, Stats};
+use crate::transactions::{Ledger, Query, Transaction, UnknownKey};
+
+pub(crate) use cancel::CancelRequest;
 
 /// Toss scopes an idempotency key to the merchant, the method and the URL.
 const CONFIRM_METHOD: &str = "POST";
@@ -42,16 +51,17 @@ pub(crate) struct ConfirmRequest {
     pub(crate) idempotency_key: Option<String>,
 }
 
-/// A complete answer to a confirm: the Payment (200) or an error.
+/// A complete answer to a confirm or cancel: the Payment (200) or an error.
 pub(crate) type Answer = Result<Box<Payment>, PgError>;
 
-/// What a confirm leads to, decided under the lock.
+/// What a confirm or cancel leads to, decided under the lock.
 pub(crate) enum Begin {
     /// The idempotency key's stored answer, answered again.
     Replay(Answer),
     /// Refused before processing. Refusals about the payment itself (its
-    /// session expired or was canceled, it was processed under another key) are
-    /// stored for the idempotency key in Toss's replay mode; validation is not.
+    /// session expired or was canceled, it was processed under another key,
+    /// there is not that much left to refund) are stored for the idempotency
+    /// key in Toss's replay mode; validation is not.
     Refused(PgError),
     /// Turned away by an injected fault before processing; nothing is stored.
     FrontDoor(FrontDoorFault),
@@ -59,23 +69,64 @@ pub(crate) enum Begin {
     Start(Ticket),
 }
 
+/// What a processing does once its latency has passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Work {
+    /// Charge the payment (a confirm).
+    Approve,
+    /// Refund part or all of its balance (a cancel).
+    Cancel { reason: String },
+}
+
+impl Work {
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Work::Approve => "confirm",
+            Work::Cancel { .. } => "cancel",
+        }
+    }
+
+    /// How the work ends when its caller hangs up and processing stops with
+    /// the caller (`continue_after_disconnect: false`): nothing moved.
+    pub(crate) fn abandoned(&self) -> PgError {
+        match self {
+            Work::Approve => PgError::PayProcessAborted,
+            // Toss lists no cancel code for this; its generic 500 says "not done".
+            Work::Cancel { .. } => PgError::FailedInternalSystemProcessing,
+        }
+    }
+}
+
 /// A processing under way: what the processing task needs to settle it.
 #[derive(Clone, Debug)]
 pub(crate) struct Ticket {
     pub(crate) payment_key: String,
     pub(crate) order_id: String,
+    /// What it charges or refunds.
     pub(crate) amount: u64,
-    pub(crate) idempotency_key: Option<String>,
+    pub(crate) work: Work,
     pub(crate) plan: Plan,
     pub(crate) continue_after_disconnect: bool,
+    /// Where its answer is recorded, if it came with an Idempotency-Key.
+    scope: Option<Scope>,
     /// State generation; a reset makes older tickets settle nothing.
     epoch: u64,
+}
+
+/// What an admission check let through: the ticket without its bookkeeping.
+struct Admitted {
+    payment_key: String,
+    order_id: String,
+    amount: u64,
+    work: Work,
+    plan: Plan,
 }
 
 /// How a processing ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
-    Charged,
+    /// The work was done: charged, or refunded.
+    Done,
     Failed(PgError),
 }
 
@@ -128,13 +179,18 @@ struct Record {
     window: Option<WindowReturn>,
     /// Past this, an unconfirmed payment is EXPIRED and a confirm gets 404.
     confirm_by: Instant,
+    /// A cancel of it is being processed.
+    cancel_in_progress: bool,
+    /// When its last cancel started processing: Toss processes only the first
+    /// of two cancels of a payment within a second.
+    last_cancel_at: Option<Instant>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Scope {
     merchant: String,
     method: &'static str,
-    path: &'static str,
+    path: String,
     key: String,
 }
 
@@ -164,8 +220,10 @@ struct Inner {
     /// paymentKeys no window issued, first seen in a lookup: their ten minutes
     /// run from then.
     first_seen: HashMap<String, Instant>,
-    /// paymentKey -> calls about it (confirms, lookups) open now.
+    /// paymentKey -> calls about it (confirms, cancels, lookups) open now.
     open_calls: HashMap<String, u32>,
+    /// Every approval and cancel, for `GET /v1/transactions`.
+    ledger: Ledger,
     counters: Counters,
 }
 
@@ -189,6 +247,7 @@ impl Store {
                 idempotency: HashMap::new(),
                 first_seen: HashMap::new(),
                 open_calls: HashMap::new(),
+                ledger: Ledger::default(),
                 counters: Counters::default(),
             }),
             merchant,
@@ -203,24 +262,54 @@ impl Store {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn scope(&self, key: &str) -> Scope {
-        Scope { merchant: self.merchant.clone(), method: CONFIRM_METHOD, path: CONFIRM_PATH, key: key.to_owned() }
+    fn scope(&self, path: String, key: &str) -> Scope {
+        Scope { merchant: self.merchant.clone(), method: CONFIRM_METHOD, path, key: key.to_owned() }
     }
 
     /// Decides what a valid confirm leads to, and if it is a new processing,
     /// records it as in flight before the lock is released.
     pub(crate) fn begin(&self, request: &ConfirmRequest) -> Begin {
+        let scope = request.idempotency_key.as_deref().map(|key| self.scope(CONFIRM_PATH.to_owned(), key));
+        self.begin_with(scope, |inner, now| {
+            let scenario = self.admit(inner, request, now)?;
+            Ok(self.start(inner, request, scenario))
+        })
+    }
+
+    /// What confirms and cancels share: the key's stored answer if it has
+    /// one; else `admit` decides, under the same lock, and a processing it
+    /// lets through is recorded for the key and counted in flight, a refusal
+    /// about the payment stored for the key (Toss mode), a fault counted.
+    fn begin_with(
+        &self,
+        scope: Option<Scope>,
+        admit: impl FnOnce(&mut Inner, Instant) -> Result<Admitted, Refusal>,
+    ) -> Begin {
         let mut inner = self.lock();
         let inner = &mut *inner;
         let now = Instant::now();
-        let scope = request.idempotency_key.as_deref().map(|key| self.scope(key));
         if let Some(scope) = &scope
             && let Some(answer) = inner.replay(scope, now)
         {
             return answer;
         }
-        match self.admit(inner, request, now) {
-            Ok(scenario) => self.start(inner, request, scope, scenario),
+        match admit(inner, now) {
+            Ok(admitted) => {
+                if let Some(scope) = &scope {
+                    inner.idempotency.insert(scope.clone(), Entry::Processing);
+                }
+                inner.counters.processing_started(&admitted.work);
+                Begin::Start(Ticket {
+                    payment_key: admitted.payment_key,
+                    order_id: admitted.order_id,
+                    amount: admitted.amount,
+                    work: admitted.work,
+                    plan: admitted.plan,
+                    continue_after_disconnect: inner.config.continue_after_disconnect,
+                    scope,
+                    epoch: inner.epoch,
+                })
+            }
             Err(refusal) => {
                 if let (Some(scope), Refusal::AboutThePayment(error)) = (scope, &refusal)
                     && inner.config.replay == ReplayMode::Toss
@@ -283,25 +372,12 @@ impl Store {
         if let Some(fault) = fault {
             return Err(Refusal::Fault(fault));
         }
-        if let Some(limit) = inner.config.contract_limit
-            && inner.counters.in_flight >= u64::from(limit)
-        {
-            inner.counters.contract_limit_rejections += 1;
-            return Err(Refusal::AtTheDoor(PgError::TooManyRequests(format!(
-                "The contract allows {limit} confirms in processing at once; nothing was processed."
-            ))));
-        }
+        inner.check_contract_limit()?;
         Ok(scenario)
     }
 
-    /// Starts a processing that `admit` let through.
-    fn start(
-        &self,
-        inner: &mut Inner,
-        request: &ConfirmRequest,
-        scope: Option<Scope>,
-        scenario: Option<Scenario>,
-    ) -> Begin {
+    /// The processing of a confirm that `admit` let through.
+    fn start(&self, inner: &mut Inner, request: &ConfirmRequest, scenario: Option<Scenario>) -> Admitted {
         let plan = match scenario {
             Some(scenario) => faults::scenario_plan(scenario, &inner.config),
             None => inner.rng.plan(&inner.config),
@@ -309,30 +385,26 @@ impl Store {
         let record = inner.payments.get_mut(&request.payment_key).expect("admitted payments exist");
         record.phase = Phase::Processing;
         record.payment.authenticate();
-        if let Some(scope) = scope {
-            inner.idempotency.insert(scope, Entry::Processing);
-        }
-        inner.counters.processing_started();
-        Begin::Start(Ticket {
+        Admitted {
             payment_key: request.payment_key.clone(),
             order_id: request.order_id.clone(),
             amount: request.amount,
-            idempotency_key: request.idempotency_key.clone(),
+            work: Work::Approve,
             plan,
-            continue_after_disconnect: inner.config.continue_after_disconnect,
-            epoch: inner.epoch,
-        })
+        }
     }
 
-    /// Records how a processing ended; later calls with its idempotency key
-    /// replay this outcome. `None` if the state was reset meanwhile.
+    /// Records how a processing ended, at `at`; later calls with its
+    /// idempotency key replay this outcome. The outcome as it stands (a cancel
+    /// can still find too little left) and the payment; `None` if the state
+    /// was reset meanwhile.
     pub(crate) fn finish(
         &self,
         ticket: &Ticket,
         outcome: &Outcome,
-        now: String,
+        at: SystemTime,
         receipt_url: String,
-    ) -> Option<Payment> {
+    ) -> Option<(Outcome, Payment)> {
         let mut inner = self.lock();
         let inner = &mut *inner;
         if inner.epoch != ticket.epoch {
@@ -344,20 +416,15 @@ impl Store {
         {
             inner.counters.faults.count(FaultKind::Decline);
         }
-        let record = inner.payments.get_mut(&ticket.payment_key)?;
-        match outcome {
-            Outcome::Charged => record.payment.approve(now, receipt_url),
-            Outcome::Failed(error) => {
-                record.payment.abort(Failure { code: error.code().to_owned(), message: error.to_string() })
-            }
-        }
-        record.phase = Phase::Settled;
-        let payment = record.payment.clone();
-        if let Some(key) = &ticket.idempotency_key {
-            let first_answer = match (outcome, ticket.plan.delivery) {
+        let (outcome, payment) = match &ticket.work {
+            Work::Approve => inner.settle_approval(ticket, outcome.clone(), at, receipt_url)?,
+            Work::Cancel { reason } => inner.settle_cancel(ticket, reason, outcome.clone(), at)?,
+        };
+        if let Some(scope) = &ticket.scope {
+            let first_answer = match (&outcome, ticket.plan.delivery) {
                 // The caller of a reset never read it, but this is what the PG produced.
-                (Outcome::Charged, Delivery::Respond | Delivery::Reset) => Ok(Box::new(payment.clone())),
-                (Outcome::Charged, Delivery::Error500) => Err(PgError::FailedInternalSystemProcessing),
+                (Outcome::Done, Delivery::Respond | Delivery::Reset) => Ok(Box::new(payment.clone())),
+                (Outcome::Done, Delivery::Error500) => Err(PgError::FailedInternalSystemProcessing),
                 (Outcome::Failed(error), _) => Err(error.clone()),
             };
             let settled = Settled {
@@ -365,9 +432,50 @@ impl Store {
                 processed: Some((ticket.payment_key.clone(), outcome.clone())),
                 forget_at: Instant::now() + self.clock.scaled(IDEMPOTENCY_TTL),
             };
-            inner.idempotency.insert(self.scope(key), Entry::Settled(settled));
+            inner.idempotency.insert(scope.clone(), Entry::Settled(settled));
         }
-        Some(payment)
+        Some((outcome, payment))
+    }
+
+    /// A charge made directly, for tests (`POST /__admin/charges`): a DONE
+    /// payment of `order_id` that no window, confirm or idempotency key led to,
+    /// as a charge the shop never heard of would be.
+    pub(crate) fn admin_charge(
+        &self,
+        payment_key: Option<String>,
+        order_id: String,
+        amount: u64,
+        at: SystemTime,
+        receipt_url: impl FnOnce(&str) -> String,
+    ) -> Result<Payment, PgError> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let payment_key = payment_key.unwrap_or_else(payment::new_payment_key);
+        if inner.payments.contains_key(&payment_key) {
+            return Err(PgError::InvalidRequest(format!("paymentKey {payment_key} exists already.")));
+        }
+        let now = kst(at);
+        let mut payment = Payment::ready(
+            payment_key.clone(),
+            order_id.clone(),
+            format!("Order {order_id}"),
+            amount,
+            now.clone(),
+            None,
+        );
+        payment.authenticate();
+        payment.approve(now.clone(), receipt_url(&payment_key));
+        inner.ledger.record(unix_seconds(at), Transaction::of(&payment, amount, now));
+        inner.insert(payment.clone(), None, Instant::now());
+        if let Some(record) = inner.payments.get_mut(&payment_key) {
+            record.phase = Phase::Settled;
+        }
+        Ok(payment)
+    }
+
+    /// A page of `GET /v1/transactions`.
+    pub(crate) fn transactions(&self, query: &Query) -> Result<Vec<Transaction>, UnknownKey> {
+        self.lock().ledger.page(query)
     }
 
     /// Opens a payment window: a new READY payment under a new paymentKey,
@@ -530,6 +638,10 @@ impl Store {
         self.lock().counters.confirm_requests += 1;
     }
 
+    pub(crate) fn note_cancel_request(&self) {
+        self.lock().counters.cancel_requests += 1;
+    }
+
     pub(crate) fn note_test_code(&self) {
         self.lock().counters.test_code_responses += 1;
     }
@@ -544,16 +656,11 @@ impl Store {
 
     pub(crate) fn stats(&self) -> Stats {
         let inner = self.lock();
-        let mut by_status = BTreeMap::new();
-        let mut charges = BTreeMap::new();
+        let mut book = Book::default();
         for record in inner.payments.values() {
-            let status = record.payment.status;
-            *by_status.entry(status.as_str().to_owned()).or_insert(0) += 1;
-            if status.is_charged() {
-                *charges.entry(record.payment.order_id.clone()).or_insert(0) += 1;
-            }
+            book.add(&record.payment);
         }
-        inner.counters.snapshot(by_status, charges)
+        inner.counters.snapshot(book)
     }
 
     pub(crate) fn config(&self) -> RuntimeConfig {
@@ -582,6 +689,7 @@ impl Store {
         inner.orders.clear();
         inner.idempotency.clear();
         inner.first_seen.clear();
+        inner.ledger = Ledger::default();
         inner.counters = Counters::default();
         inner.rng = FaultRng::seeded(inner.config.seed);
     }
@@ -600,8 +708,51 @@ enum Refusal {
 impl Inner {
     fn insert(&mut self, payment: Payment, window: Option<WindowReturn>, confirm_by: Instant) {
         self.orders.entry(payment.order_id.clone()).or_default().push(payment.payment_key.clone());
-        let record = Record { payment, scenario: None, phase: Phase::Open, window, confirm_by };
+        let record = Record {
+            payment,
+            scenario: None,
+            phase: Phase::Open,
+            window,
+            confirm_by,
+            cancel_in_progress: false,
+            last_cancel_at: None,
+        };
         self.payments.insert(record.payment.payment_key.clone(), record);
+    }
+
+    /// The contract limit counts every processing, confirms and cancels alike.
+    fn check_contract_limit(&mut self) -> Result<(), Refusal> {
+        match self.config.contract_limit {
+            Some(limit) if self.counters.in_flight >= u64::from(limit) => {
+                self.counters.contract_limit_rejections += 1;
+                Err(Refusal::AtTheDoor(PgError::TooManyRequests(format!(
+                    "The contract allows {limit} processings (confirms and cancels) at once; nothing was processed."
+                ))))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A confirm's processing ended: charged (an approval transaction) or not.
+    fn settle_approval(
+        &mut self,
+        ticket: &Ticket,
+        outcome: Outcome,
+        at: SystemTime,
+        receipt_url: String,
+    ) -> Option<(Outcome, Payment)> {
+        let record = self.payments.get_mut(&ticket.payment_key)?;
+        match &outcome {
+            Outcome::Done => {
+                record.payment.approve(kst(at), receipt_url);
+                self.ledger.record(unix_seconds(at), Transaction::of(&record.payment, ticket.amount, kst(at)));
+            }
+            Outcome::Failed(error) => {
+                record.payment.abort(Failure { code: error.code().to_owned(), message: error.to_string() })
+            }
+        }
+        record.phase = Phase::Settled;
+        Some((outcome, record.payment.clone()))
     }
 
     /// A READY payment for a paymentKey no window issued, shaped by its first confirm.
@@ -627,7 +778,7 @@ impl Inner {
             Entry::Settled(settled) if now >= settled.forget_at => None,
             Entry::Settled(settled) => Some(match (self.config.replay, &settled.processed) {
                 (ReplayMode::Toss, _) | (ReplayMode::Outcome, None) => settled.first_answer.clone(),
-                (ReplayMode::Outcome, Some((payment_key, Outcome::Charged))) => self
+                (ReplayMode::Outcome, Some((payment_key, Outcome::Done))) => self
                     .payments
                     .get(payment_key)
                     .map(|record| Box::new(record.payment.clone()))
@@ -689,7 +840,7 @@ fn check_matches(payment: &Payment, request: &ConfirmRequest) -> Result<(), PgEr
 mod tests {
     use super::*;
 
-    fn store() -> Store {
+    pub(super) fn store() -> Store {
         Store::new(RuntimeConfig::default(), "sk".into(), false, Clock::new(1.0))
     }
 
@@ -717,7 +868,7 @@ mod tests {
         store.open_window(request, "http://pg/window".into(), "now".into()).expect("a first window for the order")
     }
 
-    fn request(key: Option<&str>, payment_key: &str, order_id: &str) -> ConfirmRequest {
+    pub(super) fn request(key: Option<&str>, payment_key: &str, order_id: &str) -> ConfirmRequest {
         ConfirmRequest {
             payment_key: payment_key.into(),
             order_id: order_id.into(),
@@ -726,15 +877,15 @@ mod tests {
         }
     }
 
-    fn start(store: &Store, request: &ConfirmRequest) -> Ticket {
+    pub(super) fn start(store: &Store, request: &ConfirmRequest) -> Ticket {
         match store.begin(request) {
             Begin::Start(ticket) => ticket,
             _ => panic!("expected a new processing"),
         }
     }
 
-    fn settle(store: &Store, ticket: &Ticket, outcome: Outcome) {
-        store.finish(ticket, &outcome, "now".into(), "receipt".into());
+    pub(super) fn settle(store: &Store, ticket: &Ticket, outcome: Outcome) {
+        store.finish(ticket, &outcome, SystemTime::now(), "receipt".into());
     }
 
     #[test]
@@ -743,7 +894,7 @@ mod tests {
         let first = request(Some("k1"), "pk1", "o1");
         let ticket = start(&store, &first);
         assert!(matches!(store.begin(&first), Begin::Refused(PgError::IdempotentRequestProcessing)));
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         // The key, not the body, picks the record.
         let other_body = request(Some("k1"), "pk-other", "o-other");
         match store.begin(&other_body) {
@@ -773,7 +924,7 @@ mod tests {
             store.begin(&request(Some("k2"), "pk1", "o1")),
             Begin::Refused(PgError::AlreadyProcessedPayment)
         ));
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         assert!(matches!(store.begin(&request(None, "pk1", "o1")), Begin::Refused(PgError::AlreadyProcessedPayment)));
         assert!(matches!(store.begin(&request(Some("k3"), "pk2", "o1")), Begin::Refused(PgError::DuplicatedOrderId)));
     }
@@ -782,7 +933,7 @@ mod tests {
     fn refusals_store_nothing() {
         let store = store();
         let ticket = start(&store, &request(None, "pk1", "o1"));
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         let mut mismatched = request(Some("k1"), "pk1", "o1");
         mismatched.amount = 999;
         assert!(matches!(store.begin(&mismatched), Begin::Refused(PgError::InvalidRequest(_))));
@@ -796,7 +947,7 @@ mod tests {
         store.update_config(&serde_json::json!({"contract_limit": 1})).unwrap();
         let ticket = start(&store, &request(None, "pk1", "o1"));
         assert!(matches!(store.begin(&request(None, "pk2", "o2")), Begin::Refused(PgError::TooManyRequests(_))));
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         start(&store, &request(None, "pk2", "o2"));
         assert_eq!(store.stats().contract_limit_rejections, 1);
     }
@@ -806,7 +957,7 @@ mod tests {
         let store = store();
         let ticket = start(&store, &request(Some("k1"), "pk1", "o1"));
         store.reset();
-        assert!(store.finish(&ticket, &Outcome::Charged, "now".into(), "r".into()).is_none());
+        assert!(store.finish(&ticket, &Outcome::Done, SystemTime::now(), "r".into()).is_none());
         let stats = store.stats();
         assert_eq!((stats.in_flight, stats.processings), (0, 0));
         assert!(store.payment("pk1").is_none());
@@ -826,7 +977,7 @@ mod tests {
             let first = request(Some("k1"), "pk1", "o1");
             let ticket = start(&store, &first);
             assert_eq!(ticket.plan.delivery, Delivery::Error500);
-            settle(&store, &ticket, Outcome::Charged);
+            settle(&store, &ticket, Outcome::Done);
             match replayed(&store, &first) {
                 Ok(payment) => assert!(expect_charge && payment.status == PaymentStatus::Done, "{mode}"),
                 Err(error) => assert!(!expect_charge && error == PgError::FailedInternalSystemProcessing, "{mode}"),
@@ -841,7 +992,7 @@ mod tests {
         let first = request(Some("k1"), "pk1", "o1");
         let ticket = start(&store, &first);
         assert_eq!(ticket.plan.delivery, Delivery::Reset);
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         assert_eq!(replayed(&store, &first).unwrap().status, PaymentStatus::Done);
     }
 
@@ -859,7 +1010,7 @@ mod tests {
     fn refusals_about_the_payment_are_replayed_for_their_key_in_toss_mode() {
         let store = store();
         let ticket = start(&store, &request(Some("k1"), "pk1", "o1"));
-        settle(&store, &ticket, Outcome::Charged);
+        settle(&store, &ticket, Outcome::Done);
         let other_key = request(Some("k2"), "pk1", "o1");
         assert!(matches!(store.begin(&other_key), Begin::Refused(PgError::AlreadyProcessedPayment)));
         assert_eq!(replayed(&store, &other_key).unwrap_err(), PgError::AlreadyProcessedPayment);

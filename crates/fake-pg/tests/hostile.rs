@@ -1,5 +1,6 @@
 //! Bad input changes nothing: random and hostile requests to every route of
-//! the fake PG (its API, its payment window, its admin reads) are answered 4xx,
+//! the fake PG (its API, cancels and the transaction listing included, its
+//! payment window, its admin reads) are answered 4xx,
 //! never 5xx: the API and admin ones as Toss's `{code, message}`, the window's
 //! as a readable page; and a refused request leaves the payments as they were.
 
@@ -22,7 +23,17 @@ fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
     GATEWAY.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let pg = runtime.block_on(start(fast_config()));
+        let pg = runtime.block_on(async {
+            let pg = start(fast_config()).await;
+            // A charged payment for hostile cancels to aim at.
+            let response = pg
+                .admin_charge(
+                    serde_json::json!({"orderId": "order-charged", "amount": 1_000, "paymentKey": "pk-charged"}),
+                )
+                .await;
+            assert!(response.status().is_success());
+            pg
+        });
         Gateway { runtime, pg }
     })
 }
@@ -56,6 +67,10 @@ fn paths() -> impl Strategy<Value = String> {
             "/v1/payments/{id}",
             "/v1/payments/orders/{id}",
             "/v1/payments/{id}/cancel",
+            "/v1/payments/pk-charged/cancel",
+            "/v1/transactions?startDate={id}&endDate=2099-01-01T00:00:00",
+            "/v1/transactions?startDate=2000-01-01T00:00:00&endDate=2099-01-01T00:00:00&startingAfter={id}&limit={id}",
+            "/v1/transactions?startDate=2000-01-01T00:00:00.{id}&endDate={id}",
             "/v1/window?orderId={id}&amount=-1&orderName=%00&successUrl=javascript:alert(1)&failUrl=x",
             "/v1/window?orderId={id}",
             "/v1/window",
@@ -82,7 +97,14 @@ fn json_values() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
             prop::collection::btree_map(
-                prop::sample::select(vec!["paymentKey", "orderId", "amount", "scenario", "cancelReason"]),
+                prop::sample::select(vec![
+                    "paymentKey",
+                    "orderId",
+                    "amount",
+                    "scenario",
+                    "cancelReason",
+                    "cancelAmount"
+                ]),
                 inner,
                 0..4
             )
@@ -99,6 +121,9 @@ fn bodies() -> impl Strategy<Value = Vec<u8>> {
         Just(br#"{"paymentKey":"pk","orderId":"order-1","amount":1e400}"#.to_vec()),
         Just(br#"{"paymentKey":"pk","orderId":"order-1","amount":"#.to_vec()),
         Just(b"paymentKey=pk&scenario=approve&scenario=cancel".to_vec()),
+        Just(br#"{"cancelReason":"r","cancelAmount":99999999}"#.to_vec()),
+        Just(br#"{"cancelReason":"r","cancelAmount":-1}"#.to_vec()),
+        Just(br#"{"cancelReason":"","cancelAmount":1}"#.to_vec()),
         prop::collection::vec(any::<u8>(), 0..120),
     ]
 }
@@ -134,9 +159,16 @@ fn hostile() -> impl Strategy<Value = Hostile> {
         })
 }
 
-/// What a request could change: the payments and their charges.
+/// What a request could change: the payments, their charges and refunds.
 fn ledger(stats: &fake_pg::Stats) -> String {
-    format!("{:?} {:?} {}", stats.payments_by_status, stats.charges_by_order, stats.processings)
+    format!(
+        "{:?} {:?} {} {:?} {}",
+        stats.payments_by_status,
+        stats.charges_by_order,
+        stats.processings,
+        stats.refunds_by_order,
+        stats.cancels_processed
+    )
 }
 
 proptest! {

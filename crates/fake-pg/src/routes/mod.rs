@@ -1,9 +1,12 @@
 //! The HTTP surface, one module per route group.
 
 mod admin;
+mod api_call;
+mod cancel;
 mod confirm;
 mod payments;
 mod sdk;
+mod transactions;
 mod window;
 
 use axum::Router;
@@ -18,7 +21,9 @@ pub(crate) fn router(state: AppState) -> Router {
     // Set before the outage layer: a layered route keeps the fallback it had.
     let api = Router::new()
         .merge(confirm::router())
+        .merge(cancel::router())
         .merge(payments::router())
+        .merge(transactions::router())
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), outage_gate));
     Router::new()

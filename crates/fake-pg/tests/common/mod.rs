@@ -45,6 +45,14 @@ pub fn body(payment_key: &str, order_id: &str, amount: u64) -> Value {
     json!({"paymentKey": payment_key, "orderId": order_id, "amount": amount})
 }
 
+/// A cancel body: the whole balance without `amount`.
+pub fn cancel_body(reason: &str, amount: Option<u64>) -> Value {
+    match amount {
+        Some(amount) => json!({"cancelReason": reason, "cancelAmount": amount}),
+        None => json!({"cancelReason": reason}),
+    }
+}
+
 impl Pg {
     /// A confirm request, authenticated, with an optional idempotency key.
     pub fn confirm_request(&self, key: Option<&str>, body: &Value) -> RequestBuilder {
@@ -61,6 +69,36 @@ impl Pg {
 
     pub async fn confirm(&self, key: Option<&str>, body: &Value) -> Response {
         self.confirm_request(key, body).send().await.unwrap()
+    }
+
+    /// Confirms a made-up paymentKey and returns the DONE payment.
+    pub async fn charged(&self, payment_key: &str, order_id: &str, amount: u64) -> Payment {
+        let response =
+            self.confirm(Some(&format!("confirm-{payment_key}")), &body(payment_key, order_id, amount)).await;
+        assert_eq!(response.status(), StatusCode::OK, "{}", response.text().await.unwrap());
+        response.json().await.unwrap()
+    }
+
+    /// A cancel request, authenticated, with an optional idempotency key.
+    pub fn cancel_request(&self, payment_key: &str, key: Option<&str>, body: &Value) -> RequestBuilder {
+        let request = self
+            .client
+            .post(format!("{}/v1/payments/{payment_key}/cancel", self.url))
+            .header("Authorization", basic_auth(&self.secret_key))
+            .json(body);
+        match key {
+            Some(key) => request.header("Idempotency-Key", key),
+            None => request,
+        }
+    }
+
+    pub async fn cancel(&self, payment_key: &str, key: Option<&str>, body: &Value) -> Response {
+        self.cancel_request(payment_key, key, body).send().await.unwrap()
+    }
+
+    /// `POST /__admin/charges`.
+    pub async fn admin_charge(&self, body: Value) -> Response {
+        self.client.post(format!("{}/__admin/charges", self.url)).json(&body).send().await.unwrap()
     }
 
     pub async fn get(&self, path: &str) -> Response {
