@@ -74,16 +74,33 @@ pub async fn show_after_change(
     if seen.status.is_final() || state.stopping.is_cancelled() {
         return Ok(seen);
     }
-    metrics::order_waiting(1.0);
+    let waiting = Waiting::start();
     let outcome = tokio::select! {
         () = changes.changed() => "changed",
         () = tokio::time::sleep(wait) => "timeout",
         () = state.stopping.cancelled() => "stopping",
     };
-    metrics::order_waiting(-1.0);
+    drop(waiting);
     metrics::order_wait(outcome);
     drop(changes);
     show(state, customer, order_id).await
+}
+
+/// Counts a check among the waiting ones for as long as it waits, also when
+/// its client hangs up mid-wait (the request's future is then dropped there).
+struct Waiting;
+
+impl Waiting {
+    fn start() -> Self {
+        metrics::order_waiting(1.0);
+        Self
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        metrics::order_waiting(-1.0);
+    }
 }
 
 /// The customer's newest order being paid (however old) or paid in the last ten minutes.

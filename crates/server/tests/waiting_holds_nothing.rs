@@ -52,6 +52,22 @@ async fn waiting_checks_hold_no_connection_and_end_when_the_server_stops() {
         assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("FAILED")), "{body}");
     }
 
+    // A customer who leaves mid-wait is no longer counted as waiting, well before the wait would end.
+    let leaving = {
+        let url = format!("{}/api/orders/{}?wait=2s", server.url, other.order_id);
+        let http = server.http.clone();
+        tokio::spawn(async move { http.get(url).send().await })
+    };
+    eventually("the check is waiting", Duration::from_secs(5), || async {
+        (waiting_now(&server).await >= 1).then_some(())
+    })
+    .await;
+    leaving.abort();
+    eventually("the check that hung up is not counted", Duration::from_millis(1_500), || async {
+        (waiting_now(&server).await == 0).then_some(())
+    })
+    .await;
+
     // A server that stops does not keep its customers waiting: they get the order as it is.
     let check = {
         let url = format!("{}/api/orders/{}?wait=2s", server.url, other.order_id);
