@@ -25,7 +25,9 @@ stop_all() {
   kill "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
 }
-trap stop_all INT TERM EXIT
+trap stop_all EXIT
+# Ctrl-C (or a TERM) is how these stop: a clean end, not a failure.
+trap 'stop_all; exit 0' INT TERM
 
 wait_for() { # url, what, log
   for _ in $(seq 1 600); do
