@@ -44,6 +44,7 @@ fn order(status: OrderStatus) -> Order {
         created_at: "2026-11-30T00:00:00Z".into(),
         updated_at: "2026-11-30T00:00:00Z".into(),
         failure: (status == OrderStatus::Failed).then(server_failure),
+        refunded_amount: 0,
     }
 }
 

@@ -39,6 +39,7 @@ pub const EN: Texts = Texts {
     status_unknown: "Confirming",
     status_canceled: "Refunded",
     status_partially_refunded: "Partly refunded",
+    status_cancel_requested: "Refund requested",
 
     stay_on_page: "Your payment is being processed. Please stay on this page until it finishes.",
     preparing: "Preparing your payment",
@@ -104,6 +105,7 @@ pub const EN: Texts = Texts {
     explain_failed: "The payment failed. You have not been charged.",
     explain_canceled: "This payment was cancelled after it went through; the whole amount is refunded to your card.",
     explain_partially_refunded: "Paid, and part of the amount has been refunded to your card.",
+    explain_cancel_requested: "Your refund is requested and on its way to the payment provider. This page updates by itself.",
     items_caption: "Items in this order",
     item: "Item",
     quantity: "Qty",

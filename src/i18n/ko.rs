@@ -39,6 +39,7 @@ pub const KO: Texts = Texts {
     status_unknown: "확인 중",
     status_canceled: "환불됨",
     status_partially_refunded: "부분 환불됨",
+    status_cancel_requested: "환불 요청됨",
 
     stay_on_page: "결제를 처리하고 있습니다. 끝날 때까지 이 페이지에 머물러 주세요.",
     preparing: "결제를 준비하고 있습니다",
@@ -104,6 +105,7 @@ pub const KO: Texts = Texts {
     explain_failed: "결제에 실패했습니다. 결제되지 않았습니다.",
     explain_canceled: "결제 완료 후 취소되어 전액이 카드로 환불됩니다.",
     explain_partially_refunded: "결제가 완료되었고 금액 일부가 카드로 환불되었습니다.",
+    explain_cancel_requested: "환불이 요청되어 결제사에 전달되고 있습니다. 이 화면은 저절로 바뀝니다.",
     items_caption: "이 주문의 상품",
     item: "상품",
     quantity: "수량",

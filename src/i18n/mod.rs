@@ -222,6 +222,7 @@ pub struct Texts {
     pub status_unknown: &'static str,
     pub status_canceled: &'static str,
     pub status_partially_refunded: &'static str,
+    pub status_cancel_requested: &'static str,
 
     // The confirm page.
     pub stay_on_page: &'static str,
@@ -296,6 +297,7 @@ pub struct Texts {
     pub explain_failed: &'static str,
     pub explain_canceled: &'static str,
     pub explain_partially_refunded: &'static str,
+    pub explain_cancel_requested: &'static str,
     pub items_caption: &'static str,
     pub item: &'static str,
     pub quantity: &'static str,

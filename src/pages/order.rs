@@ -55,6 +55,7 @@ fn OrderDetails(order: Order) -> impl IntoView {
         OrderStatus::Failed => t.explain_failed,
         OrderStatus::Canceled => t.explain_canceled,
         OrderStatus::PartiallyRefunded => t.explain_partially_refunded,
+        OrderStatus::CancelRequested => t.explain_cancel_requested,
     };
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
