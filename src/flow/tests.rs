@@ -45,6 +45,7 @@ fn order(status: OrderStatus) -> Order {
         updated_at: "2026-11-30T00:00:00Z".into(),
         failure: (status == OrderStatus::Failed).then(server_failure),
         refunded_amount: 0,
+        paid_at: None,
     }
 }
 
@@ -541,6 +542,7 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
         poll_attempts: 10,
         server_max_processing_ms: 63_000,
         check_wait_ms: 2_000,
+        ..PageConfig::DEFAULT
     };
     let mut flow = Flow::new(short);
     flow.handle(opened(None));
@@ -634,6 +636,7 @@ fn no_sequence_of_events_sends_a_second_confirm() {
         poll_attempts: 2,
         server_max_processing_ms: 1_000,
         check_wait_ms: 2_000,
+        ..PageConfig::DEFAULT
     };
     for timings in [timings(), short] {
         let explored = explore(timings);

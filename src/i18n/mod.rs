@@ -306,6 +306,15 @@ pub struct Texts {
     pub placed: &'static str,
     pub last_update: &'static str,
     pub all_orders: &'static str,
+    /// How much of the order was refunded.
+    pub refunded: &'static str,
+    pub cancel_order: &'static str,
+    pub cancel_dialog_title: &'static str,
+    /// `{0}`: the amount refunded.
+    pub cancel_dialog_body: &'static str,
+    pub keep_order: &'static str,
+    pub cancel_and_refund: &'static str,
+    pub cancel_window_passed: &'static str,
     pub page_not_found_title: &'static str,
     pub page_not_found: &'static str,
 

@@ -129,6 +129,10 @@ pub struct Order {
     /// How much of the amount was refunded (KRW); 0 unless cancelled.
     #[serde(default)]
     pub refunded_amount: u64,
+    /// When the order was paid (RFC 3339, UTC), if it was: the customer's
+    /// cancel window runs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paid_at: Option<String>,
 }
 
 /// A cart line in `POST /api/orders`; the server looks up the price.
@@ -242,6 +246,7 @@ mod tests {
                 updated_at: "2026-01-01T00:00:00Z".into(),
                 failure: None,
                 refunded_amount: 0,
+                paid_at: None,
             },
             success_url: "http://shop/pay/success".into(),
             fail_url: "http://shop/pay/fail".into(),

@@ -217,6 +217,7 @@ impl ServerConfig {
             poll_attempts: self.poll_attempts,
             server_max_processing_ms: millis(self.max_processing()),
             check_wait_ms: millis(self.poll_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
+            cancel_window_ms: millis(self.cancel_window),
         }
     }
 

@@ -31,6 +31,7 @@ async fn a_customer_cancels_a_paid_order_and_is_refunded_in_full() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
     let order = server.paid_order().await;
+    assert!(order.paid_at.is_some(), "the cancel window runs from it");
 
     let (status, body) = server.cancel(&order.order_id, "cancel-1").await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -149,6 +150,9 @@ async fn a_customer_cannot_cancel_after_the_window_but_an_operator_can() {
         config.admin_token = Some(TOKEN.to_owned());
     })
     .await;
+    let config: serde_json::Value =
+        server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(config["cancel_window_ms"], 200, "the page offers the cancel within the same window");
     let order = server.paid_order().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let db = server.db().await;
