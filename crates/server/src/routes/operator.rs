@@ -58,7 +58,12 @@ async fn admin_orders_cancel(
     let key = validate_idempotency_key(key)?;
     let Json(request) = body?;
     let operator = operator_name(&headers);
-    let order = cancel_for_operator(&state, &operator, &order_id, key, request.amount, &request.reason).await?;
+    let refunded = cancel_for_operator(&state, &operator, &order_id, key, request.amount, &request.reason).await;
+    // A refused request changes nothing, so it has no audit line; the log keeps who tried what.
+    if let Err(error) = &refunded {
+        tracing::warn!(operator, order_id, amount = request.amount, %error, "operator cancel refused");
+    }
+    let order = refunded?;
     Ok((refund_status(&order), Json(order)))
 }
 
