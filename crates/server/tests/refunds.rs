@@ -301,3 +301,48 @@ async fn the_operators_api_is_off_without_a_token_and_closed_to_a_wrong_one() {
     assert!(response.status().is_client_error());
     assert_eq!(on.order(&order.order_id).await.status, OrderStatus::Paid);
 }
+
+#[tokio::test]
+async fn a_cancel_refused_by_the_card_company_goes_out_again_under_a_new_key() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    // A processed cancel that refunds nothing: 400 PROVIDER_ERROR, replayed for its key.
+    pg.configure(json!({"faults": {"decline": 1.0}})).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-declined").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    pg.configure(json!({"faults": {"decline": 0.0}})).await;
+
+    // Under its first key the PG would replay the refusal for ever: it went out under a new one.
+    server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(pg.stats().await.cancels_processed, 2, "the refused processing, then the refund");
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+}
+
+#[tokio::test]
+async fn a_cancel_answered_already_canceled_is_settled_from_a_lookup() {
+    let pg = FakePg::start_with(|config| config.time_scale = 0.01).await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    // Cancelled in full at the PG, outside the shop.
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/payments/{}/cancel", pg.url, support::payment_key_for(&order)))
+        .basic_auth(support::SECRET_KEY, Some(""))
+        .header("Idempotency-Key", "outside")
+        .json(&json!({"cancelReason": "outside the shop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-after-outside").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+
+    let canceled = server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(canceled.refunded_amount, order.amount);
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancels_processed, 1, "only the cancel outside the shop refunded anything");
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+}
