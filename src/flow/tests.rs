@@ -255,6 +255,8 @@ fn definitive_replies_settle_and_unlock() {
         (response(200, order(OrderStatus::Failed)), "failed"),
         (response(200, order(OrderStatus::Canceled)), "refunded"),
         (response(200, order(OrderStatus::PartiallyRefunded)), "refunded"),
+        // Charged; the refund asked for since has not given the money back yet.
+        (response(200, order(OrderStatus::CancelRequested)), "paid"),
         (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Paid)))), "paid"),
         (response(409, error_body("ORDER_ALREADY_FAILED", Some(order(OrderStatus::Failed)))), "failed"),
         (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Canceled)))), "refunded"),
@@ -427,6 +429,11 @@ fn checks_tell_a_confirm_in_progress_from_one_never_received() {
     assert_eq!(classify_poll(&order(OrderStatus::Pending)), Check::InProgress);
     assert_eq!(classify_poll(&order(OrderStatus::Unknown)), Check::InProgress);
     assert_eq!(classify_poll(&order(OrderStatus::Paid)), Check::Settled(Verdict::Paid { amount: 12_900 }));
+    assert_eq!(
+        classify_poll(&order(OrderStatus::CancelRequested)),
+        Check::Settled(Verdict::Paid { amount: 12_900 }),
+        "a refund under way is a charge, never a payment in progress"
+    );
 }
 
 fn run_checks(flow: &mut Flow, checks: &[Check]) -> Vec<Effect> {
