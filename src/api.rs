@@ -147,6 +147,16 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, A
     json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
 }
 
+/// Asks for the customer's own order to be cancelled and refunded. The same
+/// `request_key` is the same cancel, so a second press cannot refund twice.
+/// The answer is the order as stored: `CANCELED`, or `CANCEL_REQUESTED` while
+/// the refund is on its way.
+pub async fn cancel_order(order_id: &str, request_key: &str) -> Result<Order, ApiError> {
+    let request =
+        Request::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
+    json(send(request).await?).await
+}
+
 /// Sends the confirm POST now and returns the future of its reply, reported raw
 /// (the flow decides what it means). The request has left when this returns, so
 /// the page's `confirm_wait` timer, started next, never starts before it.

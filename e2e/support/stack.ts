@@ -50,6 +50,9 @@ export interface PgStats {
   charges_by_order: Record<string, number>;
   double_charges: string[];
   in_flight: number;
+  cancel_requests: number;
+  refunds_by_order: Record<string, number>;
+  over_refunds: string[];
 }
 
 /** The PG's payment for an order, as its lookup shows it (Toss statuses: DONE, ABORTED, CANCELED, ...). */

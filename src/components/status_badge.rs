@@ -13,6 +13,7 @@ pub fn label(status: OrderStatus, t: &Texts) -> &'static str {
         OrderStatus::Unknown => t.status_unknown,
         OrderStatus::Canceled => t.status_canceled,
         OrderStatus::PartiallyRefunded => t.status_partially_refunded,
+        OrderStatus::CancelRequested => t.status_cancel_requested,
     }
 }
 

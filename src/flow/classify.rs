@@ -84,7 +84,8 @@ pub fn classify_poll(order: &Order) -> Check {
             | OrderStatus::Paid
             | OrderStatus::Failed
             | OrderStatus::Canceled
-            | OrderStatus::PartiallyRefunded,
+            | OrderStatus::PartiallyRefunded
+            | OrderStatus::CancelRequested,
             None,
         ) => Check::InProgress,
     }
@@ -102,7 +103,8 @@ pub fn classify_refused_check(code: Option<&str>) -> Check {
 fn final_verdict(order: &Order) -> Option<Verdict> {
     let amount = order.amount;
     match order.status {
-        OrderStatus::Paid => Some(Verdict::Paid { amount }),
+        // Charged; the refund asked for since is the order page's to show.
+        OrderStatus::Paid | OrderStatus::CancelRequested => Some(Verdict::Paid { amount }),
         OrderStatus::Canceled => Some(Verdict::Refunded { amount, partial: false }),
         OrderStatus::PartiallyRefunded => Some(Verdict::Refunded { amount, partial: true }),
         // FAILED is the server's own word that nothing was charged.

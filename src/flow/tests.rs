@@ -44,6 +44,8 @@ fn order(status: OrderStatus) -> Order {
         created_at: "2026-11-30T00:00:00Z".into(),
         updated_at: "2026-11-30T00:00:00Z".into(),
         failure: (status == OrderStatus::Failed).then(server_failure),
+        refunded_amount: 0,
+        paid_at: None,
     }
 }
 
@@ -253,6 +255,8 @@ fn definitive_replies_settle_and_unlock() {
         (response(200, order(OrderStatus::Failed)), "failed"),
         (response(200, order(OrderStatus::Canceled)), "refunded"),
         (response(200, order(OrderStatus::PartiallyRefunded)), "refunded"),
+        // Charged; the refund asked for since has not given the money back yet.
+        (response(200, order(OrderStatus::CancelRequested)), "paid"),
         (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Paid)))), "paid"),
         (response(409, error_body("ORDER_ALREADY_FAILED", Some(order(OrderStatus::Failed)))), "failed"),
         (response(409, error_body("ORDER_ALREADY_PAID", Some(order(OrderStatus::Canceled)))), "refunded"),
@@ -425,6 +429,11 @@ fn checks_tell_a_confirm_in_progress_from_one_never_received() {
     assert_eq!(classify_poll(&order(OrderStatus::Pending)), Check::InProgress);
     assert_eq!(classify_poll(&order(OrderStatus::Unknown)), Check::InProgress);
     assert_eq!(classify_poll(&order(OrderStatus::Paid)), Check::Settled(Verdict::Paid { amount: 12_900 }));
+    assert_eq!(
+        classify_poll(&order(OrderStatus::CancelRequested)),
+        Check::Settled(Verdict::Paid { amount: 12_900 }),
+        "a refund under way is a charge, never a payment in progress"
+    );
 }
 
 fn run_checks(flow: &mut Flow, checks: &[Check]) -> Vec<Effect> {
@@ -540,6 +549,7 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
         poll_attempts: 10,
         server_max_processing_ms: 63_000,
         check_wait_ms: 2_000,
+        ..PageConfig::DEFAULT
     };
     let mut flow = Flow::new(short);
     flow.handle(opened(None));
@@ -633,6 +643,7 @@ fn no_sequence_of_events_sends_a_second_confirm() {
         poll_attempts: 2,
         server_max_processing_ms: 1_000,
         check_wait_ms: 2_000,
+        ..PageConfig::DEFAULT
     };
     for timings in [timings(), short] {
         let explored = explore(timings);

@@ -222,6 +222,7 @@ pub struct Texts {
     pub status_unknown: &'static str,
     pub status_canceled: &'static str,
     pub status_partially_refunded: &'static str,
+    pub status_cancel_requested: &'static str,
 
     // The confirm page.
     pub stay_on_page: &'static str,
@@ -296,6 +297,7 @@ pub struct Texts {
     pub explain_failed: &'static str,
     pub explain_canceled: &'static str,
     pub explain_partially_refunded: &'static str,
+    pub explain_cancel_requested: &'static str,
     pub items_caption: &'static str,
     pub item: &'static str,
     pub quantity: &'static str,
@@ -304,6 +306,15 @@ pub struct Texts {
     pub placed: &'static str,
     pub last_update: &'static str,
     pub all_orders: &'static str,
+    /// How much of the order was refunded.
+    pub refunded: &'static str,
+    pub cancel_order: &'static str,
+    pub cancel_dialog_title: &'static str,
+    /// `{0}`: the amount refunded.
+    pub cancel_dialog_body: &'static str,
+    pub keep_order: &'static str,
+    pub cancel_and_refund: &'static str,
+    pub cancel_window_passed: &'static str,
     pub page_not_found_title: &'static str,
     pub page_not_found: &'static str,
 

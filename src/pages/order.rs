@@ -1,14 +1,20 @@
 use std::time::Duration;
 
+use leptos::html::Dialog;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use leptos_router::hooks::use_params_map;
-use payonce_api::{Order, OrderStatus};
+use payonce_api::{ErrorCode, Order, OrderStatus, PageConfig};
 
 use crate::api::{self, ApiError};
 use crate::components::status_badge::StatusBadge;
 use crate::format::date_time;
-use crate::i18n::{use_locale, won};
+use crate::i18n::{fill, use_locale, won};
 use crate::loader::Loaded;
+use crate::tr;
+
+/// How long the page waits for its timings before it goes by the defaults.
+const CONFIG_WAIT: Duration = Duration::from_secs(5);
 
 /// How often an order still being settled is asked for again.
 const REFRESH: Duration = Duration::from_secs(2);
@@ -24,7 +30,13 @@ pub fn OrderPage() -> impl IntoView {
         let order_id = order_id();
         async move { api::order(&order_id).await }
     });
-    order.reload_every_while(REFRESH, |loaded| loaded.as_ref().is_ok_and(|order| order.status.is_in_progress()));
+    order.reload_every_while(REFRESH, |loaded| {
+        loaded.as_ref().is_ok_and(|order| order.status.is_in_progress() || order.status.is_refund_in_progress())
+    });
+    // The customer's cancel window, as the server keeps it.
+    let config = Loaded::new(|| async { api::page_config(CONFIG_WAIT).await.unwrap_or_default() });
+    let cancel_window_ms = move || config.get().unwrap_or(PageConfig::DEFAULT).cancel_window_ms;
+    let reload = Callback::new(move |()| order.reload());
     view! {
         <section class="card" aria-labelledby="order-title">
             {move || match order.get() {
@@ -38,14 +50,16 @@ pub fn OrderPage() -> impl IntoView {
                     <h1 id="order-title">{t().order_title}</h1>
                     <p class="notice error" role="alert">{error.message(locale.get())}</p>
                 }.into_any(),
-                Some(Ok(order)) => view! { <OrderDetails order=order/> }.into_any(),
+                Some(Ok(order)) => view! {
+                    <OrderDetails order=order cancel_window_ms=cancel_window_ms() on_changed=reload/>
+                }.into_any(),
             }}
         </section>
     }
 }
 
 #[component]
-fn OrderDetails(order: Order) -> impl IntoView {
+fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -> impl IntoView {
     let lang = use_locale().get();
     let t = lang.texts();
     let explanation = match order.status {
@@ -55,6 +69,7 @@ fn OrderDetails(order: Order) -> impl IntoView {
         OrderStatus::Failed => t.explain_failed,
         OrderStatus::Canceled => t.explain_canceled,
         OrderStatus::PartiallyRefunded => t.explain_partially_refunded,
+        OrderStatus::CancelRequested => t.explain_cancel_requested,
     };
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
@@ -86,7 +101,113 @@ fn OrderDetails(order: Order) -> impl IntoView {
             <dt>{t.order_number}</dt><dd><code>{order.order_id.clone()}</code></dd>
             <dt>{t.placed}</dt><dd>{date_time(&order.created_at, lang)}</dd>
             <dt>{t.last_update}</dt><dd>{date_time(&order.updated_at, lang)}</dd>
+            {(order.refunded_amount > 0).then(|| view! {
+                <dt>{t.refunded}</dt><dd data-testid="refunded-amount">{won(order.refunded_amount, lang)}</dd>
+            })}
         </dl>
-        <div class="actions"><a href="/orders" class="button secondary">{t.all_orders}</a></div>
+        <div class="actions">
+            {cancel_offered(&order, paid_at_ms(&order), cancel_window_ms, js_sys::Date::now()).then(|| view! {
+                <CancelOrder order_id=order.order_id.clone() amount=order.amount - order.refunded_amount on_done=on_changed/>
+            })}
+            <a href="/orders" class="button secondary">{t.all_orders}</a>
+        </div>
+    }
+}
+
+/// When the order was paid, in milliseconds since the epoch, as the browser reads it.
+fn paid_at_ms(order: &Order) -> Option<f64> {
+    order.paid_at.as_deref().map(js_sys::Date::parse).filter(|ms| ms.is_finite())
+}
+
+/// Whether the customer may cancel the order now: paid (and nothing refunded
+/// yet), and still within the cancel window from paying. The server decides
+/// again; this only spares the customer a button that would be refused.
+fn cancel_offered(order: &Order, paid_at_ms: Option<f64>, window_ms: u64, now_ms: f64) -> bool {
+    order.status == OrderStatus::Paid && paid_at_ms.is_some_and(|paid| now_ms < paid + window_ms as f64)
+}
+
+/// "Cancel order", asked again in a modal `<dialog>`; the cancel is sent only
+/// for "Cancel and refund", with one key per page, so pressing twice is one refund.
+#[component]
+fn CancelOrder(order_id: String, amount: u64, on_done: Callback<()>) -> impl IntoView {
+    let lang = use_locale().get();
+    let dialog = NodeRef::<Dialog>::new();
+    let error = RwSignal::new(None::<String>);
+    let sending = RwSignal::new(false);
+    let request_key = StoredValue::new(uuid::Uuid::new_v4().to_string());
+    let order_id = StoredValue::new(order_id);
+    let open = move |_| {
+        if let Some(dialog) = dialog.get_untracked() {
+            let _ = dialog.show_modal();
+        }
+    };
+    let closed = move |_| {
+        let confirmed = dialog.get_untracked().is_some_and(|dialog| dialog.return_value() == "refund");
+        if !confirmed || sending.get_untracked() {
+            return;
+        }
+        sending.set(true);
+        error.set(None);
+        spawn_local(async move {
+            let answer = api::cancel_order(&order_id.get_value(), &request_key.get_value()).await;
+            sending.set(false);
+            match answer {
+                Ok(_) => on_done.run(()),
+                Err(ApiError::Server { code: Some(code), .. }) if code == ErrorCode::CancelWindowPassed => {
+                    error.set(Some(tr!(lang, cancel_window_passed).to_owned()));
+                }
+                // Refused because it is cancelled or being cancelled already: the order shows how.
+                Err(ApiError::Server { status: 409, .. }) => on_done.run(()),
+                Err(other) => error.set(Some(other.message(lang))),
+            }
+        });
+    };
+    view! {
+        <button type="button" class="button secondary" on:click=open disabled=move || sending.get() data-testid="cancel-order">
+            {tr!(lang, cancel_order)}
+        </button>
+        {move || error.get().map(|message| view! { <p class="notice error" role="alert">{message}</p> })}
+        <dialog node_ref=dialog class="dialog" aria-labelledby="cancel-title" aria-describedby="cancel-body" on:close=closed data-testid="cancel-dialog">
+            <form method="dialog">
+                <h2 id="cancel-title">{tr!(lang, cancel_dialog_title)}</h2>
+                <p id="cancel-body">{fill(tr!(lang, cancel_dialog_body), &[&won(amount, lang)])}</p>
+                <div class="dialog-actions">
+                    <button value="keep" class="button secondary" autofocus>{tr!(lang, keep_order)}</button>
+                    <button value="refund" class="button primary">{tr!(lang, cancel_and_refund)}</button>
+                </div>
+            </form>
+        </dialog>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(status: OrderStatus) -> Order {
+        Order {
+            order_id: "ord_1".into(),
+            status,
+            amount: 12_900,
+            order_name: "Mug".into(),
+            items: vec![],
+            created_at: "2026-11-30T00:00:00Z".into(),
+            updated_at: "2026-11-30T00:00:00Z".into(),
+            failure: None,
+            refunded_amount: 0,
+            paid_at: Some("2026-11-30T00:00:00Z".into()),
+        }
+    }
+
+    #[test]
+    fn cancel_is_offered_for_a_paid_order_within_the_window_only() {
+        let paid = Some(1_000.0);
+        let window = 60_000;
+        assert!(cancel_offered(&order(OrderStatus::Paid), paid, window, 60_999.0));
+        assert!(!cancel_offered(&order(OrderStatus::Paid), paid, window, 61_000.0), "the window has passed");
+        assert!(!cancel_offered(&order(OrderStatus::Paid), None, window, 2_000.0), "no payment time known");
+        for status in OrderStatus::ALL.into_iter().filter(|status| *status != OrderStatus::Paid) {
+            assert!(!cancel_offered(&order(status), paid, window, 2_000.0), "{status:?}");
+        }
     }
 }

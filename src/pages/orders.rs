@@ -19,7 +19,9 @@ pub fn OrdersPage() -> impl IntoView {
     let t = move || locale.texts();
     let orders = Loaded::new(api::orders);
     orders.reload_every_while(REFRESH, |loaded| {
-        loaded.as_ref().is_ok_and(|list| list.iter().any(|order| order.status.is_in_progress()))
+        loaded.as_ref().is_ok_and(|list| {
+            list.iter().any(|order| order.status.is_in_progress() || order.status.is_refund_in_progress())
+        })
     });
     view! {
         <section class="card" aria-labelledby="orders-title">

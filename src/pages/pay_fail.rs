@@ -97,7 +97,9 @@ fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> 
     let Some(answer) = closed else { return t.checking_order };
     match answer.map(|order| order.status) {
         Ok(OrderStatus::Failed) => t.nothing_charged,
-        Ok(OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded) => t.paid_meanwhile,
+        Ok(
+            OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested,
+        ) => t.paid_meanwhile,
         Ok(OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created) => t.still_processing,
         Err(ApiError::Server { status: 404, .. }) => t.other_browser,
         Err(_) => t.could_not_check,

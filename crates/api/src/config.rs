@@ -18,6 +18,9 @@ pub struct PageConfig {
     /// between checks. 0: checks answer at once.
     #[serde(default)]
     pub check_wait_ms: u64,
+    /// How long after paying a customer may cancel an order themselves.
+    #[serde(default)]
+    pub cancel_window_ms: u64,
 }
 
 /// What the page loads and calls to open the PG's payment window, as a Toss
@@ -51,6 +54,7 @@ impl PageConfig {
         poll_attempts: 25,
         server_max_processing_ms: 63_000,
         check_wait_ms: MAX_CHECK_WAIT_MS,
+        cancel_window_ms: 30 * 60 * 1_000,
     };
 
     /// From sending the POST to the last check: how long the page can wait for an outcome.

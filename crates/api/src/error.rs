@@ -63,6 +63,22 @@ pub enum ErrorCode {
     DatabaseUnavailable,
     /// The server failed; details are in its log.
     Internal,
+    /// A cancel of an order that was never paid (or whose payment is not settled yet).
+    OrderNotPaid,
+    /// A refund of this order is being sent; its outcome comes first.
+    CancelInProgress,
+    /// The order is already refunded (for a customer: in full or in part).
+    OrderAlreadyCanceled,
+    /// The customer's cancel window after paying has passed; the shop can still refund.
+    CancelWindowPassed,
+    /// A refund amount of 0 or more than what is left of the payment.
+    InvalidCancelAmount,
+    /// The PG refused the refund (the code it gave is stored with the refund).
+    CancelRefused,
+    /// The operators' API is off: the server has no admin token.
+    OperatorApiOff,
+    /// The operators' API needs `Authorization: Bearer <admin token>`.
+    Unauthorized,
 }
 
 impl ErrorCode {
@@ -90,6 +106,14 @@ impl ErrorCode {
             ErrorCode::ConfirmNotReceived => "CONFIRM_NOT_RECEIVED",
             ErrorCode::DatabaseUnavailable => "DATABASE_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::OrderNotPaid => "ORDER_NOT_PAID",
+            ErrorCode::CancelInProgress => "CANCEL_IN_PROGRESS",
+            ErrorCode::OrderAlreadyCanceled => "ORDER_ALREADY_CANCELED",
+            ErrorCode::CancelWindowPassed => "CANCEL_WINDOW_PASSED",
+            ErrorCode::InvalidCancelAmount => "INVALID_CANCEL_AMOUNT",
+            ErrorCode::CancelRefused => "CANCEL_REFUSED",
+            ErrorCode::OperatorApiOff => "OPERATOR_API_OFF",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
         }
     }
 }

@@ -22,9 +22,12 @@ pub use catalog::Product;
 pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, Order, OrderStatus, OrderSummary, PlacedOrder,
-    RequestedItem,
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, OperatorCancelRequest, Order, OrderStatus,
+    OrderSummary, PlacedOrder, RequestedItem,
 };
+
+/// Header that names the operator on the operators' API, for the audit log.
+pub const OPERATOR_HEADER: &str = "X-Operator";
 
 /// Header that carries the page's idempotency key on the confirm POST.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";

@@ -18,17 +18,33 @@ pub enum OrderStatus {
     /// The PG charged the customer, then the whole payment was cancelled and
     /// refunded. Final.
     Canceled,
-    /// The PG charged the customer, then part of it was refunded. Final.
+    /// The PG charged the customer, then part of it was refunded. Final as a
+    /// payment; an operator may still refund the rest.
     PartiallyRefunded,
+    /// The PG charged the customer and a refund is stored and being sent; the
+    /// PG's answer moves the order to `CANCELED` or `PARTIALLY_REFUNDED` (or
+    /// back to where it was, if the PG refuses the refund). Final as a payment.
+    CancelRequested,
 }
 
 impl OrderStatus {
-    /// Whether the status can no longer change.
+    /// Whether the payment's outcome is settled: charged or not, it will never
+    /// be charged again or turn out unpaid. A charge may still be refunded
+    /// afterwards (see [`OrderStatus::is_refund_in_progress`]).
     pub fn is_final(self) -> bool {
         match self {
-            OrderStatus::Paid | OrderStatus::Failed | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => true,
+            OrderStatus::Paid
+            | OrderStatus::Failed
+            | OrderStatus::Canceled
+            | OrderStatus::PartiallyRefunded
+            | OrderStatus::CancelRequested => true,
             OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => false,
         }
+    }
+
+    /// Whether a refund of the order is stored and its outcome not known yet.
+    pub fn is_refund_in_progress(self) -> bool {
+        self == OrderStatus::CancelRequested
     }
 
     /// Whether a payment for the order may be under way at the PG right now.
@@ -39,7 +55,8 @@ impl OrderStatus {
             | OrderStatus::Paid
             | OrderStatus::Failed
             | OrderStatus::Canceled
-            | OrderStatus::PartiallyRefunded => false,
+            | OrderStatus::PartiallyRefunded
+            | OrderStatus::CancelRequested => false,
         }
     }
 
@@ -53,11 +70,12 @@ impl OrderStatus {
             OrderStatus::Unknown => "UNKNOWN",
             OrderStatus::Canceled => "CANCELED",
             OrderStatus::PartiallyRefunded => "PARTIALLY_REFUNDED",
+            OrderStatus::CancelRequested => "CANCEL_REQUESTED",
         }
     }
 
     /// Every status, in lifecycle order.
-    pub const ALL: [OrderStatus; 7] = [
+    pub const ALL: [OrderStatus; 8] = [
         Self::Created,
         Self::Pending,
         Self::Paid,
@@ -65,6 +83,7 @@ impl OrderStatus {
         Self::Unknown,
         Self::Canceled,
         Self::PartiallyRefunded,
+        Self::CancelRequested,
     ];
 
     /// Parses the wire spelling.
@@ -107,6 +126,13 @@ pub struct Order {
     pub updated_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// How much of the amount was refunded (KRW); 0 unless cancelled.
+    #[serde(default)]
+    pub refunded_amount: u64,
+    /// When the order was paid (RFC 3339, UTC), if it was: the customer's
+    /// cancel window runs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paid_at: Option<String>,
 }
 
 /// A cart line in `POST /api/orders`; the server looks up the price.
@@ -160,6 +186,17 @@ pub struct PlacedOrder {
     pub fail_url: String,
 }
 
+/// Body of the operators' `POST /admin/orders/:id/cancel`: refund `amount`
+/// (KRW) of what is left of the payment, or all of it without one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OperatorCancelRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u64>,
+    /// Why, for the PG and the audit log (1 to 200 characters).
+    pub reason: String,
+}
+
 /// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -188,6 +225,9 @@ mod tests {
         assert!(OrderStatus::Failed.is_final());
         assert!(OrderStatus::Canceled.is_final());
         assert!(OrderStatus::PartiallyRefunded.is_final());
+        assert!(OrderStatus::CancelRequested.is_final(), "charged: only a refund is under way");
+        assert!(OrderStatus::CancelRequested.is_refund_in_progress());
+        assert!(!OrderStatus::Paid.is_refund_in_progress());
         assert!(!OrderStatus::Unknown.is_final());
         assert!(!OrderStatus::Pending.is_final());
         assert!(!OrderStatus::Created.is_final());
@@ -205,6 +245,8 @@ mod tests {
                 created_at: "2026-01-01T00:00:00Z".into(),
                 updated_at: "2026-01-01T00:00:00Z".into(),
                 failure: None,
+                refunded_amount: 0,
+                paid_at: None,
             },
             success_url: "http://shop/pay/success".into(),
             fail_url: "http://shop/pay/fail".into(),

@@ -59,7 +59,8 @@ pub fn check(visits: &[Visit], truths: &BTreeMap<String, Truth>, double_charges:
         let Some(order_id) = &visit.order_id else { continue };
         let Some(truth) = truths.get(order_id) else { continue };
         let charged = truth.charges > 0;
-        let kept_the_money = matches!(truth.status, OrderStatus::Paid | OrderStatus::PartiallyRefunded);
+        let kept_the_money =
+            matches!(truth.status, OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested);
         let took_the_money = kept_the_money || truth.status == OrderStatus::Canceled;
         if charged && !took_the_money && !truth.status.is_in_progress() {
             verdicts.lost.push(order_id.clone());

@@ -128,7 +128,8 @@ async fn told_by_confirm(response: reqwest::Response) -> Option<Told> {
 
 fn told_by_order(order: &Order) -> Option<Told> {
     match order.status {
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded => Some(Told::Paid),
+        // Charged; a refund under way has not given the money back yet.
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested => Some(Told::Paid),
         OrderStatus::Failed => Some(Told::Failed),
         OrderStatus::Canceled => Some(Told::Refunded),
         OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => None,

@@ -100,6 +100,16 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_waiting_checks: u32,
 
+    /// How long after paying a customer may cancel an order themselves.
+    /// Operators may refund at any time.
+    #[arg(long, env = "PAYONCE_CANCEL_WINDOW", default_value = "30m", value_parser = parse_duration)]
+    pub cancel_window: Duration,
+
+    /// The bearer token of the operators' API (refunds) on the admin listener.
+    /// Unset, that API answers 503 OPERATOR_API_OFF: it is never open.
+    #[arg(long, env = "PAYONCE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
     /// How long the page waits for the confirm POST before checking instead.
     #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
     pub confirm_wait: Duration,
@@ -207,6 +217,7 @@ impl ServerConfig {
             poll_attempts: self.poll_attempts,
             server_max_processing_ms: millis(self.max_processing()),
             check_wait_ms: millis(self.poll_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
+            cancel_window_ms: millis(self.cancel_window),
         }
     }
 

@@ -44,6 +44,20 @@ pub enum AppError {
     NotFound,
     #[error("this API route does not take this method")]
     MethodNotAllowed,
+    #[error("this order is not paid, so there is nothing to refund")]
+    OrderNotPaid { order: Box<Order> },
+    #[error("a refund of this order is being sent; its outcome comes first")]
+    CancelInProgress { order: Box<Order> },
+    #[error("this order is already refunded")]
+    OrderAlreadyCanceled { order: Box<Order> },
+    #[error("orders can be cancelled here within {window} of paying; please contact the shop")]
+    CancelWindowPassed { window: String },
+    #[error("{0}")]
+    InvalidCancelAmount(String),
+    #[error("the operators' API is off: start the server with --admin-token to turn it on")]
+    OperatorApiOff,
+    #[error("send Authorization: Bearer <the admin token>")]
+    Unauthorized,
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -70,6 +84,13 @@ impl AppError {
             AppError::RateLimited { .. } => ErrorCode::RateLimited,
             AppError::NotFound => ErrorCode::NotFound,
             AppError::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            AppError::OrderNotPaid { .. } => ErrorCode::OrderNotPaid,
+            AppError::CancelInProgress { .. } => ErrorCode::CancelInProgress,
+            AppError::OrderAlreadyCanceled { .. } => ErrorCode::OrderAlreadyCanceled,
+            AppError::CancelWindowPassed { .. } => ErrorCode::CancelWindowPassed,
+            AppError::InvalidCancelAmount(_) => ErrorCode::InvalidCancelAmount,
+            AppError::OperatorApiOff => ErrorCode::OperatorApiOff,
+            AppError::Unauthorized => ErrorCode::Unauthorized,
             AppError::Database(error) if unavailable(error) => ErrorCode::DatabaseUnavailable,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
@@ -83,11 +104,18 @@ impl AppError {
             | AppError::InvalidWait(_)
             | AppError::UnknownSku { .. }
             | AppError::InvalidQuantity(_)
-            | AppError::InvalidCart(_) => StatusCode::BAD_REQUEST,
+            | AppError::InvalidCart(_)
+            | AppError::InvalidCancelAmount(_) => StatusCode::BAD_REQUEST,
             AppError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::PaymentInProgress { .. }
             | AppError::OrderAlreadyPaid { .. }
-            | AppError::OrderAlreadyFailed { .. } => StatusCode::CONFLICT,
+            | AppError::OrderAlreadyFailed { .. }
+            | AppError::OrderNotPaid { .. }
+            | AppError::CancelInProgress { .. }
+            | AppError::OrderAlreadyCanceled { .. }
+            | AppError::CancelWindowPassed { .. } => StatusCode::CONFLICT,
+            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::OperatorApiOff => StatusCode::SERVICE_UNAVAILABLE,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -102,7 +130,10 @@ impl AppError {
         match self {
             AppError::PaymentInProgress { order }
             | AppError::OrderAlreadyPaid { order }
-            | AppError::OrderAlreadyFailed { order } => Some(*order),
+            | AppError::OrderAlreadyFailed { order }
+            | AppError::OrderNotPaid { order }
+            | AppError::CancelInProgress { order }
+            | AppError::OrderAlreadyCanceled { order } => Some(*order),
             _ => None,
         }
     }
@@ -128,7 +159,7 @@ const DATABASE_RETRY_AFTER_S: u64 = 5;
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status = self.status();
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if status == StatusCode::SERVICE_UNAVAILABLE && !matches!(self, AppError::OperatorApiOff) {
             tracing::error!(error = ?self, "the database is unavailable");
             let body = ApiErrorBody {
                 code: self.code().as_str().to_owned(),
@@ -140,7 +171,7 @@ impl IntoResponse for AppError {
             let retry_after = [(axum::http::header::RETRY_AFTER, DATABASE_RETRY_AFTER_S.to_string())];
             return (status, retry_after, axum::Json(body)).into_response();
         }
-        let message = if status.is_server_error() {
+        let message = if status.is_server_error() && !matches!(self, AppError::OperatorApiOff) {
             tracing::error!(error = ?self, "request failed");
             "Something went wrong on our side. Your payment state is safe; please retry.".to_owned()
         } else {

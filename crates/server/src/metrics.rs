@@ -53,6 +53,15 @@ fn describe() {
         "Checks that waited for their order, by how the wait ended (changed, timeout, stopping, full)"
     );
     metrics::describe_gauge!("payment_order_waiting", "Checks waiting for their order to change now");
+    metrics::describe_counter!("payment_refunds_total", "Refund transitions by new status (REQUESTED, DONE, FAILED)");
+    metrics::describe_counter!(
+        "payment_pg_cancel_calls_total",
+        "Refund calls to the PG by call (first, lookup, resend) and what came of them"
+    );
+    metrics::describe_counter!(
+        "payment_refund_alerts_total",
+        "Refunds still not done after many answered passes (raised again every so many passes)"
+    );
     metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
 }
@@ -112,6 +121,20 @@ pub fn recovery_alert() {
 
 pub fn recovery_exhausted() {
     counter!("payment_pg_query_retry_exhausted_total").increment(1);
+}
+
+/// A refund moved to this status (`REQUESTED`, `DONE`, `FAILED`).
+pub fn refund_transition(status: &'static str) {
+    counter!("payment_refunds_total", "status" => status).increment(1);
+}
+
+/// One call about a refund (`first`, `lookup`, `resend`) and what came of it.
+pub fn refund_call(call: &'static str, outcome: &'static str) {
+    counter!("payment_pg_cancel_calls_total", "call" => call, "outcome" => outcome).increment(1);
+}
+
+pub fn refund_alert() {
+    counter!("payment_refund_alerts_total").increment(1);
 }
 
 pub fn unknown_oldest_age(seconds: f64) {

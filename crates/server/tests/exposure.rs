@@ -203,6 +203,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("get", "/orders/{order_id}"),
         ("post", "/orders"),
         ("post", "/orders/{order_id}/abandon"),
+        ("post", "/orders/{order_id}/cancel"),
         ("post", "/orders/{order_id}/confirm"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();

@@ -229,8 +229,10 @@ impl Db {
     ) -> Result<bool, sqlx::Error> {
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
+            // A payment the PG shows cancelled in full is refunded in full.
             "UPDATE payment_attempts SET status = $1, failure_code = $2, failure_message = $3, \
-             unknown_reason = $4, lease_until_ms = 0, next_recovery_at_ms = $5, updated_at_ms = $6 \
+             unknown_reason = $4, lease_until_ms = 0, next_recovery_at_ms = $5, updated_at_ms = $6, \
+             refunded_amount = CASE WHEN $1 = 'CANCELED' THEN amount ELSE refunded_amount END \
              WHERE order_id = $7 AND status = $8",
         )
         .bind(transition.status().as_str())

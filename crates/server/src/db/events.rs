@@ -16,6 +16,12 @@ pub enum Actor {
     Recovery,
     /// The page closing an order that never got a confirm.
     Abandon,
+    /// A customer asking for a refund.
+    Customer,
+    /// An operator asking for a refund.
+    Operator,
+    /// A refund's own call to the PG.
+    Cancel,
 }
 
 impl Actor {
@@ -24,6 +30,9 @@ impl Actor {
             Actor::Confirm => "confirm",
             Actor::Recovery => "recovery",
             Actor::Abandon => "abandon",
+            Actor::Customer => "customer",
+            Actor::Operator => "operator",
+            Actor::Cancel => "cancel",
         }
     }
 }

@@ -10,6 +10,7 @@ mod changes;
 mod events;
 mod location;
 mod orders;
+mod refunds;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -23,6 +24,7 @@ pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use orders::NewOrder;
+pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 
 /// How long a request waits for a connection before it is told the database is unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -153,8 +155,13 @@ async fn prepare_connection(
 }
 
 /// The tables the digest covers, each with the key its rows are read in.
-const DIGESTED_TABLES: [(&str, &str); 3] =
-    [("orders", "order_id"), ("payment_attempts", "order_id"), ("payment_events", "id")];
+const DIGESTED_TABLES: [(&str, &str); 5] = [
+    ("orders", "order_id"),
+    ("payment_attempts", "order_id"),
+    ("payment_events", "id"),
+    ("refunds", "refund_id"),
+    ("audit_log", "id"),
+];
 
 impl Db {
     /// A digest of everything stored about orders and payments (every row of

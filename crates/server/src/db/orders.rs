@@ -16,7 +16,9 @@ pub struct NewOrder {
 
 /// An order joined with its payment attempt, if it has one.
 const SELECT_ORDER: &str = "SELECT o.order_id, o.amount, o.order_name, o.items, o.created_at_ms, \
-     a.status, a.failure_code, a.failure_message, a.updated_at_ms AS attempt_updated_at_ms \
+     a.status, a.failure_code, a.failure_message, a.updated_at_ms AS attempt_updated_at_ms, a.refunded_amount, \
+     (SELECT MIN(e.at_ms) FROM payment_events e WHERE e.order_id = o.order_id AND e.to_status = 'PAID') \
+     AS paid_at_ms \
      FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id";
 
 #[derive(Debug, FromRow)]
@@ -30,6 +32,8 @@ struct OrderRow {
     failure_code: Option<String>,
     failure_message: Option<String>,
     attempt_updated_at_ms: Option<i64>,
+    refunded_amount: Option<i64>,
+    paid_at_ms: Option<i64>,
 }
 
 impl TryFrom<OrderRow> for Order {
@@ -56,6 +60,9 @@ impl TryFrom<OrderRow> for Order {
             created_at: rfc3339(row.created_at_ms),
             updated_at: rfc3339(row.attempt_updated_at_ms.unwrap_or(row.created_at_ms)),
             failure,
+            refunded_amount: u64::try_from(row.refunded_amount.unwrap_or(0))
+                .map_err(|error| sqlx::Error::Decode(Box::new(error)))?,
+            paid_at: row.paid_at_ms.map(rfc3339),
         })
     }
 }

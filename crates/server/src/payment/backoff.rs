@@ -16,6 +16,13 @@ pub fn full_jitter(retry: u32, rng: &mut impl Rng) -> Duration {
     Duration::from_millis(rng.random_range(0..=ceiling_ms))
 }
 
+/// A wait spread over its upper half, uniform in `[wait / 2, wait]`: passes
+/// over many refunds spread out, and none comes back much sooner than planned.
+pub fn half_jitter(wait: Duration, rng: &mut impl Rng) -> Duration {
+    let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(rng.random_range(wait_ms / 2..=wait_ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,6 +38,14 @@ mod tests {
             assert!(*longest <= Duration::from_millis(ceiling), "retry {retry}: {longest:?}");
             assert!(*longest > Duration::from_millis(ceiling * 8 / 10), "retry {retry} uses its range");
         }
+    }
+
+    #[test]
+    fn half_jitter_stays_in_the_upper_half() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let waits: Vec<_> = (0..200).map(|_| half_jitter(Duration::from_secs(10), &mut rng)).collect();
+        assert!(waits.iter().all(|wait| (Duration::from_secs(5)..=Duration::from_secs(10)).contains(wait)));
+        assert!(waits.iter().collect::<std::collections::HashSet<_>>().len() > 100);
     }
 
     #[test]

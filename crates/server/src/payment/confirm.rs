@@ -178,7 +178,7 @@ async fn answer_existing(state: &AppState, order: &Order, idempotency_key: &str)
     }
     let current = Box::new(state.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?);
     Err(match current.status {
-        OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
+        OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested => {
             AppError::OrderAlreadyPaid { order: current }
         }
         OrderStatus::Failed => AppError::OrderAlreadyFailed { order: current },

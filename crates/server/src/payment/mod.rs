@@ -1,10 +1,14 @@
-//! The payment lifecycle: confirming, settling outcomes, and recovering the
-//! ones the PG left unknown.
+//! The payment lifecycle: confirming, settling outcomes, recovering the ones
+//! the PG left unknown, and refunding charges.
 //!
 //! `CREATED -> PENDING -> PAID | FAILED | UNKNOWN`, then `UNKNOWN -> PAID |
 //! FAILED | CANCELED | PARTIALLY_REFUNDED` by recovery (the last two when the
 //! PG shows the charge cancelled since). `CREATED -> FAILED` when the order is
-//! closed without a confirm. Every transition is committed before it is reported.
+//! closed without a confirm. A charge is refunded through `PAID |
+//! PARTIALLY_REFUNDED -> CANCEL_REQUESTED`, stored before the PG is called,
+//! which the PG's answer ends: `CANCELED`, `PARTIALLY_REFUNDED`, or back to
+//! where it was when the PG refuses. Every transition is committed before it
+//! is reported.
 
 pub mod abandon;
 mod backoff;
@@ -13,6 +17,8 @@ mod budget;
 pub mod confirm;
 mod lease;
 pub mod recovery;
+pub mod refund;
+mod refund_recovery;
 mod settle;
 
 pub use breaker::CircuitBreaker;
@@ -22,31 +28,44 @@ use payonce_api::OrderStatus;
 
 /// Whether an attempt may move from one status to another.
 pub fn can_transition(from: OrderStatus, to: OrderStatus) -> bool {
-    use OrderStatus::{Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown};
+    use OrderStatus::{CancelRequested, Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown};
     match (from, to) {
         (Created, Pending | Failed) => true,
         (Pending, Paid | Failed | Unknown) => true,
         (Unknown, Paid | Failed | Canceled | PartiallyRefunded) => true,
-        (Created, Created | Paid | Unknown | Canceled | PartiallyRefunded)
-        | (Pending, Created | Pending | Canceled | PartiallyRefunded)
-        | (Unknown, Created | Pending | Unknown)
-        | (Paid | Failed | Canceled | PartiallyRefunded, _) => false,
+        (Paid | PartiallyRefunded, CancelRequested) => true,
+        (CancelRequested, Canceled | PartiallyRefunded | Paid) => true,
+        (Created, Created | Paid | Unknown | Canceled | PartiallyRefunded | CancelRequested)
+        | (Pending, Created | Pending | Canceled | PartiallyRefunded | CancelRequested)
+        | (Unknown, Created | Pending | Unknown | CancelRequested)
+        | (Paid | PartiallyRefunded, Created | Pending | Paid | Failed | Unknown | Canceled | PartiallyRefunded)
+        | (CancelRequested, Created | Pending | Failed | Unknown | CancelRequested)
+        | (Failed | Canceled, _) => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::can_transition;
-    use payonce_api::OrderStatus::{self, Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown};
+    use payonce_api::OrderStatus::{
+        self, CancelRequested, Canceled, Created, Failed, Paid, PartiallyRefunded, Pending, Unknown,
+    };
 
-    const ALL: [OrderStatus; 7] = OrderStatus::ALL;
+    const ALL: [OrderStatus; 8] = OrderStatus::ALL;
 
     #[test]
-    fn final_statuses_never_change() {
+    fn a_settled_payment_never_becomes_unsettled_or_failed() {
         for from in ALL.into_iter().filter(|status| status.is_final()) {
-            for to in ALL {
+            for to in [Created, Pending, Unknown, Failed] {
                 assert!(!can_transition(from, to), "{from:?} -> {to:?}");
             }
+        }
+    }
+
+    #[test]
+    fn failed_and_fully_cancelled_never_change() {
+        for to in ALL {
+            assert!(!can_transition(Failed, to) && !can_transition(Canceled, to), "-> {to:?}");
         }
     }
 
@@ -65,10 +84,15 @@ mod tests {
                 (Pending, Paid),
                 (Pending, Failed),
                 (Pending, Unknown),
+                (Paid, CancelRequested),
                 (Unknown, Paid),
                 (Unknown, Failed),
                 (Unknown, Canceled),
                 (Unknown, PartiallyRefunded),
+                (PartiallyRefunded, CancelRequested),
+                (CancelRequested, Paid),
+                (CancelRequested, Canceled),
+                (CancelRequested, PartiallyRefunded),
             ]
         );
     }

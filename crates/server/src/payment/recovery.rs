@@ -12,6 +12,10 @@
 //!    arrived), says it is still processing, or replays the first answer; none
 //!    of these can charge twice.
 //!
+//! Refunds whose outcome is unknown are recovered beside them, by the same
+//! workers under the same breaker and budget (see `refund_recovery`): unlike a
+//! confirm, a refund is sent again until it goes out.
+//!
 //! Every call asks the shared circuit breaker and the retry budget first. A
 //! pass they held back is not a failed pass: only passes in which the PG
 //! answered count toward the attempt's backoff and the operator alert, so once
@@ -36,9 +40,9 @@ use crate::pg::{
 use crate::state::AppState;
 
 /// Lookups per attempt in one pass while the PG gives no usable answer.
-const LOOKUP_TRIES: u32 = 3;
+pub(super) const LOOKUP_TRIES: u32 = 3;
 /// Answered passes after which an attempt is reported as needing an operator.
-const PASSES_BEFORE_ALERT: u32 = 10;
+pub(super) const PASSES_BEFORE_ALERT: u32 = 10;
 
 /// Recovery's timings, each a fraction or a multiple of the recovery interval,
 /// so a shop (or a test) that recovers faster keeps the same proportions. The
@@ -72,7 +76,7 @@ impl Timings {
     /// How long an attempt waits after its `passes`-th answered-but-unsettled
     /// pass: doubling from the base up to the cap, so one that the PG cannot
     /// settle yet is asked less and less often and never crowds out the others.
-    fn pass_backoff(&self, passes: u32) -> Duration {
+    pub(super) fn pass_backoff(&self, passes: u32) -> Duration {
         self.backoff_base.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(self.backoff_cap)
     }
 }
@@ -91,7 +95,7 @@ pub struct PassReport {
 
 /// What recovering one attempt came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recovered {
+pub(super) enum Recovered {
     /// This worker settled it.
     Settled,
     /// The PG answered, but nothing settles it yet.
@@ -159,13 +163,27 @@ async fn start_due(
             state.recovery_wake.notify_one();
         });
     }
+    // Refunds share the workers: a refund must go out, but not at the cost of
+    // settling customers' payments.
+    let free = workers.available_permits();
+    let due = state.db.due_refunds(now_ms(), u32::try_from(free).unwrap_or(u32::MAX)).await?;
+    for refund_id in due {
+        let Ok(permit) = workers.clone().try_acquire_owned() else { break };
+        let (state, finished) = (state.clone(), finished.clone());
+        state.pg_tasks.clone().spawn(async move {
+            let outcome = super::refund_recovery::recover(&state, &refund_id).await;
+            drop(permit);
+            finished.lock().expect("recovery report lock").count(outcome);
+            state.recovery_wake.notify_one();
+        });
+    }
     let oldest_age = state.db.oldest_unsettled_ms().await?.map_or(0, |created| now_ms() - created);
     metrics::unknown_oldest_age(oldest_age as f64 / 1000.0);
     Ok(())
 }
 
 impl PassReport {
-    fn count(&mut self, outcome: Result<Recovered, AppError>) {
+    pub(super) fn count(&mut self, outcome: Result<Recovered, AppError>) {
         match outcome {
             Ok(Recovered::Settled) => self.settled += 1,
             Ok(Recovered::Unsettled) => self.unsettled += 1,
@@ -191,7 +209,11 @@ async fn pause_after(state: &AppState, report: &PassReport) -> Duration {
     if report.over_budget > 0 {
         return timings.budget_retry;
     }
-    match state.db.next_due_ms().await {
+    let next_due = match (state.db.next_due_ms().await, state.db.next_refund_due_ms().await) {
+        (Ok(payment), Ok(refund)) => Ok(payment.into_iter().chain(refund).min()),
+        (Err(error), _) | (_, Err(error)) => Err(error),
+    };
+    match next_due {
         Ok(Some(due)) => {
             let until_due = u64::try_from(due - now_ms()).unwrap_or(0);
             Duration::from_millis(until_due).clamp(min_gap, interval)
@@ -381,7 +403,7 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
 
 /// Why the breaker or the budget does not let one more recovery call go now,
 /// or `None` when it may go (and is counted against the budget).
-fn refusal(state: &AppState) -> Option<Recovered> {
+pub(super) fn refusal(state: &AppState) -> Option<Recovered> {
     // The budget first: a half-open breaker lets one probe through, and a probe
     // granted but never sent would leave it half-open for good.
     if !state.budget.has_room() {
@@ -397,7 +419,7 @@ fn refusal(state: &AppState) -> Option<Recovered> {
 }
 
 /// Feeds the breaker: only a PG that gives no usable answer counts against it.
-fn note_health(state: &AppState, answer: &PgAnswer) {
+pub(super) fn note_health(state: &AppState, answer: &PgAnswer) {
     if answer.shows_pg_unavailable() {
         state.breaker.record_failure();
     } else if state.breaker.record_answer() {

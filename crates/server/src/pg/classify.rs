@@ -8,6 +8,11 @@
 //!    customer's first call and recovery's resend side by side, and
 //!    [`STATUS_VERDICTS`] says what a lookup settles.
 //!
+//! Refunds have their own two tables: [`CANCEL_VERDICTS`] for a cancel's
+//! answer, and [`REFUND_LOOKUP_VERDICTS`] for what a lookup shows of a refund.
+//! A cancel, unlike a confirm, is sent again until it goes out: only a
+//! documented refusal ends it.
+//!
 //! Only codes Toss documents for these APIs are definitive. Any other code,
 //! whatever it looks like, says nothing: the outcome stays unknown and a
 //! lookup decides.
@@ -207,6 +212,207 @@ pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 13] = [
     (S::Unavailable, Q::Retry),
 ];
 
+/// What one answer to a cancel is, before it means anything for a refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelAnswer {
+    /// 200 with the refund's payment, its balance lowered by this refund.
+    Refunded,
+    /// 200 with a payment whose balance does not show this refund as expected,
+    /// or that is not the refund's payment.
+    NotThisRefund,
+    /// `NOT_CANCELABLE_AMOUNT`, `NOT_CANCELABLE_PAYMENT`, `NOT_FOUND_PAYMENT`:
+    /// the PG will not refund this, however often it is asked.
+    NotCancelable,
+    /// `ALREADY_CANCELED_PAYMENT`: nothing is left, perhaps because of this very
+    /// refund, whose answer was lost. Only a lookup tells.
+    AlreadyCanceled,
+    /// `PROVIDER_ERROR`: processed and refused at the card company, nothing
+    /// refunded; the PG replays that answer for the key.
+    ProviderRefused,
+    /// Refused before processing: 429, `FORBIDDEN_CONSECUTIVE_REQUEST` (another
+    /// cancel of the payment within a second), credentials.
+    TurnedAway,
+    /// 409 `IDEMPOTENT_REQUEST_PROCESSING`: the first send with this key is still processing.
+    StillProcessing,
+    /// 5xx, or a documented "temporary error" code.
+    ServerError,
+    /// A code Toss does not document for cancels, or an unreadable body.
+    Undocumented,
+    /// The request never left.
+    NotSent,
+    /// The request left and no complete answer came back.
+    NoAnswer,
+}
+
+/// What a cancel's answer means for the refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelVerdict {
+    /// DONE: refunded, as the answer shows.
+    Refunded,
+    /// FAILED with the PG's code: nothing refunded, and nothing will be.
+    Refused,
+    /// Still REQUESTED; a lookup settles it or sends it again, with the same key.
+    Retry,
+    /// Still REQUESTED; nothing was refunded and the key's answer is spent: the
+    /// next send, after a lookup, goes under a new key.
+    NewKey,
+}
+
+use CancelAnswer as C;
+use CancelVerdict as K;
+
+/// What each kind of cancel answer means. The same on the first send and on
+/// recovery's: a refund is sent until it goes out, so only a documented
+/// refusal ends it, and an answer that may hide a done refund is looked up.
+pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict); 11] = [
+    (C::Refunded, K::Refunded),
+    (C::NotCancelable, K::Refused),
+    (C::ProviderRefused, K::NewKey),
+    (C::AlreadyCanceled, K::Retry),
+    (C::NotThisRefund, K::Retry),
+    (C::TurnedAway, K::Retry),
+    (C::StillProcessing, K::Retry),
+    (C::ServerError, K::Retry),
+    (C::Undocumented, K::Retry),
+    (C::NotSent, K::Retry),
+    (C::NoAnswer, K::Retry),
+];
+
+/// Codes Toss documents for `POST /v1/payments/{paymentKey}/cancel` (and for
+/// every API), with what each says. Anything else is [`CancelAnswer::Undocumented`].
+const CANCEL_CODES: [(&str, CancelAnswer); 14] = [
+    ("NOT_CANCELABLE_AMOUNT", C::NotCancelable),
+    ("NOT_CANCELABLE_PAYMENT", C::NotCancelable),
+    ("NOT_FOUND_PAYMENT", C::NotCancelable),
+    ("ALREADY_CANCELED_PAYMENT", C::AlreadyCanceled),
+    ("PROVIDER_ERROR", C::ProviderRefused),
+    ("IDEMPOTENT_REQUEST_PROCESSING", C::StillProcessing),
+    ("FAILED_INTERNAL_SYSTEM_PROCESSING", C::ServerError),
+    ("FAILED_REFUND_PROCESS", C::ServerError),
+    ("FAILED_METHOD_HANDLING_CANCEL", C::ServerError),
+    ("TOO_MANY_REQUESTS", C::TurnedAway),
+    ("FORBIDDEN_CONSECUTIVE_REQUEST", C::TurnedAway),
+    ("FORBIDDEN_REQUEST", C::TurnedAway),
+    ("UNAUTHORIZED_KEY", C::TurnedAway),
+    ("INVALID_API_KEY", C::TurnedAway),
+];
+
+/// What a lookup of the payment shows of a refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefundLookup {
+    /// The refund's payment, its balance lowered by the refund.
+    Shown,
+    /// The refund's payment, its balance as it was before the refund: not refunded.
+    NotShown,
+    /// No usable answer: not sent, no answer, 429 or 5xx. Worth a retry.
+    Unavailable,
+    /// Any other balance, another payment, an error, an unreadable body.
+    Unexpected,
+}
+
+/// What a lookup means for a requested refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundLookupVerdict {
+    /// DONE, as the lookup shows.
+    Refunded,
+    /// Send the cancel (again, with the refund's key).
+    Send,
+    /// Nothing learned; try the lookup again after a backoff.
+    Retry,
+    /// Settles nothing and sends nothing: look again later (and alert, in time).
+    Nothing,
+}
+
+use RefundLookup as L;
+use RefundLookupVerdict as R;
+
+/// What each lookup of a refund leads to.
+pub const REFUND_LOOKUP_VERDICTS: [(RefundLookup, RefundLookupVerdict); 4] =
+    [(L::Shown, R::Refunded), (L::NotShown, R::Send), (L::Unavailable, R::Retry), (L::Unexpected, R::Nothing)];
+
+/// The payment a refund expects, and its balance before and after the refund.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpectedRefund<'a> {
+    pub payment: Expected<'a>,
+    pub balance_before: u64,
+    pub balance_after: u64,
+}
+
+impl ExpectedRefund<'_> {
+    /// The refund's payment's balance, if the payment is the refund's.
+    fn balance(&self, payment: &Payment) -> Option<u64> {
+        self.payment.matches(payment).then_some(payment.balance_amount).flatten()
+    }
+}
+
+/// The kind of a cancel answer.
+pub fn cancel_answer(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> CancelAnswer {
+    match answer {
+        PgAnswer::Payment { payment, .. } if expected.balance(payment) == Some(expected.balance_after) => C::Refunded,
+        PgAnswer::Payment { .. } => C::NotThisRefund,
+        PgAnswer::Error { http_status, .. } if *http_status >= 500 => C::ServerError,
+        PgAnswer::Error { http_status: 429, .. } => C::TurnedAway,
+        PgAnswer::Error { code, .. } => {
+            CANCEL_CODES.iter().find(|(known, _)| known == code).map_or(C::Undocumented, |(_, meaning)| *meaning)
+        }
+        PgAnswer::Unparsable { http_status } if *http_status >= 500 => C::ServerError,
+        PgAnswer::Unparsable { .. } => C::Undocumented,
+        PgAnswer::NotSent { .. } => C::NotSent,
+        PgAnswer::NoAnswer { .. } => C::NoAnswer,
+    }
+}
+
+/// What a cancel answer means for the refund.
+pub fn cancel_verdict(answer: CancelAnswer) -> CancelVerdict {
+    CANCEL_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(K::Retry, |(_, verdict)| *verdict)
+}
+
+/// What a lookup shows of a refund.
+pub fn refund_lookup(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> RefundLookup {
+    match answer {
+        PgAnswer::Payment { payment, .. } => match expected.balance(payment) {
+            Some(balance) if balance == expected.balance_after => L::Shown,
+            Some(balance) if balance == expected.balance_before => L::NotShown,
+            Some(_) | None => L::Unexpected,
+        },
+        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
+        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+            if *http_status == 429 || *http_status >= 500 =>
+        {
+            L::Unavailable
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Unexpected,
+    }
+}
+
+/// What a lookup means for a requested refund.
+pub fn refund_lookup_verdict(lookup: RefundLookup) -> RefundLookupVerdict {
+    REFUND_LOOKUP_VERDICTS.iter().find(|(kind, _)| *kind == lookup).map_or(R::Nothing, |(_, verdict)| *verdict)
+}
+
+/// What the PG has refunded of a payment, by its answer: its amount less its balance.
+pub fn refunded_total(answer: &PgAnswer) -> Option<u64> {
+    match answer {
+        PgAnswer::Payment { payment, .. } => {
+            payment.balance_amount.map(|balance| payment.total_amount.saturating_sub(balance))
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => {
+            None
+        }
+    }
+}
+
+/// The code a refused cancel is stored with.
+pub fn refusal_code(answer: &PgAnswer) -> String {
+    match answer {
+        PgAnswer::Error { code, .. } => code.clone(),
+        PgAnswer::Payment { .. }
+        | PgAnswer::Unparsable { .. }
+        | PgAnswer::NotSent { .. }
+        | PgAnswer::NoAnswer { .. } => ErrorCode::CancelRefused.as_str().to_owned(),
+    }
+}
+
 /// The payment an attempt expects: anything else proves nothing about it.
 #[derive(Debug, Clone, Copy)]
 pub struct Expected<'a> {
@@ -343,6 +549,7 @@ mod tests {
                 order_id: "ord".into(),
                 status,
                 total_amount: 1000,
+                balance_amount: Some(1000),
                 failure: None,
             },
         }
@@ -573,5 +780,135 @@ mod tests {
         let aborted =
             Payment { failure: Some(ErrorBody { code: "REJECT_CARD_COMPANY".into(), message: "m".into() }), ..aborted };
         assert_eq!(failure_of(&PgAnswer::Payment { http_status: 200, payment: aborted }).code, "REJECT_CARD_COMPANY");
+    }
+
+    /// A refund of 400 of the 1000 payment, from a balance of 1000.
+    const REFUND: ExpectedRefund<'static> =
+        ExpectedRefund { payment: EXPECTED, balance_before: 1000, balance_after: 600 };
+
+    fn with_balance(status: PaymentStatus, balance: u64) -> PgAnswer {
+        let PgAnswer::Payment { payment, .. } = payment(status) else { unreachable!() };
+        PgAnswer::Payment { http_status: 200, payment: Payment { balance_amount: Some(balance), ..payment } }
+    }
+
+    fn cancel_example(kind: CancelAnswer) -> Vec<PgAnswer> {
+        match kind {
+            C::Refunded => vec![with_balance(P::PartialCanceled, 600)],
+            C::NotThisRefund => vec![with_balance(P::Done, 1000), with_balance(P::Canceled, 0), {
+                let PgAnswer::Payment { payment, .. } = with_balance(P::PartialCanceled, 600) else { unreachable!() };
+                PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }
+            }],
+            C::NotCancelable => vec![
+                error(403, "NOT_CANCELABLE_AMOUNT"),
+                error(403, "NOT_CANCELABLE_PAYMENT"),
+                error(404, "NOT_FOUND_PAYMENT"),
+            ],
+            C::AlreadyCanceled => vec![error(400, "ALREADY_CANCELED_PAYMENT")],
+            C::ProviderRefused => vec![error(400, "PROVIDER_ERROR")],
+            C::TurnedAway => vec![
+                error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"),
+                error(429, "TOO_MANY_REQUESTS"),
+                error(429, "ANYTHING"),
+                error(401, "UNAUTHORIZED_KEY"),
+            ],
+            C::StillProcessing => vec![error(409, "IDEMPOTENT_REQUEST_PROCESSING")],
+            C::ServerError => vec![
+                error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+                error(500, "NOT_CANCELABLE_AMOUNT"),
+                PgAnswer::Unparsable { http_status: 503 },
+            ],
+            C::Undocumented => vec![error(400, "SOMETHING_NEW"), PgAnswer::Unparsable { http_status: 400 }],
+            C::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
+            C::NoAnswer => vec![PgAnswer::NoAnswer { detail: "reset".into(), timed_out: false }],
+        }
+    }
+
+    fn check_cancel_row(kind: CancelAnswer, verdict: CancelVerdict) {
+        assert_eq!(cancel_verdict(kind), verdict, "{kind:?}");
+        for answer in cancel_example(kind) {
+            assert_eq!(cancel_answer(&answer, REFUND), kind, "{answer:?}");
+        }
+    }
+
+    #[test]
+    fn cancel_refunded_is_done() {
+        check_cancel_row(C::Refunded, K::Refunded);
+    }
+
+    #[test]
+    fn cancel_documented_refusals_end_the_refund() {
+        check_cancel_row(C::NotCancelable, K::Refused);
+    }
+
+    #[test]
+    fn cancel_refused_by_the_card_company_goes_again_under_a_new_key() {
+        check_cancel_row(C::ProviderRefused, K::NewKey);
+    }
+
+    #[test]
+    fn cancel_already_canceled_is_settled_by_a_lookup() {
+        check_cancel_row(C::AlreadyCanceled, K::Retry);
+    }
+
+    #[test]
+    fn cancel_a_payment_not_showing_this_refund_is_settled_by_a_lookup() {
+        check_cancel_row(C::NotThisRefund, K::Retry);
+    }
+
+    #[test]
+    fn cancel_turned_away_is_sent_again() {
+        check_cancel_row(C::TurnedAway, K::Retry);
+    }
+
+    #[test]
+    fn cancel_still_processing_is_sent_again() {
+        check_cancel_row(C::StillProcessing, K::Retry);
+    }
+
+    #[test]
+    fn cancel_server_errors_are_sent_again_whatever_their_code() {
+        check_cancel_row(C::ServerError, K::Retry);
+    }
+
+    #[test]
+    fn cancel_undocumented_codes_are_sent_again() {
+        check_cancel_row(C::Undocumented, K::Retry);
+    }
+
+    #[test]
+    fn cancel_not_sent_is_sent_again() {
+        check_cancel_row(C::NotSent, K::Retry);
+    }
+
+    #[test]
+    fn cancel_no_answer_is_sent_again() {
+        check_cancel_row(C::NoAnswer, K::Retry);
+    }
+
+    #[test]
+    fn the_cancel_table_has_one_row_per_answer_and_a_test_above_per_row() {
+        let kinds: HashSet<_> = CANCEL_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds.len(), CANCEL_VERDICTS.len(), "one row per kind");
+        assert_eq!(kinds.len(), 11, "a new kind needs a row, and a test of its own above");
+    }
+
+    #[test]
+    fn a_lookup_settles_a_refund_only_by_the_balance_it_leaves() {
+        let cases = [
+            (with_balance(P::PartialCanceled, 600), L::Shown, R::Refunded),
+            (with_balance(P::Done, 1000), L::NotShown, R::Send),
+            (with_balance(P::Canceled, 0), L::Unexpected, R::Nothing),
+            (with_balance(P::PartialCanceled, 300), L::Unexpected, R::Nothing),
+            (error(404, "NOT_FOUND_PAYMENT"), L::Unexpected, R::Nothing),
+            (error(503, "FAILED_INTERNAL_SYSTEM_PROCESSING"), L::Unavailable, R::Retry),
+            (PgAnswer::NoAnswer { detail: String::new(), timed_out: true }, L::Unavailable, R::Retry),
+        ];
+        for (answer, lookup, verdict) in cases {
+            assert_eq!(refund_lookup(&answer, REFUND), lookup, "{answer:?}");
+            assert_eq!(refund_lookup_verdict(lookup), verdict, "{lookup:?}");
+        }
+        let kinds: HashSet<_> = REFUND_LOOKUP_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds.len(), 4, "a new kind needs a row, and a case above");
+        assert_eq!(refunded_total(&with_balance(P::PartialCanceled, 600)), Some(400));
     }
 }

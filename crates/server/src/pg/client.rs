@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{Response, Url};
 
-use super::toss::{ConfirmBody, ErrorBody, Payment};
+use super::toss::{CancelBody, ConfirmBody, ErrorBody, Payment};
 
 /// What a call to the PG produced, before any interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +66,16 @@ pub struct PgConfirm<'a> {
     pub idempotency_key: &'a str,
 }
 
+/// One cancel call: the refund, and the idempotency key every send of it reuses.
+#[derive(Debug, Clone, Copy)]
+pub struct PgCancel<'a> {
+    pub payment_key: &'a str,
+    pub reason: &'a str,
+    /// `None` refunds everything that is left.
+    pub amount: Option<u64>,
+    pub idempotency_key: &'a str,
+}
+
 /// HTTP client for the PG's payments API.
 #[derive(Debug, Clone)]
 pub struct PgClient {
@@ -107,6 +117,21 @@ impl PgClient {
         let request = self
             .http
             .post(self.url("v1/payments/confirm"))
+            .header(AUTHORIZATION, self.authorization.clone())
+            .header("Idempotency-Key", call.idempotency_key)
+            .json(&body);
+        read_answer(request.send().await).await
+    }
+
+    /// `POST /v1/payments/{paymentKey}/cancel` with the refund's idempotency key.
+    /// It waits as long as a confirm: the PG processes a refund as it does a charge.
+    pub async fn cancel(&self, call: PgCancel<'_>) -> PgAnswer {
+        let mut url = self.url("v1/payments/");
+        url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(call.payment_key).push("cancel");
+        let body = CancelBody { cancel_reason: call.reason, cancel_amount: call.amount };
+        let request = self
+            .http
+            .post(url)
             .header(AUTHORIZATION, self.authorization.clone())
             .header("Idempotency-Key", call.idempotency_key)
             .json(&body);

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::client::{PgAnswer, PgClient, PgConfirm};
+use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
 use super::cluster_limit::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
 use crate::db::Db;
@@ -95,6 +95,21 @@ impl PgGateway {
             Limit::Server(limit) => PgSlot::Server(limit.acquire().await),
             Limit::Cluster(limit) => PgSlot::Cluster(limit.acquire().await?),
         })
+    }
+
+    /// Sends a cancel under `slot`. The PG processes it as it does a confirm, so
+    /// it tells the limit the same things.
+    pub async fn cancel(&self, slot: &mut PgSlot, call: PgCancel<'_>) -> PgAnswer {
+        let answer = self.client.cancel(call).await;
+        if answer.shows_overload() {
+            slot.overloaded();
+        } else {
+            slot.taken();
+        }
+        if answer.timed_out() {
+            slot.outlived();
+        }
+        answer
     }
 
     /// Sends a confirm under `slot` and tells the limit what it showed: taken

@@ -11,9 +11,11 @@ mod messages;
 pub mod toss;
 
 pub use classify::{
-    ConfirmAnswer, ConfirmVerdict, Expected, StatusAnswer, StatusVerdict, confirm_answer, describe, failure_of,
-    first_call_verdict, resend_verdict, status_answer, status_verdict,
+    CancelAnswer, CancelVerdict, ConfirmAnswer, ConfirmVerdict, Expected, ExpectedRefund, RefundLookup,
+    RefundLookupVerdict, StatusAnswer, StatusVerdict, cancel_answer, cancel_verdict, confirm_answer, describe,
+    failure_of, first_call_verdict, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict,
+    status_answer, status_verdict,
 };
-pub use client::{PgAnswer, PgClient, PgConfirm, lookup_timeout};
+pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{PgGateway, PgSlot};
 pub use messages::customer_message;

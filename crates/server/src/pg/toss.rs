@@ -12,6 +12,16 @@ pub struct ConfirmBody<'a> {
     pub amount: u64,
 }
 
+/// Body of `POST /v1/payments/{paymentKey}/cancel`. Without `cancel_amount`
+/// the PG refunds everything that is left.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelBody<'a> {
+    pub cancel_reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancel_amount: Option<u64>,
+}
+
 /// The parts of a Toss Payment object the server acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -20,6 +30,9 @@ pub struct Payment {
     pub order_id: String,
     pub status: PaymentStatus,
     pub total_amount: u64,
+    /// What is left to refund; `None` from a PG that does not say.
+    #[serde(default)]
+    pub balance_amount: Option<u64>,
     #[serde(default)]
     pub failure: Option<ErrorBody>,
 }

@@ -1,10 +1,12 @@
 //! HTTP routes, one module per group. Handlers extract, call the domain, and map
 //! the result; the rules live in `payment`, `catalog` and `db`.
 
+mod cancel;
 mod catalog;
 mod config;
 mod confirm;
 pub mod limits;
+mod operator;
 mod ops;
 mod order_id;
 mod orders;
@@ -48,6 +50,7 @@ pub fn router(state: AppState) -> Router {
         .merge(catalog::router())
         .merge(orders::router())
         .merge(confirm::router())
+        .merge(cancel::router())
         .split_for_parts();
     let spec = Arc::new(spec);
     let api = api
@@ -79,7 +82,13 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
 }
 
-/// What operators reach, on the admin listener only: metrics and health.
+/// What operators reach, on the admin listener only: metrics, health, and the
+/// operators' API (refunds), which needs the admin token.
 pub fn admin_router(state: AppState) -> Router {
-    Router::new().merge(ops::health_router()).merge(ops::metrics_router()).with_state(state)
+    Router::new()
+        .merge(ops::health_router())
+        .merge(ops::metrics_router())
+        .merge(operator::router(state.clone()))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .with_state(state)
 }

@@ -321,6 +321,40 @@ impl Server {
         events.iter().map(|event| format!("{}>{}", event.from_status, event.to_status)).collect()
     }
 
+    /// The customer's cancel of an order, with this request key.
+    pub async fn cancel(&self, order_id: &str, request_key: &str) -> (StatusCode, Value) {
+        let response = self
+            .http
+            .post(format!("{}/api/orders/{order_id}/cancel", self.url))
+            .header("Idempotency-Key", request_key)
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    /// An operator's refund through the admin listener, with `token` if given.
+    pub async fn operator_cancel(&self, order_id: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/admin/orders/{order_id}/cancel", self.admin_url))
+            .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+            .header("X-Operator", "jiwoo")
+            .json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    /// Creates an order and pays for it; returns it PAID.
+    pub async fn paid_order(&self) -> Order {
+        let created = self.create_order().await;
+        let (status, body) = self.confirm(&created.order, &uuid::Uuid::new_v4().to_string()).await;
+        assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+        serde_json::from_value(body).unwrap()
+    }
+
     pub async fn metrics(&self) -> String {
         self.http.get(format!("{}/metrics", self.admin_url)).send().await.unwrap().text().await.unwrap()
     }
@@ -348,14 +382,19 @@ where
 }
 
 /// The invariant every test ends with: the PG charged each order exactly as
-/// often as the server says (PAID once, anything else never), and nothing twice.
+/// often as the server says (once if it was charged, refunded since or not;
+/// otherwise never), and nothing twice.
 pub async fn assert_charges_agree(pg: &FakePg, server: &Server, order_ids: &[&str]) {
     let stats = pg.stats().await;
     assert!(stats.double_charges.is_empty(), "double charges: {:?}", stats.double_charges);
     for order_id in order_ids {
         let order = server.order(order_id).await;
         let charges = stats.charges_by_order.get(*order_id).copied().unwrap_or(0);
-        let expected = u64::from(order.status == OrderStatus::Paid);
+        let charged = matches!(
+            order.status,
+            OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested
+        );
+        let expected = u64::from(charged);
         assert_eq!(charges, expected, "order {order_id} is {:?} but was charged {charges} times", order.status);
     }
 }

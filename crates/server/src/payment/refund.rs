@@ -1,0 +1,327 @@
+//! Refunding a charge: validate, store the refund (and move the order to
+//! CANCEL_REQUESTED) before anything is sent, then send the cancel in a task
+//! that outlives the request, and store what the PG answered. A refund whose
+//! outcome is left unknown is recovery's (`refund_recovery`): it must go out.
+
+use payonce_api::{Order, OrderStatus};
+
+use super::lease;
+use crate::customer::Customer;
+use crate::db::{Actor, AuditEntry, NewRefund, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
+use crate::error::AppError;
+use crate::metrics;
+use crate::pg::{
+    CancelVerdict, Expected, ExpectedRefund, PgAnswer, PgCancel, PgSlot, cancel_answer, cancel_verdict, describe,
+    refunded_total, refusal_code,
+};
+use crate::state::AppState;
+
+/// The reason the PG is given for a customer's own cancel.
+const CUSTOMER_REASON: &str = "cancelled by the customer";
+/// The longest reason an operator may give (the PG's own limit).
+const REASON_MAX_CHARS: usize = 200;
+
+/// The customer cancels their own paid order in full, within the cancel window.
+/// Returns the order as stored: refunded, or still CANCEL_REQUESTED when the PG
+/// has not answered yet. The same request key answers with the same refund.
+pub async fn cancel_for_customer(
+    state: &AppState,
+    customer: &Customer,
+    order_id: &str,
+    request_key: &str,
+) -> Result<Order, AppError> {
+    let order = state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
+    if state.db.refund_by_request(order_id, request_key).await?.is_some() {
+        return Ok(order);
+    }
+    match order.status {
+        OrderStatus::Paid => {}
+        // A customer cancels a whole order; what an operator refunded in part is the shop's to finish.
+        OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
+            return Err(AppError::OrderAlreadyCanceled { order: Box::new(order) });
+        }
+        OrderStatus::CancelRequested => return Err(AppError::CancelInProgress { order: Box::new(order) }),
+        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Failed => {
+            return Err(AppError::OrderNotPaid { order: Box::new(order) });
+        }
+    }
+    let window = state.config.cancel_window;
+    let paid_at = state.db.paid_at_ms(order_id).await?.unwrap_or_else(now_ms);
+    if now_ms() - paid_at > lease::millis(window) {
+        return Err(AppError::CancelWindowPassed { window: humantime::format_duration(window).to_string() });
+    }
+    let ask = Ask {
+        order_id: order_id.to_owned(),
+        request_key: request_key.to_owned(),
+        amount: order.amount - order.refunded_amount,
+        balance_before: order.amount - order.refunded_amount,
+        reason: CUSTOMER_REASON.to_owned(),
+        requested_by: RequestedBy::Customer,
+        previous_status: order.status,
+        operator: None,
+    };
+    run_detached(state, ask).await
+}
+
+/// An operator refunds `amount` of what is left of a paid order (all of it
+/// without one), at any time. The refund and the audit line are stored together.
+pub async fn cancel_for_operator(
+    state: &AppState,
+    operator: &str,
+    order_id: &str,
+    request_key: &str,
+    amount: Option<u64>,
+    reason: &str,
+) -> Result<Order, AppError> {
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > REASON_MAX_CHARS {
+        return Err(AppError::InvalidRequest { message: format!("reason must be 1 to {REASON_MAX_CHARS} characters") });
+    }
+    let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    if state.db.refund_by_request(order_id, request_key).await?.is_some() {
+        return Ok(order);
+    }
+    match order.status {
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded => {}
+        OrderStatus::Canceled => return Err(AppError::OrderAlreadyCanceled { order: Box::new(order) }),
+        OrderStatus::CancelRequested => return Err(AppError::CancelInProgress { order: Box::new(order) }),
+        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Failed => {
+            return Err(AppError::OrderNotPaid { order: Box::new(order) });
+        }
+    }
+    let balance = order.amount - order.refunded_amount;
+    let amount = amount.unwrap_or(balance);
+    if amount == 0 || amount > balance {
+        return Err(AppError::InvalidCancelAmount(format!(
+            "the amount must be from 1 to what is left of the payment, {balance} KRW; it was {amount}"
+        )));
+    }
+    let ask = Ask {
+        order_id: order_id.to_owned(),
+        request_key: request_key.to_owned(),
+        amount,
+        balance_before: balance,
+        reason: reason.to_owned(),
+        requested_by: RequestedBy::Operator,
+        previous_status: order.status,
+        operator: Some(operator.to_owned()),
+    };
+    run_detached(state, ask).await
+}
+
+/// A validated refund, owned so that it can outlive its request.
+struct Ask {
+    order_id: String,
+    request_key: String,
+    amount: u64,
+    balance_before: u64,
+    reason: String,
+    requested_by: RequestedBy,
+    previous_status: OrderStatus,
+    operator: Option<String>,
+}
+
+/// Stores and sends the refund in a task detached from the request: a caller
+/// who hangs up leaves either no refund, or one that goes out.
+async fn run_detached(state: &AppState, ask: Ask) -> Result<Order, AppError> {
+    let task = state.pg_tasks.spawn(ask.run(state.clone()));
+    task.await.map_err(|error| AppError::Internal(format!("refund task failed: {error}")))?
+}
+
+impl Ask {
+    async fn run(self, state: AppState) -> Result<Order, AppError> {
+        let refund_id = format!("rf_{}", uuid::Uuid::new_v4().simple());
+        let pg_key = uuid::Uuid::new_v4().to_string();
+        let audit_detail = format!("cancel {} KRW of {} left: {}", self.amount, self.balance_before, self.reason);
+        let new = NewRefund {
+            refund_id: &refund_id,
+            order_id: &self.order_id,
+            request_key: &self.request_key,
+            pg_idempotency_key: &pg_key,
+            amount: self.amount,
+            balance_before: self.balance_before,
+            full_cancel: self.amount == self.balance_before,
+            reason: &self.reason,
+            requested_by: self.requested_by,
+            previous_status: self.previous_status,
+            // This task owns the refund until its call could have ended; recovery takes over after that.
+            lease_until_ms: now_ms() + lease::millis(lease::for_confirm(&state.config)),
+            lease_owner: &state.worker_id,
+            audit: self.operator.as_deref().map(|operator| AuditEntry {
+                operator,
+                action: "cancel",
+                detail: &audit_detail,
+            }),
+        };
+        match state.db.store_refund(&new).await? {
+            Stored::Stored => {}
+            Stored::SameRequest(_) => return current(&state, &self.order_id).await,
+            Stored::OrderMoved => return Err(moved_error(current(&state, &self.order_id).await?)),
+        }
+        metrics::refund_transition("REQUESTED");
+        tracing::info!(
+            order_id = self.order_id,
+            refund_id,
+            amount = self.amount,
+            requested_by = self.requested_by.as_str(),
+            operator = self.operator,
+            "refund requested"
+        );
+        let refund = state.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
+        let Some(mut slot) = state.pg.try_slot().await? else {
+            // Every PG slot is taken: recovery, which waits for one, sends it.
+            metrics::refund_call("first", "busy");
+            state.db.release_refund(&refund.refund_id, &state.worker_id, now_ms(), false, None).await?;
+            state.recovery_wake.notify_one();
+            return current(&state, &self.order_id).await;
+        };
+        state.budget.record_first_call();
+        let answer = send(&state, &mut slot, &refund).await?;
+        drop(slot);
+        let settled = settle_by_answer(&state, &refund, &answer, Actor::Cancel).await?;
+        metrics::refund_call("first", settled.label());
+        if !settled.is_settled() {
+            let next_at = now_ms() + super::recovery::first_check_delay_ms(&state);
+            state
+                .db
+                .release_refund(&refund.refund_id, &state.worker_id, next_at, false, Some(&describe(&answer)))
+                .await?;
+            state.recovery_wake.notify_one();
+        }
+        current(&state, &self.order_id).await
+    }
+}
+
+async fn current(state: &AppState, order_id: &str) -> Result<Order, AppError> {
+    state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
+}
+
+/// Why a refund could not be stored: the order moved since it was read.
+fn moved_error(order: Order) -> AppError {
+    match order.status {
+        OrderStatus::CancelRequested => AppError::CancelInProgress { order: Box::new(order) },
+        OrderStatus::Canceled => AppError::OrderAlreadyCanceled { order: Box::new(order) },
+        _ => AppError::CancelInProgress { order: Box::new(order) },
+    }
+}
+
+/// What the refund expects the PG to show.
+pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_> {
+    ExpectedRefund {
+        payment: Expected { payment_key: &refund.payment_key, order_id: &refund.order_id, amount: order_amount },
+        balance_before: refund.balance_before,
+        balance_after: refund.balance_after(),
+    }
+}
+
+/// Sends the refund's cancel under `slot`, with its own key. The caller holds its lease.
+pub(super) async fn send(state: &AppState, slot: &mut PgSlot, refund: &Refund) -> Result<PgAnswer, AppError> {
+    state.db.count_refund_call(&refund.refund_id).await?;
+    let call = PgCancel {
+        payment_key: &refund.payment_key,
+        reason: &refund.reason,
+        amount: (!refund.full_cancel).then_some(refund.amount),
+        idempotency_key: &refund.pg_idempotency_key,
+    };
+    let answer = state.pg.cancel(slot, call).await;
+    tracing::info!(
+        order_id = refund.order_id,
+        refund_id = refund.refund_id,
+        idempotency_key = refund.pg_idempotency_key,
+        answer = describe(&answer),
+        "cancel sent"
+    );
+    Ok(answer)
+}
+
+/// What settling a refund by an answer came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Settled {
+    /// Refunded, or refused for good: the refund is settled (by this call or another).
+    Done,
+    /// Still requested; the next send goes under a new key.
+    NewKey,
+    /// Still requested; a lookup decides.
+    Unknown,
+}
+
+impl Settled {
+    fn is_settled(self) -> bool {
+        self == Settled::Done
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Settled::Done => "settled",
+            Settled::NewKey => "new_key",
+            Settled::Unknown => "unknown",
+        }
+    }
+}
+
+/// Stores what a cancel's answer proves (see `CANCEL_VERDICTS`).
+pub(super) async fn settle_by_answer(
+    state: &AppState,
+    refund: &Refund,
+    answer: &PgAnswer,
+    actor: Actor,
+) -> Result<Settled, AppError> {
+    let order_amount = current(state, &refund.order_id).await?.amount;
+    match cancel_verdict(cancel_answer(answer, expected(refund, order_amount))) {
+        CancelVerdict::Refunded => settle_refunded(state, refund, answer, actor).await,
+        CancelVerdict::Refused => {
+            let outcome = RefundOutcome::Refused { code: refusal_code(answer) };
+            settle(state, refund, &outcome, answer, actor).await?;
+            Ok(Settled::Done)
+        }
+        CancelVerdict::NewKey => {
+            // The PG refunded nothing and replays that answer for this key: only a new key goes out.
+            let new_key = uuid::Uuid::new_v4().to_string();
+            state.db.replace_refund_key(&refund.refund_id, &state.worker_id, &new_key).await?;
+            Ok(Settled::NewKey)
+        }
+        CancelVerdict::Retry => Ok(Settled::Unknown),
+    }
+}
+
+/// Settles a refund the PG shows done (in a cancel's answer or a lookup).
+pub(super) async fn settle_refunded(
+    state: &AppState,
+    refund: &Refund,
+    answer: &PgAnswer,
+    actor: Actor,
+) -> Result<Settled, AppError> {
+    let refunded_total =
+        refunded_total(answer).ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
+    settle(state, refund, &RefundOutcome::Done { refunded_total }, answer, actor).await?;
+    Ok(Settled::Done)
+}
+
+async fn settle(
+    state: &AppState,
+    refund: &Refund,
+    outcome: &RefundOutcome,
+    answer: &PgAnswer,
+    actor: Actor,
+) -> Result<(), AppError> {
+    let described = describe(answer);
+    if let Some(to) = state.db.settle_refund(refund, outcome, &described, actor).await? {
+        let (label, code) = match outcome {
+            RefundOutcome::Done { .. } => ("DONE", None),
+            RefundOutcome::Refused { code } => ("FAILED", Some(code.as_str())),
+        };
+        metrics::refund_transition(label);
+        metrics::order_transition(to);
+        tracing::info!(
+            order_id = refund.order_id,
+            refund_id = refund.refund_id,
+            idempotency_key = refund.pg_idempotency_key,
+            refund = label,
+            to = to.as_str(),
+            code,
+            answer = described,
+            "refund settled"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,348 @@
+//! Cancels and refunds against the fake PG over HTTP: the customer's own cancel
+//! within the window, the operators' refunds behind a token, and refunds whose
+//! answer the PG refused for now or lost, which go out once all the same.
+//! Every test ends with the PG's ledger agreeing with the server.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{FakePg, Server, assert_charges_agree, eventually};
+
+const SETTLE: Duration = Duration::from_secs(15);
+const TOKEN: &str = "test-admin-token";
+
+async fn server_with_token(pg: &FakePg) -> Server {
+    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.to_owned())).await
+}
+
+/// What the PG refunded of the order, and that it never refunded more than it charged.
+async fn refunded_by_pg(pg: &FakePg, order_id: &str) -> u64 {
+    let stats = pg.stats().await;
+    assert!(stats.over_refunds.is_empty(), "over-refunds: {:?}", stats.over_refunds);
+    stats.refunds_by_order.get(order_id).copied().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_customer_cancels_a_paid_order_and_is_refunded_in_full() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    assert!(order.paid_at.is_some(), "the cancel window runs from it");
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-1").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "CANCELED");
+    assert_eq!(body["refunded_amount"], order.amount);
+
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    assert_eq!(
+        server.history(&order.order_id).await,
+        ["CREATED>PENDING", "PENDING>PAID", "PAID>CANCEL_REQUESTED", "CANCEL_REQUESTED>CANCELED"]
+    );
+    let refunds = server.db().await.refunds(&order.order_id).await.unwrap();
+    assert_eq!(refunds.len(), 1);
+    assert_eq!((refunds[0].status.as_str(), refunds[0].amount, refunds[0].calls), ("DONE", order.amount, 1));
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn an_operator_refunds_part_then_the_rest_and_each_action_is_audited() {
+    // Toss refuses a second cancel of a payment within a second; scaled to 10 ms.
+    let pg = FakePg::start_with(|config| config.time_scale = 0.01).await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+
+    let (status, body) =
+        server.operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": 3_000, "reason": "one mug broke"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PARTIALLY_REFUNDED")), "{body}");
+    assert_eq!(body["refunded_amount"], 3_000);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let (status, body) =
+        server.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": "customer returned the rest"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+    assert_eq!(body["refunded_amount"], order.amount);
+
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    assert_eq!(pg.stats().await.cancels_processed, 2);
+    assert_eq!(
+        server.history(&order.order_id).await[2..],
+        [
+            "PAID>CANCEL_REQUESTED",
+            "CANCEL_REQUESTED>PARTIALLY_REFUNDED",
+            "PARTIALLY_REFUNDED>CANCEL_REQUESTED",
+            "CANCEL_REQUESTED>CANCELED"
+        ]
+    );
+    let audit = server.db().await.audit_log(&order.order_id).await.unwrap();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert!(audit.iter().all(|line| line.operator == "jiwoo" && line.action == "cancel"));
+    assert!(audit[0].detail.as_deref().unwrap().contains("3000 KRW"), "{audit:?}");
+    assert!(audit[1].detail.as_deref().unwrap().contains("customer returned the rest"), "{audit:?}");
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn an_amount_over_what_is_left_is_refused_and_changes_nothing() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    let db = server.db().await;
+    let before = db.digest().await.unwrap();
+
+    for amount in [order.amount + 1, 0] {
+        let (status, body) =
+            server.operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": amount, "reason": "too much"})).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_CANCEL_AMOUNT")));
+    }
+
+    assert_eq!(db.digest().await.unwrap(), before);
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+    assert_eq!(server.order(&order.order_id).await.status, OrderStatus::Paid);
+}
+
+#[tokio::test]
+async fn an_unpaid_order_cannot_be_cancelled() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let db = server.db().await;
+    let before = db.digest().await.unwrap();
+
+    let (status, body) = server.cancel(&created.order.order_id, "cancel-unpaid").await;
+
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("ORDER_NOT_PAID")), "{body}");
+    assert_eq!(body["order"]["status"], "CREATED");
+    assert_eq!(db.digest().await.unwrap(), before);
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+}
+
+#[tokio::test]
+async fn another_customers_order_is_not_found_and_not_cancelled() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    let stranger = server.other_customer();
+
+    let response = stranger
+        .post(format!("{}/api/orders/{}/cancel", server.url, order.order_id))
+        .header("Idempotency-Key", "cancel-stranger")
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "ORDER_NOT_FOUND");
+    assert_eq!(server.order(&order.order_id).await.status, OrderStatus::Paid);
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+}
+
+#[tokio::test]
+async fn a_customer_cannot_cancel_after_the_window_but_an_operator_can() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.cancel_window = Duration::from_millis(200);
+        config.admin_token = Some(TOKEN.to_owned());
+    })
+    .await;
+    let config: serde_json::Value =
+        server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(config["cancel_window_ms"], 200, "the page offers the cancel within the same window");
+    let order = server.paid_order().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let db = server.db().await;
+    let before = db.digest().await.unwrap();
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-late").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("CANCEL_WINDOW_PASSED")), "{body}");
+    assert_eq!(db.digest().await.unwrap(), before);
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+
+    let (status, body) = server.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": "goodwill"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+}
+
+#[tokio::test]
+async fn a_double_click_is_one_cancel_at_the_pg() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+
+    let (first, second) =
+        tokio::join!(server.cancel(&order.order_id, "double-click"), server.cancel(&order.order_id, "double-click"));
+    for (status, body) in [&first, &second] {
+        assert!(matches!(*status, StatusCode::OK | StatusCode::ACCEPTED), "{status} {body}");
+    }
+    server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    let (status, body) = server.cancel(&order.order_id, "double-click").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "the same key replays");
+    let (status, body) = server.cancel(&order.order_id, "a-later-click").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("ORDER_ALREADY_CANCELED")));
+
+    let stats = pg.stats().await;
+    assert_eq!((stats.cancel_requests, stats.cancels_processed), (1, 1));
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    assert_eq!(server.db().await.refunds(&order.order_id).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cancel_turned_away_then_failing_goes_out_once_in_the_end() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    pg.configure(json!({"faults": {"forbidden_consecutive": 1.0}})).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-persistent").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+
+    // Recovery sends it again with the same key: turned away again, then a 500, then it goes out.
+    eventually("recovery sends the cancel again", SETTLE, || async {
+        (pg.stats().await.faults_injected.forbidden_consecutive >= 2).then_some(())
+    })
+    .await;
+    pg.configure(json!({"faults": {"forbidden_consecutive": 0.0, "error_500": 1.0}})).await;
+    eventually("the PG answers a resend with a 500", SETTLE, || async {
+        (pg.stats().await.faults_injected.error_500 >= 1).then_some(())
+    })
+    .await;
+    assert_eq!(server.order(&order.order_id).await.status, OrderStatus::CancelRequested);
+    pg.configure(json!({"faults": {"error_500": 0.0}})).await;
+
+    let canceled = server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(canceled.refunded_amount, order.amount);
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancels_processed, 1);
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    let refund = &server.db().await.refunds(&order.order_id).await.unwrap()[0];
+    assert!(refund.calls >= 4, "the first call and at least three resends: {refund:?}");
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_without_a_second_refund() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    pg.configure(json!({"faults": {"reset_after_charge": 1.0}})).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-lost").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+
+    server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    let stats = pg.stats().await;
+    assert_eq!((stats.cancel_requests, stats.cancels_processed), (1, 1), "the lookup settled it, nothing was resent");
+    assert!(stats.lookups >= 1);
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    let events = server.db().await.events(&order.order_id).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!((last.actor.as_str(), last.to_status.as_str()), ("recovery", "CANCELED"));
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_refusal_ends_the_refund_and_the_order_is_paid_again() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    // Someone refunded part of it at the PG directly: a refund of nearly all of it is now more than is left.
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/payments/{}/cancel", pg.url, support::payment_key_for(&order)))
+        .basic_auth(support::SECRET_KEY, Some(""))
+        .header("Idempotency-Key", "outside")
+        .json(&json!({"cancelReason": "outside the shop", "cancelAmount": 1_000}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+
+    let (status, body) = server
+        .operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": order.amount - 500, "reason": "most"}))
+        .await;
+
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    let refund = &server.db().await.refunds(&order.order_id).await.unwrap()[0];
+    assert_eq!((refund.status.as_str(), refund.failure_code.as_deref()), ("FAILED", Some("NOT_CANCELABLE_AMOUNT")));
+    assert_eq!(server.history(&order.order_id).await[2..], ["PAID>CANCEL_REQUESTED", "CANCEL_REQUESTED>PAID"]);
+}
+
+#[tokio::test]
+async fn the_operators_api_is_off_without_a_token_and_closed_to_a_wrong_one() {
+    let pg = FakePg::start().await;
+    let off = Server::start(&pg.url).await;
+    let order = off.paid_order().await;
+    let (status, body) = off.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": "r"})).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("OPERATOR_API_OFF")));
+
+    let on = server_with_token(&pg).await;
+    let order = on.paid_order().await;
+    let db = on.db().await;
+    let before = db.digest().await.unwrap();
+    for token in [None, Some("wrong"), Some("")] {
+        let (status, body) = on.operator_cancel(&order.order_id, token, json!({"reason": "r"})).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("UNAUTHORIZED")), "{token:?}");
+    }
+    assert_eq!(db.digest().await.unwrap(), before);
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+    // The public listener has no operators' routes at all.
+    let response = on
+        .http
+        .post(format!("{}/admin/orders/{}/cancel", on.url, order.order_id))
+        .bearer_auth(TOKEN)
+        .json(&json!({"reason": "r"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_client_error());
+    assert_eq!(on.order(&order.order_id).await.status, OrderStatus::Paid);
+}
+
+#[tokio::test]
+async fn a_cancel_refused_by_the_card_company_goes_out_again_under_a_new_key() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    // A processed cancel that refunds nothing: 400 PROVIDER_ERROR, replayed for its key.
+    pg.configure(json!({"faults": {"decline": 1.0}})).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-declined").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    pg.configure(json!({"faults": {"decline": 0.0}})).await;
+
+    // Under its first key the PG would replay the refusal for ever: it went out under a new one.
+    server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(pg.stats().await.cancels_processed, 2, "the refused processing, then the refund");
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+}
+
+#[tokio::test]
+async fn a_cancel_answered_already_canceled_is_settled_from_a_lookup() {
+    let pg = FakePg::start_with(|config| config.time_scale = 0.01).await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    // Cancelled in full at the PG, outside the shop.
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/payments/{}/cancel", pg.url, support::payment_key_for(&order)))
+        .basic_auth(support::SECRET_KEY, Some(""))
+        .header("Idempotency-Key", "outside")
+        .json(&json!({"cancelReason": "outside the shop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-after-outside").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+
+    let canceled = server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(canceled.refunded_amount, order.amount);
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancels_processed, 1, "only the cancel outside the shop refunded anything");
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+}
