@@ -298,3 +298,28 @@ async fn one_pass_runs_at_a_time_across_servers_and_a_schedule_waits_its_interva
     assert!(db.claim_job(job, "server-c", now + 62_000, now + 122_000, Some(now + 61_000)).await.unwrap());
     assert!(!db.renew_job(job, "server-b", now + 200_000).await.unwrap(), "the old holder lost it");
 }
+
+#[tokio::test]
+async fn the_console_page_is_served_on_the_admin_listener_only_and_holds_no_token() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let http = reqwest::Client::new();
+
+    let page = http.get(format!("{}/admin/", server.admin_url)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.contains("script-src 'self'") && !policy.contains("unsafe-eval"), "{policy}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<script src=\"/admin/console.js\"></script>"), "{html}");
+    assert!(!html.contains(TOKEN));
+
+    let script = http.get(format!("{}/admin/console.js", server.admin_url)).send().await.unwrap();
+    assert_eq!(script.status(), StatusCode::OK);
+    assert!(script.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    let script = script.text().await.unwrap();
+    assert!(script.contains("sessionStorage") && script.contains("\"Bearer \""));
+    assert!(!script.contains("innerHTML"), "data is shown as text only");
+
+    let public = http.get(format!("{}/admin/", server.url)).send().await.unwrap();
+    assert_ne!(public.status(), StatusCode::OK, "customers' listener has no console");
+}
