@@ -323,3 +323,26 @@ async fn the_console_page_is_served_on_the_admin_listener_only_and_holds_no_toke
     let public = http.get(format!("{}/admin/", server.url)).send().await.unwrap();
     assert_ne!(public.status(), StatusCode::OK, "customers' listener has no console");
 }
+
+#[tokio::test]
+async fn the_scheduled_pass_refunds_a_stray_charge_by_itself_and_only_once() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.reconcile_interval = Duration::from_millis(300)).await;
+    charge_directly(&pg, "ord_stray_scheduled", 7_000, "pk_stray_scheduled").await;
+
+    support::eventually("the scheduled pass refunds the stray charge", Duration::from_secs(10), || async {
+        (refunded(&pg.stats().await, "ord_stray_scheduled") == 7_000).then_some(())
+    })
+    .await;
+    // Several more passes: the PG lists it refunded, so nothing is sent again.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "ord_stray_scheduled"), stats.cancel_requests), (7_000, 1));
+    let db = server.db().await;
+    let last = db.last_reconcile_run().await.unwrap().expect("scheduled passes are stored");
+    assert!(last.id >= 2, "more than one pass ran: {}", last.id);
+    let report: Value = serde_json::from_str(&last.report).unwrap();
+    assert_eq!(report["started_by"], "schedule");
+    assert_eq!(report["refunded_orphans"], json!(["pk_stray_scheduled"]));
+    assert!(db.audit_log_without_order().await.unwrap().is_empty(), "no operator acted");
+}
