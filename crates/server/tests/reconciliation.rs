@@ -346,3 +346,29 @@ async fn the_scheduled_pass_refunds_a_stray_charge_by_itself_and_only_once() {
     assert_eq!(report["refunded_orphans"], json!(["pk_stray_scheduled"]));
     assert!(db.audit_log_without_order().await.unwrap().is_empty(), "no operator acted");
 }
+
+#[tokio::test]
+async fn a_refund_made_at_the_pg_behind_the_shops_back_is_flagged_and_nothing_changes() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    let attempt = server.db().await.sent_attempt_for_order(&order.order_id).await.unwrap().unwrap();
+    let cancelled = reqwest::Client::new()
+        .post(format!("{}/v1/payments/{}/cancel", pg.url, attempt.payment_key))
+        .basic_auth(support::SECRET_KEY, Some(""))
+        .header("Idempotency-Key", "cancel-behind-the-back")
+        .json(&json!({"cancelReason": "refunded by hand", "cancelAmount": 2_000}))
+        .send()
+        .await
+        .unwrap();
+    assert!(cancelled.status().is_success(), "{}", cancelled.text().await.unwrap());
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("refund_mismatch".to_owned(), order.order_id.clone())], "{report}");
+    let found = &report["mismatches"][0];
+    assert_eq!((found["pg_refunded"].as_u64(), found["shop_refunded"].as_u64()), (Some(2_000), Some(0)), "{report}");
+    assert_eq!(found["action"], "flagged");
+    assert_eq!(pg.stats().await.cancel_requests, 1, "only the one made by hand");
+    let order_now = server.order(&order.order_id).await;
+    assert_eq!((order_now.status, order_now.refunded_amount), (OrderStatus::Paid, 0));
+}
