@@ -79,6 +79,12 @@ pub enum ErrorCode {
     OperatorApiOff,
     /// The operators' API needs `Authorization: Bearer <admin token>`.
     Unauthorized,
+    /// "Ask the PG now" of an order whose payment is not waiting for an outcome.
+    NotUnsettled,
+    /// A reconciliation pass is running (on this server or another); its report comes first.
+    ReconcileRunning,
+    /// The PG did not list its transactions; the pass changed nothing and can be run again.
+    ReconcileFailed,
 }
 
 impl ErrorCode {
@@ -114,6 +120,9 @@ impl ErrorCode {
             ErrorCode::CancelRefused => "CANCEL_REFUSED",
             ErrorCode::OperatorApiOff => "OPERATOR_API_OFF",
             ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::NotUnsettled => "NOT_UNSETTLED",
+            ErrorCode::ReconcileRunning => "RECONCILE_RUNNING",
+            ErrorCode::ReconcileFailed => "RECONCILE_FAILED",
         }
     }
 }

@@ -100,6 +100,11 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_waiting_checks: u32,
 
+    /// Pause between reconciliation passes (the PG's transactions of the last
+    /// day compared with the orders); `0s` runs none but those operators ask for.
+    #[arg(long, env = "PAYONCE_RECONCILE_INTERVAL", default_value = "10m", value_parser = parse_duration)]
+    pub reconcile_interval: Duration,
+
     /// How long after paying a customer may cancel an order themselves.
     /// Operators may refund at any time.
     #[arg(long, env = "PAYONCE_CANCEL_WINDOW", default_value = "30m", value_parser = parse_duration)]

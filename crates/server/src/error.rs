@@ -58,6 +58,12 @@ pub enum AppError {
     OperatorApiOff,
     #[error("send Authorization: Bearer <the admin token>")]
     Unauthorized,
+    #[error("this order's payment is not waiting for an outcome; there is nothing to ask the PG")]
+    NotUnsettled { order: Box<Order> },
+    #[error("a reconciliation pass is running; see GET /admin/reconcile once it ends")]
+    ReconcileRunning,
+    #[error("the PG did not list its transactions ({0}); nothing was changed")]
+    ReconcileFailed(String),
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -91,6 +97,9 @@ impl AppError {
             AppError::InvalidCancelAmount(_) => ErrorCode::InvalidCancelAmount,
             AppError::OperatorApiOff => ErrorCode::OperatorApiOff,
             AppError::Unauthorized => ErrorCode::Unauthorized,
+            AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
+            AppError::ReconcileRunning => ErrorCode::ReconcileRunning,
+            AppError::ReconcileFailed(_) => ErrorCode::ReconcileFailed,
             AppError::Database(error) if unavailable(error) => ErrorCode::DatabaseUnavailable,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
@@ -113,7 +122,10 @@ impl AppError {
             | AppError::OrderNotPaid { .. }
             | AppError::CancelInProgress { .. }
             | AppError::OrderAlreadyCanceled { .. }
-            | AppError::CancelWindowPassed { .. } => StatusCode::CONFLICT,
+            | AppError::CancelWindowPassed { .. }
+            | AppError::NotUnsettled { .. }
+            | AppError::ReconcileRunning => StatusCode::CONFLICT,
+            AppError::ReconcileFailed(_) => StatusCode::BAD_GATEWAY,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::OperatorApiOff => StatusCode::SERVICE_UNAVAILABLE,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
@@ -133,7 +145,8 @@ impl AppError {
             | AppError::OrderAlreadyFailed { order }
             | AppError::OrderNotPaid { order }
             | AppError::CancelInProgress { order }
-            | AppError::OrderAlreadyCanceled { order } => Some(*order),
+            | AppError::OrderAlreadyCanceled { order }
+            | AppError::NotUnsettled { order } => Some(*order),
             _ => None,
         }
     }
@@ -171,12 +184,13 @@ impl IntoResponse for AppError {
             let retry_after = [(axum::http::header::RETRY_AFTER, DATABASE_RETRY_AFTER_S.to_string())];
             return (status, retry_after, axum::Json(body)).into_response();
         }
-        let message = if status.is_server_error() && !matches!(self, AppError::OperatorApiOff) {
-            tracing::error!(error = ?self, "request failed");
-            "Something went wrong on our side. Your payment state is safe; please retry.".to_owned()
-        } else {
-            self.to_string()
-        };
+        let message =
+            if status.is_server_error() && !matches!(self, AppError::OperatorApiOff | AppError::ReconcileFailed(_)) {
+                tracing::error!(error = ?self, "request failed");
+                "Something went wrong on our side. Your payment state is safe; please retry.".to_owned()
+            } else {
+                self.to_string()
+            };
         let code = self.code().as_str().to_owned();
         let body = ApiErrorBody { code, message, order: self.order() };
         (status, axum::Json(body)).into_response()

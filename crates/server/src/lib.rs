@@ -76,6 +76,7 @@ pub async fn run(
     let state = AppState::new(config, db);
     let stopping = state.stopping.clone();
     let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));
+    let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.clone(), stopping.clone()));
     tokio::spawn(forget_idle_rate_limits(state.limits.clone(), stopping.clone()));
 
     let signal = stopping.clone();
@@ -106,6 +107,7 @@ pub async fn run(
         tracing::warn!("PG calls still running at shutdown; their payments stay PENDING until recovery");
     }
     let _ = recovery.await;
+    let _ = reconciliation.await;
     let _ = admin.await;
     Ok(())
 }

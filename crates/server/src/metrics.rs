@@ -53,6 +53,14 @@ fn describe() {
         "Checks that waited for their order, by how the wait ended (changed, timeout, stopping, full)"
     );
     metrics::describe_gauge!("payment_order_waiting", "Checks waiting for their order to change now");
+    metrics::describe_counter!(
+        "payment_reconcile_mismatch_total",
+        "Disagreements between the PG's transactions and the orders found by reconciliation, by kind"
+    );
+    metrics::describe_gauge!(
+        "payment_reconcile_last_run_timestamp_seconds",
+        "When this server last finished a reconciliation pass (Unix seconds)"
+    );
     metrics::describe_counter!("payment_refunds_total", "Refund transitions by new status (REQUESTED, DONE, FAILED)");
     metrics::describe_counter!(
         "payment_pg_cancel_calls_total",
@@ -168,4 +176,15 @@ impl Drop for TrackedRequest {
             .record(self.started.elapsed().as_secs_f64());
         counter!("http_requests_total", "route" => route, "status" => status).increment(1);
     }
+}
+
+/// Counts a disagreement a reconciliation pass found.
+pub fn reconcile_mismatch(kind: &'static str) {
+    counter!("payment_reconcile_mismatch_total", "kind" => kind).increment(1);
+}
+
+/// Records when a reconciliation pass finished.
+pub fn reconcile_ran(at: std::time::SystemTime) {
+    let seconds = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+    gauge!("payment_reconcile_last_run_timestamp_seconds").set(seconds);
 }

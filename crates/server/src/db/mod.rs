@@ -9,7 +9,9 @@ mod change_feed;
 mod changes;
 mod events;
 mod location;
+mod operator;
 mod orders;
+mod reconcile;
 mod refunds;
 
 use std::sync::Arc;
@@ -23,7 +25,9 @@ pub use budget::{BudgetRow, SlotClaim, SlotTerms};
 pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use location::{DbLocation, DbLocationError, Engine};
+pub use operator::{AttemptDetail, OperatorOrderRow};
 pub use orders::NewOrder;
+pub use reconcile::{OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 
 /// How long a request waits for a connection before it is told the database is unavailable.
@@ -155,12 +159,14 @@ async fn prepare_connection(
 }
 
 /// The tables the digest covers, each with the key its rows are read in.
-const DIGESTED_TABLES: [(&str, &str); 5] = [
+const DIGESTED_TABLES: [(&str, &str); 7] = [
     ("orders", "order_id"),
     ("payment_attempts", "order_id"),
     ("payment_events", "id"),
     ("refunds", "refund_id"),
     ("audit_log", "id"),
+    ("orphan_refunds", "payment_key"),
+    ("reconcile_runs", "id"),
 ];
 
 impl Db {

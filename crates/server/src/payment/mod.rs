@@ -16,6 +16,7 @@ mod breaker;
 mod budget;
 pub mod confirm;
 mod lease;
+pub mod reconcile;
 pub mod recovery;
 pub mod refund;
 mod refund_recovery;

@@ -532,6 +532,32 @@ pub fn describe(answer: &PgAnswer) -> String {
     }
 }
 
+/// What a cancel of a charge no order made (a reconciliation refund, sent in
+/// full under a key derived from its paymentKey) came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrphanCancel {
+    /// Refunded in full, as the answer shows.
+    Refunded,
+    /// Refused with this code; the same key would only replay it: an operator's now.
+    Refused(String),
+    /// Not known yet: the next pass sends it again, with the same key.
+    Retry,
+}
+
+/// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's.
+pub fn orphan_cancel(answer: &PgAnswer, payment_key: &str, order_id: &str, amount: u64) -> OrphanCancel {
+    let expected = ExpectedRefund {
+        payment: Expected { payment_key, order_id, amount },
+        balance_before: amount,
+        balance_after: 0,
+    };
+    match cancel_verdict(cancel_answer(answer, expected)) {
+        CancelVerdict::Refunded => OrphanCancel::Refunded,
+        CancelVerdict::Refused | CancelVerdict::NewKey => OrphanCancel::Refused(refusal_code(answer)),
+        CancelVerdict::Retry => OrphanCancel::Retry,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;

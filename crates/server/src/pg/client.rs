@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{Response, Url};
 
-use super::toss::{CancelBody, ConfirmBody, ErrorBody, Payment};
+use super::toss::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
 
 /// What a call to the PG produced, before any interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +144,48 @@ impl PgClient {
         url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(payment_key);
         let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
         read_answer(request.send().await).await
+    }
+
+    /// `GET /v1/transactions`: one page of the approvals and cancels between
+    /// two Korean local date-times (both inclusive, to the second), after
+    /// `starting_after`. A read, so it waits as long as a lookup.
+    pub async fn transactions(
+        &self,
+        start: &str,
+        end: &str,
+        starting_after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Transaction>, PgAnswer> {
+        let mut url = self.url("v1/transactions");
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("startDate", start).append_pair("endDate", end).append_pair("limit", &limit.to_string());
+            if let Some(key) = starting_after {
+                query.append_pair("startingAfter", key);
+            }
+        }
+        let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) if error.is_connect() => return Err(PgAnswer::NotSent { detail: error_chain(&error) }),
+            Err(error) => {
+                return Err(PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() });
+            }
+        };
+        let http_status = response.status().as_u16();
+        let body = match response.bytes().await {
+            Ok(body) => body,
+            Err(error) => {
+                return Err(PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() });
+            }
+        };
+        if (200..300).contains(&http_status) {
+            return serde_json::from_slice(&body).map_err(|_| PgAnswer::Unparsable { http_status });
+        }
+        Err(match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(ErrorBody { code, message }) => PgAnswer::Error { http_status, code, message },
+            Err(_) => PgAnswer::Unparsable { http_status },
+        })
     }
 
     fn url(&self, path: &str) -> Url {

@@ -68,3 +68,17 @@ pub struct ErrorBody {
     pub code: String,
     pub message: String,
 }
+
+/// One entry of `GET /v1/transactions`: an approval (`DONE`, the amount
+/// charged) or a cancel (what the payment became, the amount refunded).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transaction {
+    pub transaction_key: String,
+    pub payment_key: String,
+    pub order_id: String,
+    pub status: PaymentStatus,
+    pub amount: u64,
+    #[serde(default)]
+    pub transaction_at: Option<String>,
+}

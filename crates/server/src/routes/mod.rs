@@ -5,6 +5,7 @@ mod cancel;
 mod catalog;
 mod config;
 mod confirm;
+mod console;
 pub mod limits;
 mod operator;
 mod ops;
@@ -82,13 +83,14 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
 }
 
-/// What operators reach, on the admin listener only: metrics, health, and the
-/// operators' API (refunds), which needs the admin token.
+/// What operators reach, on the admin listener only: metrics, health, the
+/// operators' API, which needs the admin token, and the console page that calls it.
 pub fn admin_router(state: AppState) -> Router {
     Router::new()
         .merge(ops::health_router())
         .merge(ops::metrics_router())
         .merge(operator::router(state.clone()))
+        .merge(console::router())
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .with_state(state)
 }

@@ -1,0 +1,574 @@
+//! Reconciliation: the PG's transactions over the last day (and a margin)
+//! compared with the orders, every `--reconcile-interval` and when an operator
+//! asks. One server of a cluster runs a pass at a time (a lease row).
+//!
+//! Every approval must belong to an order the shop has as charged (PAID,
+//! CANCEL_REQUESTED, PARTIALLY_REFUNDED or CANCELED) with the same paymentKey
+//! and amount, and what the PG cancelled of it must be what the shop refunded.
+//! What does not match:
+//!
+//! - `charge_without_order`: a charge no order of the shop made (no such
+//!   order, or an order paid by another payment). Refunded in full at once,
+//!   with a reason, under a key derived from the paymentKey, so that every pass
+//!   sends the same request and the PG refunds it once.
+//! - `paid_without_charge`: an order the shop has as charged whose approval the
+//!   PG does not list. Reported for an operator; nothing changes.
+//! - `amount_mismatch`: the PG charged another amount than the order's. Reported.
+//! - `charge_for_unpaid_order`: the order's own payment charged while the shop
+//!   has the order FAILED (or never sent it). Reported.
+//! - `refund_mismatch`: the PG cancelled another total of a payment than the
+//!   shop refunded. Reported.
+//!
+//! A payment whose attempt is PENDING or UNKNOWN is recovery's, and a refund
+//! being sent (CANCEL_REQUESTED) is refund recovery's: a pass only counts them.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use payonce_api::OrderStatus;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use super::lease;
+use crate::db::{RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
+use crate::error::AppError;
+use crate::metrics;
+use crate::pg::toss::{PaymentStatus, Transaction};
+use crate::pg::{OrphanCancel, PgCancel, describe, orphan_cancel};
+use crate::state::AppState;
+
+/// How far back a pass lists: a day, and an hour's margin so a pass that ran
+/// late still overlaps the one before.
+pub const LOOKBACK: Duration = Duration::from_secs(25 * 60 * 60);
+/// Transactions asked for per page.
+const PAGE_LIMIT: usize = 1_000;
+/// Korean time, in which the PG's listing takes its dates.
+const KST_OFFSET: Duration = Duration::from_secs(9 * 60 * 60);
+/// The reason the PG is given for refunding a charge no order made.
+pub const ORPHAN_REASON: &str = "charged without an order of the shop; refunded by reconciliation";
+
+/// Who started a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartedBy {
+    Schedule,
+    Operator,
+}
+
+impl StartedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartedBy::Schedule => "schedule",
+            StartedBy::Operator => "operator",
+        }
+    }
+}
+
+/// A kind of disagreement between the PG and the shop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MismatchKind {
+    ChargeWithoutOrder,
+    PaidWithoutCharge,
+    AmountMismatch,
+    ChargeForUnpaidOrder,
+    RefundMismatch,
+}
+
+impl MismatchKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MismatchKind::ChargeWithoutOrder => "charge_without_order",
+            MismatchKind::PaidWithoutCharge => "paid_without_charge",
+            MismatchKind::AmountMismatch => "amount_mismatch",
+            MismatchKind::ChargeForUnpaidOrder => "charge_for_unpaid_order",
+            MismatchKind::RefundMismatch => "refund_mismatch",
+        }
+    }
+}
+
+/// One disagreement, with both sides and what the pass did about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mismatch {
+    pub kind: MismatchKind,
+    pub order_id: String,
+    pub payment_key: Option<String>,
+    /// What the PG charged, and cancelled of it, in the window.
+    pub pg_amount: Option<u64>,
+    pub pg_refunded: Option<u64>,
+    /// What the shop has, if it has the order.
+    pub shop_status: Option<OrderStatus>,
+    pub shop_amount: Option<u64>,
+    pub shop_refunded: Option<u64>,
+    /// `flagged` (for an operator; nothing changed), or what was done.
+    pub action: String,
+}
+
+/// What a pass found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The stored run's id.
+    pub run_id: Option<i64>,
+    pub started_by: String,
+    pub runner: String,
+    pub started_at: String,
+    pub finished_at: String,
+    /// The PG's listing's range, as instants.
+    pub window_start: String,
+    pub window_end: String,
+    pub approvals: usize,
+    pub cancels: usize,
+    /// Approvals that matched their order.
+    pub matched: usize,
+    /// Orders left to recovery (PENDING, UNKNOWN) or to refund recovery (CANCEL_REQUESTED).
+    pub skipped_unsettled: Vec<String>,
+    /// Charges no order made that the PG shows refunded in full.
+    pub refunded_orphans: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// One payment at the PG, from its transactions in the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charge {
+    pub payment_key: String,
+    pub order_id: String,
+    pub amount: u64,
+    /// Cancelled of it so far.
+    pub refunded: u64,
+}
+
+/// The charges approved in the listing, in the order of their approvals, with
+/// their cancels; and how many cancels are of payments approved before it.
+pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
+    let mut charges: Vec<Charge> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut earlier = 0;
+    for transaction in transactions {
+        match transaction.status {
+            PaymentStatus::Done => {
+                if index.contains_key(transaction.payment_key.as_str()) {
+                    continue;
+                }
+                index.insert(&transaction.payment_key, charges.len());
+                charges.push(Charge {
+                    payment_key: transaction.payment_key.clone(),
+                    order_id: transaction.order_id.clone(),
+                    amount: transaction.amount,
+                    refunded: 0,
+                });
+            }
+            PaymentStatus::Canceled | PaymentStatus::PartialCanceled => {
+                match index.get(transaction.payment_key.as_str()) {
+                    Some(&at) => charges[at].refunded += transaction.amount,
+                    None => earlier += 1,
+                }
+            }
+            _ => {}
+        }
+    }
+    (charges, earlier)
+}
+
+/// What one charge is to the shop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// Its order, charged for that amount, with the same refunds.
+    Matches,
+    /// Recovery's or refund recovery's: not looked at.
+    Unsettled,
+    /// No order made it, and the PG shows it refunded in full.
+    OrphanRefunded,
+    Mismatch(MismatchKind),
+}
+
+/// Compares a charge with the order its orderId names (`None`: the shop has no such order).
+pub fn classify(charge: &Charge, shop: Option<&ShopPayment>) -> Finding {
+    let orphan = || {
+        if charge.refunded >= charge.amount {
+            Finding::OrphanRefunded
+        } else {
+            Finding::Mismatch(MismatchKind::ChargeWithoutOrder)
+        }
+    };
+    let Some(shop) = shop else { return orphan() };
+    let unsettled = matches!(shop.status, OrderStatus::Pending | OrderStatus::Unknown);
+    if shop.payment_key.as_deref() != Some(charge.payment_key.as_str()) {
+        // Never act beside a payment whose outcome recovery is still finding out.
+        return if unsettled { Finding::Unsettled } else { orphan() };
+    }
+    match shop.status {
+        OrderStatus::Pending | OrderStatus::Unknown => Finding::Unsettled,
+        OrderStatus::Created | OrderStatus::Failed => Finding::Mismatch(MismatchKind::ChargeForUnpaidOrder),
+        OrderStatus::Paid | OrderStatus::CancelRequested | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => {
+            if shop.amount != charge.amount {
+                Finding::Mismatch(MismatchKind::AmountMismatch)
+            } else if shop.status == OrderStatus::CancelRequested {
+                Finding::Unsettled
+            } else if shop.refunded_amount != charge.refunded {
+                Finding::Mismatch(MismatchKind::RefundMismatch)
+            } else {
+                Finding::Matches
+            }
+        }
+    }
+}
+
+/// The orders the shop has as charged whose approval the listing lacks, of those
+/// paid before the listing began (so their approval had happened by then).
+pub fn paid_without_charge<'a>(
+    charged: &'a [ShopPayment],
+    approved: &HashSet<&str>,
+    listed_from_ms: i64,
+) -> Vec<&'a ShopPayment> {
+    charged
+        .iter()
+        .filter(|shop| shop.paid_at_ms.is_some_and(|paid| paid < listed_from_ms))
+        .filter(|shop| !shop.payment_key.as_deref().is_some_and(|key| approved.contains(key)))
+        .collect()
+}
+
+/// The idempotency key of the refund of an orphan charge: the same for every
+/// send, whichever server or pass sends it.
+pub fn orphan_refund_key(payment_key: &str) -> String {
+    let digest = Sha256::digest(payment_key.as_bytes());
+    let hex: String = digest.iter().take(20).map(|byte| format!("{byte:02x}")).collect();
+    format!("reconcile-{hex}")
+}
+
+/// A Korean local date-time, `2022-01-01T00:00:00`, of an instant in Unix milliseconds.
+pub fn kst(ms: i64) -> String {
+    let time = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or_default()) + KST_OFFSET;
+    let text = humantime::format_rfc3339_seconds(time).to_string();
+    text.trim_end_matches('Z').to_owned()
+}
+
+/// Runs a pass every `--reconcile-interval` (none with `0s`), the first one an
+/// interval after start, until shutdown. In a cluster, the server whose timer
+/// fires first runs it; the others find it ran within the interval and wait.
+pub async fn run_periodically(state: AppState, shutdown: CancellationToken) {
+    let interval = state.config.reconcile_interval;
+    if interval.is_zero() {
+        return;
+    }
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        match run_pass(&state, StartedBy::Schedule).await {
+            Ok(Some(report)) => tracing::info!(
+                run_id = report.run_id,
+                approvals = report.approvals,
+                mismatches = report.mismatches.len(),
+                "reconciliation pass"
+            ),
+            Ok(None) | Err(AppError::ReconcileRunning) => {}
+            Err(error) => tracing::error!(%error, "reconciliation pass failed"),
+        }
+    }
+}
+
+/// Runs one pass, if this server gets the job's lease: `None` when a scheduled
+/// pass finds another ran within the interval; `ReconcileRunning` when one is running.
+pub async fn run_pass(state: &AppState, started_by: StartedBy) -> Result<Option<Report>, AppError> {
+    let started = now_ms();
+    let hold = lease::millis(lease::for_confirm(&state.config));
+    let started_before = match started_by {
+        StartedBy::Schedule => Some(started - lease::millis(state.config.reconcile_interval.mul_f64(0.9))),
+        StartedBy::Operator => None,
+    };
+    let claimed = state.db.claim_job(RECONCILE_JOB, &state.worker_id, started, started + hold, started_before).await?;
+    if !claimed {
+        return match started_by {
+            StartedBy::Schedule => Ok(None),
+            StartedBy::Operator => Err(AppError::ReconcileRunning),
+        };
+    }
+    let outcome = reconcile(state, started_by, started).await;
+    state.db.release_job(RECONCILE_JOB, &state.worker_id).await?;
+    outcome.map(Some)
+}
+
+async fn reconcile(state: &AppState, started_by: StartedBy, started: i64) -> Result<Report, AppError> {
+    let window_start_ms = started - lease::millis(LOOKBACK);
+    // To the second, both ends inclusive: the end rounds up past now.
+    let window_end_ms = started + 1_000;
+    let transactions = list(state, window_start_ms, window_end_ms).await?;
+    let (charges, earlier_cancels) = charges(&transactions);
+    let mut report = Report {
+        run_id: None,
+        started_by: started_by.as_str().to_owned(),
+        runner: state.worker_id.to_string(),
+        started_at: rfc3339(started),
+        finished_at: String::new(),
+        window_start: rfc3339(window_start_ms),
+        window_end: rfc3339(window_end_ms),
+        approvals: charges.len(),
+        cancels: transactions.len() - charges.len(),
+        matched: 0,
+        skipped_unsettled: Vec::new(),
+        refunded_orphans: Vec::new(),
+        mismatches: Vec::new(),
+    };
+    if earlier_cancels > 0 {
+        tracing::info!(earlier_cancels, "cancels of payments approved before the window are not compared");
+    }
+    for charge in &charges {
+        let shop = state.db.shop_payment(&charge.order_id).await?;
+        match classify(charge, shop.as_ref()) {
+            Finding::Matches => report.matched += 1,
+            Finding::Unsettled => report.skipped_unsettled.push(charge.order_id.clone()),
+            Finding::OrphanRefunded => {
+                let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
+                state.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
+                report.refunded_orphans.push(charge.payment_key.clone());
+            }
+            Finding::Mismatch(kind) => {
+                let action = match kind {
+                    MismatchKind::ChargeWithoutOrder => refund_orphan(state, charge).await?,
+                    _ => "flagged".to_owned(),
+                };
+                report.mismatches.push(mismatch(kind, charge, shop.as_ref(), action));
+            }
+        }
+    }
+    let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
+    // A second in: the listing's start is to the second, and an attempt is stored before its approval.
+    let charged = state.db.charged_payments_between(window_start_ms + 1_000, started).await?;
+    for shop in paid_without_charge(&charged, &approved, started) {
+        report.mismatches.push(Mismatch {
+            kind: MismatchKind::PaidWithoutCharge,
+            order_id: shop.order_id.clone(),
+            payment_key: shop.payment_key.clone(),
+            pg_amount: None,
+            pg_refunded: None,
+            shop_status: Some(shop.status),
+            shop_amount: Some(shop.amount),
+            shop_refunded: Some(shop.refunded_amount),
+            action: "flagged".to_owned(),
+        });
+    }
+    for found in &report.mismatches {
+        metrics::reconcile_mismatch(found.kind.as_str());
+        tracing::warn!(
+            kind = found.kind.as_str(),
+            order_id = found.order_id,
+            payment_key = found.payment_key,
+            action = found.action,
+            "reconciliation mismatch"
+        );
+    }
+    let finished = now_ms();
+    report.finished_at = rfc3339(finished);
+    let json = serde_json::to_string(&report).map_err(|error| AppError::Internal(error.to_string()))?;
+    let id = state
+        .db
+        .store_reconcile_run(started, &state.worker_id, started_by.as_str(), report.mismatches.len(), &json)
+        .await?;
+    report.run_id = Some(id);
+    // Stored again with its id, so the last report reads the same as the answer.
+    let json = serde_json::to_string(&report).map_err(|error| AppError::Internal(error.to_string()))?;
+    state.db.update_reconcile_run(id, &json).await?;
+    metrics::reconcile_ran(SystemTime::now());
+    Ok(report)
+}
+
+fn mismatch(kind: MismatchKind, charge: &Charge, shop: Option<&ShopPayment>, action: String) -> Mismatch {
+    Mismatch {
+        kind,
+        order_id: charge.order_id.clone(),
+        payment_key: Some(charge.payment_key.clone()),
+        pg_amount: Some(charge.amount),
+        pg_refunded: Some(charge.refunded),
+        shop_status: shop.map(|shop| shop.status),
+        shop_amount: shop.map(|shop| shop.amount),
+        shop_refunded: shop.map(|shop| shop.refunded_amount),
+        action,
+    }
+}
+
+/// Every transaction in the window, a page at a time, holding the job's lease
+/// and a PG place for each call.
+async fn list(state: &AppState, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, AppError> {
+    let (start, end) = (kst(from_ms), kst(to_ms));
+    let mut all: Vec<Transaction> = Vec::new();
+    loop {
+        renew(state).await?;
+        let slot = state.pg.slot().await?;
+        let after = all.last().map(|transaction| transaction.transaction_key.clone());
+        let page = state.pg.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
+        drop(slot);
+        let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
+        let full = page.len() == PAGE_LIMIT;
+        all.extend(page);
+        if !full {
+            return Ok(all);
+        }
+    }
+}
+
+/// Renews the pass's lease; a pass that lost it stops before its next PG call.
+async fn renew(state: &AppState) -> Result<(), AppError> {
+    let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
+    if state.db.renew_job(RECONCILE_JOB, &state.worker_id, until).await? {
+        Ok(())
+    } else {
+        Err(AppError::ReconcileRunning)
+    }
+}
+
+/// Refunds a charge no order made, in full, under its derived key: stored
+/// first, then sent (again, on each pass, until the PG settles it). Returns
+/// what was done, for the report.
+async fn refund_orphan(state: &AppState, charge: &Charge) -> Result<String, AppError> {
+    let key = orphan_refund_key(&charge.payment_key);
+    let refund =
+        state.db.store_orphan_refund(&charge.payment_key, &charge.order_id, charge.amount, &key, ORPHAN_REASON).await?;
+    if refund.status != "REQUESTED" {
+        let code = refund.failure_code.as_deref().unwrap_or("-");
+        return Ok(format!("refund {} earlier ({code}); needs an operator", refund.status));
+    }
+    renew(state).await?;
+    let mut slot = state.pg.slot().await?;
+    state.db.count_orphan_refund_call(&charge.payment_key).await?;
+    let call = PgCancel {
+        payment_key: &charge.payment_key,
+        reason: &refund.reason,
+        amount: None,
+        idempotency_key: &refund.pg_idempotency_key,
+    };
+    let answer = state.pg.cancel(&mut slot, call).await;
+    drop(slot);
+    let described = describe(&answer);
+    tracing::info!(
+        order_id = charge.order_id,
+        payment_key = charge.payment_key,
+        idempotency_key = refund.pg_idempotency_key,
+        answer = described,
+        "reconciliation refund sent"
+    );
+    let action = match orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount) {
+        OrphanCancel::Refunded => {
+            state.db.update_orphan_refund(&charge.payment_key, "DONE", None, &described).await?;
+            metrics::refund_transition("DONE");
+            "refunded".to_owned()
+        }
+        OrphanCancel::Refused(code) => {
+            state.db.update_orphan_refund(&charge.payment_key, "FAILED", Some(&code), &described).await?;
+            metrics::refund_transition("FAILED");
+            format!("refund refused ({code}); needs an operator")
+        }
+        OrphanCancel::Retry => {
+            state.db.update_orphan_refund(&charge.payment_key, "REQUESTED", None, &described).await?;
+            "refund sent, outcome unknown; sent again with the same key next pass".to_owned()
+        }
+    };
+    Ok(action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transaction(key: &str, payment_key: &str, order_id: &str, status: PaymentStatus, amount: u64) -> Transaction {
+        Transaction {
+            transaction_key: key.to_owned(),
+            payment_key: payment_key.to_owned(),
+            order_id: order_id.to_owned(),
+            status,
+            amount,
+            transaction_at: None,
+        }
+    }
+
+    fn charge(amount: u64, refunded: u64) -> Charge {
+        Charge { payment_key: "pk".to_owned(), order_id: "ord".to_owned(), amount, refunded }
+    }
+
+    fn shop(status: OrderStatus, payment_key: Option<&str>, amount: u64, refunded: u64) -> ShopPayment {
+        ShopPayment {
+            order_id: "ord".to_owned(),
+            amount,
+            status,
+            payment_key: payment_key.map(str::to_owned),
+            refunded_amount: refunded,
+            attempt_created_at_ms: Some(1),
+            paid_at_ms: Some(2),
+        }
+    }
+
+    #[test]
+    fn cancels_add_up_on_their_approval_and_earlier_ones_are_counted_apart() {
+        let listed = [
+            transaction("t0", "old", "o0", PaymentStatus::Canceled, 500),
+            transaction("t1", "a", "o1", PaymentStatus::Done, 1_000),
+            transaction("t2", "b", "o2", PaymentStatus::Done, 2_000),
+            transaction("t3", "a", "o1", PaymentStatus::PartialCanceled, 300),
+            transaction("t4", "a", "o1", PaymentStatus::Canceled, 700),
+        ];
+        let (charges, earlier) = charges(&listed);
+        assert_eq!(earlier, 1);
+        assert_eq!(
+            charges.iter().map(|c| (c.payment_key.as_str(), c.amount, c.refunded)).collect::<Vec<_>>(),
+            [("a", 1_000, 1_000), ("b", 2_000, 0)]
+        );
+    }
+
+    #[test]
+    fn a_charge_matches_only_its_own_charged_order_with_the_same_amount_and_refunds() {
+        use Finding::{Matches, Mismatch as M, OrphanRefunded, Unsettled};
+        use MismatchKind::*;
+        let paid = |status| shop(status, Some("pk"), 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::Paid))), Matches);
+        assert_eq!(classify(&charge(1_000, 0), None), M(ChargeWithoutOrder));
+        assert_eq!(classify(&charge(1_000, 1_000), None), OrphanRefunded, "already refunded");
+        assert_eq!(classify(&charge(1_000, 400), None), M(ChargeWithoutOrder), "refunded in part only");
+        let other = shop(OrderStatus::Paid, Some("another"), 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(&other)), M(ChargeWithoutOrder), "a second charge");
+        let unsent = shop(OrderStatus::Created, None, 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(&unsent)), M(ChargeWithoutOrder), "no confirm was ever sent");
+        for status in [OrderStatus::Pending, OrderStatus::Unknown] {
+            assert_eq!(classify(&charge(1_000, 0), Some(&paid(status))), Unsettled, "{status:?} is recovery's");
+            let other = shop(status, Some("another"), 1_000, 0);
+            assert_eq!(classify(&charge(1_000, 0), Some(&other)), Unsettled, "nothing beside recovery");
+        }
+        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::Failed))), M(ChargeForUnpaidOrder));
+        assert_eq!(classify(&charge(900, 0), Some(&paid(OrderStatus::Paid))), M(AmountMismatch));
+        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::CancelRequested))), Unsettled);
+        let refunded = shop(OrderStatus::Canceled, Some("pk"), 1_000, 1_000);
+        assert_eq!(classify(&charge(1_000, 1_000), Some(&refunded)), Matches);
+        assert_eq!(classify(&charge(1_000, 0), Some(&refunded)), M(RefundMismatch));
+        let part = shop(OrderStatus::PartiallyRefunded, Some("pk"), 1_000, 300);
+        assert_eq!(classify(&charge(1_000, 300), Some(&part)), Matches);
+        assert_eq!(classify(&charge(1_000, 500), Some(&part)), M(RefundMismatch));
+    }
+
+    #[test]
+    fn only_orders_paid_before_the_listing_began_need_their_approval_listed() {
+        let mut listed = shop(OrderStatus::Paid, Some("listed"), 1_000, 0);
+        listed.order_id = "listed".into();
+        let mut missing = shop(OrderStatus::Paid, Some("missing"), 1_000, 0);
+        missing.order_id = "missing".into();
+        let mut late = shop(OrderStatus::Paid, Some("late"), 1_000, 0);
+        late.order_id = "late".into();
+        late.paid_at_ms = Some(100);
+        let all = [listed, missing, late];
+        let approved: HashSet<&str> = ["listed"].into_iter().collect();
+        let found: Vec<&str> =
+            paid_without_charge(&all, &approved, 100).iter().map(|shop| shop.order_id.as_str()).collect();
+        assert_eq!(found, ["missing"]);
+    }
+
+    #[test]
+    fn an_orphan_refund_has_one_key_per_payment() {
+        assert_eq!(orphan_refund_key("pk_1"), orphan_refund_key("pk_1"));
+        assert_ne!(orphan_refund_key("pk_1"), orphan_refund_key("pk_2"));
+        assert!(orphan_refund_key("pk_1").len() <= 64);
+    }
+
+    #[test]
+    fn listing_dates_are_korean_local_time_to_the_second() {
+        // 2023-11-14T22:13:20Z
+        assert_eq!(kst(1_700_000_000_999), "2023-11-15T07:13:20");
+    }
+}

@@ -1,0 +1,172 @@
+// The operators' console: the admin API, with the token typed in once and kept
+// in sessionStorage (gone when the tab closes). Everything shown is set as
+// text, never as HTML.
+"use strict";
+
+const TOKEN_KEY = "payonce-admin-token";
+const OPERATOR_KEY = "payonce-operator";
+const $ = (id) => document.getElementById(id);
+let current = null;
+
+function say(text, isError) {
+  $("message").textContent = text;
+  $("message").className = isError ? "error" : "";
+}
+
+async function call(method, path, body, extraHeaders) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) throw new Error("Type the admin token first.");
+  const headers = { Authorization: "Bearer " + token, ...extraHeaders };
+  const operator = sessionStorage.getItem(OPERATOR_KEY);
+  if (operator) headers["X-Operator"] = operator;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const code = data && data.code ? data.code : response.status;
+    const message = data && data.message ? data.message : response.statusText;
+    throw new Error(code + ": " + message);
+  }
+  return { status: response.status, data };
+}
+
+function row(tbody, cells, onClick) {
+  const tr = document.createElement("tr");
+  for (const cell of cells) {
+    const td = document.createElement("td");
+    if (cell && typeof cell === "object") {
+      td.textContent = cell.text;
+      td.className = cell.className || "";
+    } else {
+      td.textContent = cell === null || cell === undefined ? "" : String(cell);
+    }
+    tr.appendChild(td);
+  }
+  if (onClick) {
+    tr.className = "pick";
+    tr.addEventListener("click", onClick);
+  }
+  tbody.appendChild(tr);
+}
+
+function clear(table) {
+  const tbody = table.querySelector("tbody");
+  tbody.replaceChildren();
+  return tbody;
+}
+
+function waited(seconds) {
+  if (seconds < 120) return seconds + " s";
+  if (seconds < 7200) return Math.round(seconds / 60) + " min";
+  return Math.round(seconds / 3600) + " h";
+}
+
+async function listOrders() {
+  const query = new URLSearchParams();
+  if ($("status").value) query.set("status", $("status").value);
+  if ($("older").value.trim()) query.set("older_than", $("older").value.trim());
+  const { data } = await call("GET", "/admin/orders?" + query);
+  const tbody = clear($("orders"));
+  for (const order of data.orders) {
+    row(tbody, [
+      order.order_id,
+      { text: order.status, className: order.status },
+      order.amount,
+      order.refunded_amount,
+      waited(order.waiting_s),
+      order.recovery_passes,
+      order.last_pg_answer || order.unknown_reason,
+    ], () => showOrder(order.order_id).catch((error) => say(error.message, true)));
+  }
+  $("orders").hidden = false;
+  say(data.orders.length + " orders.");
+}
+
+async function showOrder(orderId) {
+  const { data } = await call("GET", "/admin/orders/" + encodeURIComponent(orderId));
+  current = orderId;
+  $("detail-id").textContent = orderId;
+  $("detail-status").textContent = data.order.status;
+  $("detail-status").className = data.order.status;
+  $("detail-amount").textContent = data.order.amount;
+  $("detail-refunded").textContent = data.order.refunded_amount;
+  $("recover").disabled = !["PENDING", "UNKNOWN"].includes(data.order.status);
+  let tbody = clear($("history"));
+  for (const event of data.history) row(tbody, [event.at, event.actor, event.from, event.to, event.code, event.detail]);
+  $("attempt").textContent = data.attempt ? JSON.stringify(data.attempt, null, 2) : "no attempt: never sent to the PG";
+  tbody = clear($("refunds"));
+  for (const refund of data.refunds) {
+    row(tbody, [refund.refund_id, refund.amount, refund.status, refund.failure_code, refund.calls, refund.reason]);
+  }
+  tbody = clear($("audit"));
+  for (const line of data.audit) row(tbody, [line.at, line.operator, line.action, line.detail]);
+  $("detail").hidden = false;
+}
+
+async function recover() {
+  const { status, data } = await call("POST", "/admin/orders/" + encodeURIComponent(current) + "/recover");
+  say(status === 200 ? "Settled: " + data.status + "." : "Asked; the PG has not settled it yet (" + data.status + ").");
+  await showOrder(current);
+}
+
+async function refund(event) {
+  event.preventDefault();
+  const amount = $("refund-amount").value ? Number($("refund-amount").value) : undefined;
+  const reason = $("refund-reason").value.trim();
+  const what = amount === undefined ? "everything that is left" : amount + " KRW";
+  if (!confirm("Refund " + what + " of " + current + "?")) return;
+  const key = crypto.randomUUID();
+  const { status, data } = await call("POST", "/admin/orders/" + encodeURIComponent(current) + "/cancel",
+    { amount, reason }, { "Idempotency-Key": key });
+  say(status === 200 ? "Refunded: " + data.status + "." : "Refund requested; the PG has not answered yet.");
+  $("refund").reset();
+  await showOrder(current);
+}
+
+function showReport(report) {
+  $("reconcile-summary").textContent = "Run " + report.run_id + " (" + report.started_by + ", " + report.finished_at + "): " +
+    report.approvals + " approvals, " + report.cancels + " cancels, " + report.matched + " matched, " +
+    report.skipped_unsettled.length + " left to recovery, " + report.mismatches.length + " mismatches.";
+  const tbody = clear($("mismatches"));
+  for (const found of report.mismatches) {
+    const pg = found.pg_amount === null ? "none" : found.pg_amount + " / " + found.pg_refunded;
+    const shop = found.shop_status === null ? "no such order" :
+      found.shop_status + ", " + found.shop_amount + " / " + found.shop_refunded;
+    row(tbody, [found.kind, found.order_id, found.payment_key, pg, shop, found.action],
+      () => showOrder(found.order_id).catch((error) => say(error.message, true)));
+  }
+  $("mismatches").hidden = report.mismatches.length === 0;
+}
+
+function guard(action) {
+  return (event) => {
+    if (event && event.type === "submit") event.preventDefault();
+    Promise.resolve(action(event)).catch((error) => say(error.message, true));
+  };
+}
+
+$("login").addEventListener("submit", guard(() => {
+  sessionStorage.setItem(TOKEN_KEY, $("token").value);
+  sessionStorage.setItem(OPERATOR_KEY, $("operator").value.trim());
+  $("token").value = "";
+  return listOrders();
+}));
+$("forget").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(OPERATOR_KEY);
+  say("Token forgotten.");
+});
+$("filter").addEventListener("submit", guard(listOrders));
+$("recover").addEventListener("click", guard(recover));
+$("refund").addEventListener("submit", (event) => {
+  refund(event).catch((error) => say(error.message, true));
+});
+$("reconcile-run").addEventListener("click", guard(async () => {
+  say("Reconciling…");
+  const { data } = await call("POST", "/admin/reconcile");
+  showReport(data);
+  say("Reconciled.");
+}));
+$("reconcile-last").addEventListener("click", guard(async () => showReport((await call("GET", "/admin/reconcile")).data)));
+$("operator").value = sessionStorage.getItem(OPERATOR_KEY) || "";
+if (sessionStorage.getItem(TOKEN_KEY)) listOrders().catch((error) => say(error.message, true));

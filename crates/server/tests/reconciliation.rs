@@ -1,0 +1,374 @@
+//! Reconciliation and the operators' console API against the fake PG over
+//! HTTP: charges no order made (injected with the PG's direct charges) are
+//! refunded once however often a pass runs; an order the PG never charged is
+//! flagged and left alone; a clean shop has nothing to report; payments still
+//! being settled are left to recovery. The operators' endpoints need the token,
+//! list unsettled orders first, tell an order's story, ask the PG on demand,
+//! and write every action to the audit log.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{FakePg, Server, Store, assert_charges_agree};
+
+const TOKEN: &str = "test-admin-token";
+
+async fn server_with_token(pg: &FakePg) -> Server {
+    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.to_owned())).await
+}
+
+/// Charges at the PG directly, with no order of the shop behind it.
+async fn charge_directly(pg: &FakePg, order_id: &str, amount: u64, payment_key: &str) {
+    let response = reqwest::Client::new()
+        .post(format!("{}/__admin/charges", pg.url))
+        .json(&json!({"orderId": order_id, "amount": amount, "paymentKey": payment_key}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.text().await.unwrap());
+}
+
+/// A request to the operators' API, as operator "jiwoo", with `token` if given.
+async fn admin(server: &Server, method: reqwest::Method, path: &str, token: Option<&str>) -> (StatusCode, Value) {
+    let mut request =
+        reqwest::Client::new().request(method, format!("{}{path}", server.admin_url)).header("X-Operator", "jiwoo");
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn reconcile(server: &Server) -> Value {
+    let (status, report) = admin(server, reqwest::Method::POST, "/admin/reconcile", Some(TOKEN)).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    report
+}
+
+fn kinds(report: &Value) -> Vec<(String, String)> {
+    report["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|found| (found["kind"].as_str().unwrap().to_owned(), found["order_id"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn refunded(stats: &fake_pg::Stats, order_id: &str) -> u64 {
+    stats.refunds_by_order.get(order_id).copied().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation_runs() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_stray".to_owned())], "{report}");
+    assert_eq!(report["mismatches"][0]["action"], "refunded", "{report}");
+    assert_eq!(report["mismatches"][0]["pg_amount"], 12_900);
+    assert_eq!((report["approvals"].as_u64(), report["matched"].as_u64()), (Some(2), Some(1)), "{report}");
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "ord_stray"), stats.cancel_requests), (12_900, 1));
+    assert!(stats.over_refunds.is_empty());
+    assert!(server.metrics().await.contains("payment_reconcile_mismatch_total{kind=\"charge_without_order\"}"));
+    assert!(server.metrics().await.contains("payment_reconcile_last_run_timestamp_seconds"));
+
+    // The PG now lists the refund: nothing left to do, nothing sent again.
+    let again = reconcile(&server).await;
+    assert!(kinds(&again).is_empty(), "{again}");
+    assert_eq!(again["refunded_orphans"], json!(["pk_stray"]));
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "ord_stray"), stats.cancel_requests), (12_900, 1));
+
+    let db = server.db().await;
+    let stored = db.orphan_refund("pk_stray").await.unwrap().unwrap();
+    assert_eq!((stored.status.as_str(), stored.calls), ("DONE", 1));
+    let (status, last) = admin(&server, reqwest::Method::GET, "/admin/reconcile", Some(TOKEN)).await;
+    assert_eq!((status, &last), (StatusCode::OK, &again));
+    let audit = db.audit_log_without_order().await.unwrap();
+    assert_eq!(
+        audit.iter().map(|line| (line.operator.as_str(), line.action.as_str())).collect::<Vec<_>>(),
+        [("jiwoo", "reconcile"), ("jiwoo", "reconcile")]
+    );
+    assert_eq!(server.order(&order.order_id).await.status, OrderStatus::Paid);
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_second_charge_of_a_paid_order_is_refunded_and_the_order_left_as_it_was() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    charge_directly(&pg, &order.order_id, 5_000, "pk_second").await;
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), order.order_id.clone())], "{report}");
+    assert_eq!(report["mismatches"][0]["payment_key"], "pk_second");
+    assert_eq!(report["mismatches"][0]["shop_status"], "PAID");
+
+    assert_eq!(refunded(&pg.stats().await, &order.order_id), 5_000, "the second charge only");
+    assert_eq!(serde_json::to_value(pg.payment("pk_second").await.unwrap().status).unwrap(), "CANCELED");
+    let order_now = server.order(&order.order_id).await;
+    assert_eq!((order_now.status, order_now.refunded_amount), (OrderStatus::Paid, 0));
+    assert_eq!(server.history(&order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+}
+
+#[tokio::test]
+async fn an_order_paid_without_a_charge_at_the_pg_is_flagged_and_nothing_changes() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    // The PG forgets every payment and transaction: the order's charge is gone from its ledger.
+    let reset = reqwest::Client::new().post(format!("{}/__admin/reset", pg.url)).send().await.unwrap();
+    assert!(reset.status().is_success());
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("paid_without_charge".to_owned(), order.order_id.clone())], "{report}");
+    assert_eq!(report["mismatches"][0]["action"], "flagged");
+    assert_eq!(report["mismatches"][0]["shop_amount"], order.amount);
+
+    let stats = pg.stats().await;
+    assert_eq!((stats.cancel_requests, stats.lookups), (0, 0), "nothing was sent for it");
+    let order_now = server.order(&order.order_id).await;
+    assert_eq!((order_now.status, order_now.refunded_amount), (OrderStatus::Paid, 0));
+    assert_eq!(server.history(&order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+    assert!(server.db().await.refunds(&order.order_id).await.unwrap().is_empty());
+    assert!(server.metrics().await.contains("payment_reconcile_mismatch_total{kind=\"paid_without_charge\"}"));
+}
+
+#[tokio::test]
+async fn a_clean_shop_with_a_refund_has_nothing_to_report() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let kept = server.paid_order().await;
+    let cancelled = server.paid_order().await;
+    let (status, body) = server.cancel(&cancelled.order_id, "cancel-clean").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+
+    let report = reconcile(&server).await;
+    assert!(kinds(&report).is_empty(), "{report}");
+    assert_eq!((report["approvals"].as_u64(), report["cancels"].as_u64()), (Some(2), Some(1)), "{report}");
+    assert_eq!(report["matched"], 2);
+    assert_eq!(pg.stats().await.cancel_requests, 1, "only the customer's");
+    assert_charges_agree(&pg, &server, &[&kept.order_id, &cancelled.order_id]).await;
+}
+
+#[tokio::test]
+async fn the_operators_api_needs_the_token_and_is_off_without_one() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    let paths = [
+        (reqwest::Method::GET, "/admin/orders".to_owned()),
+        (reqwest::Method::GET, format!("/admin/orders/{}", order.order_id)),
+        (reqwest::Method::POST, format!("/admin/orders/{}/recover", order.order_id)),
+        (reqwest::Method::POST, "/admin/reconcile".to_owned()),
+        (reqwest::Method::GET, "/admin/reconcile".to_owned()),
+    ];
+    for (method, path) in &paths {
+        for token in [None, Some("wrong")] {
+            let (status, body) = admin(&server, method.clone(), path, token).await;
+            assert_eq!((status, body["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("UNAUTHORIZED")), "{path}");
+        }
+    }
+    let off = Server::start(&pg.url).await;
+    for (method, path) in &paths {
+        let (status, body) = admin(&off, method.clone(), path, Some(TOKEN)).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("OPERATOR_API_OFF")));
+    }
+    let stats = pg.stats().await;
+    assert_eq!((stats.cancel_requests, stats.lookups), (0, 0));
+    assert!(server.db().await.last_reconcile_run().await.unwrap().is_none(), "no pass ran");
+}
+
+#[tokio::test]
+async fn operators_see_unsettled_orders_first_with_their_story_and_can_ask_the_pg_now() {
+    let pg = FakePg::start().await;
+    // Recovery would first look at an unknown outcome 5 minutes on: only the operator's ask settles it here.
+    let server = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some(TOKEN.to_owned());
+        config.recovery_interval = Duration::from_secs(3_600);
+    })
+    .await;
+    let paid = server.paid_order().await;
+    let refunding = server.paid_order().await;
+    pg.configure(json!({"faults": {"error_500_after_charge": 1.0}})).await;
+    let unknown = server.create_order().await.order;
+    let (_, body) = server.confirm(&unknown, "key-unknown").await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    let (_, body) = server.cancel(&refunding.order_id, "cancel-lost").await;
+    assert_eq!(body["status"], "CANCEL_REQUESTED", "{body}");
+    pg.configure(json!({"faults": {"error_500_after_charge": 0.0}})).await;
+    let created = server.create_order().await.order;
+
+    let (status, list) = admin(&server, reqwest::Method::GET, "/admin/orders", Some(TOKEN)).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let listed: Vec<(&str, &str)> = list["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (row["order_id"].as_str().unwrap(), row["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed[..2],
+        [(unknown.order_id.as_str(), "UNKNOWN"), (refunding.order_id.as_str(), "CANCEL_REQUESTED")]
+    );
+    assert_eq!(listed.len(), 4);
+    assert!(
+        listed.contains(&(paid.order_id.as_str(), "PAID")) && listed.contains(&(created.order_id.as_str(), "CREATED"))
+    );
+    assert!(list["orders"][0]["unknown_reason"].as_str().unwrap().contains("500"), "{list}");
+    assert!(list["orders"][0]["waiting_s"].is_i64());
+
+    let (_, only) = admin(&server, reqwest::Method::GET, "/admin/orders?status=cancel_requested", Some(TOKEN)).await;
+    assert_eq!(only["orders"].as_array().unwrap().len(), 1, "{only}");
+    let (_, none) = admin(&server, reqwest::Method::GET, "/admin/orders?older_than=1h", Some(TOKEN)).await;
+    assert!(none["orders"].as_array().unwrap().is_empty(), "{none}");
+    for bad in ["?status=LOST", "?older_than=soon", "?colour=red"] {
+        let (status, body) = admin(&server, reqwest::Method::GET, &format!("/admin/orders{bad}"), Some(TOKEN)).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{bad}");
+    }
+
+    // Reconciliation leaves both to recovery: no mismatch, nothing sent.
+    let cancels_before = pg.stats().await.cancel_requests;
+    let report = reconcile(&server).await;
+    assert!(kinds(&report).is_empty(), "{report}");
+    let skipped: Vec<&str> =
+        report["skipped_unsettled"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(skipped.contains(&unknown.order_id.as_str()) && skipped.contains(&refunding.order_id.as_str()), "{report}");
+    assert_eq!(pg.stats().await.cancel_requests, cancels_before);
+
+    let path = format!("/admin/orders/{}/recover", unknown.order_id);
+    let (status, body) = admin(&server, reqwest::Method::POST, &path, Some(TOKEN)).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    let path = format!("/admin/orders/{}/recover", paid.order_id);
+    let (status, body) = admin(&server, reqwest::Method::POST, &path, Some(TOKEN)).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("NOT_UNSETTLED")), "{body}");
+    let (status, body) = admin(&server, reqwest::Method::POST, "/admin/orders/ord_nope/recover", Some(TOKEN)).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::NOT_FOUND, Some("ORDER_NOT_FOUND")), "{body}");
+
+    let (status, story) =
+        admin(&server, reqwest::Method::GET, &format!("/admin/orders/{}", unknown.order_id), Some(TOKEN)).await;
+    assert_eq!(status, StatusCode::OK, "{story}");
+    let history: Vec<String> = story["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| format!("{}>{}", event["from"].as_str().unwrap(), event["to"].as_str().unwrap()))
+        .collect();
+    assert_eq!(history, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert_eq!(story["order"]["status"], "PAID");
+    assert_eq!(story["attempt"]["idempotency_key"], "key-unknown");
+    assert_eq!(story["audit"][0]["action"], "recover", "{story}");
+    assert_eq!(story["audit"][0]["operator"], "jiwoo");
+
+    let (_, story) =
+        admin(&server, reqwest::Method::GET, &format!("/admin/orders/{}", refunding.order_id), Some(TOKEN)).await;
+    assert_eq!(story["refunds"][0]["status"], "REQUESTED", "{story}");
+
+    let db = server.db().await;
+    assert_eq!(db.audit_log(&unknown.order_id).await.unwrap().len(), 1);
+    assert!(db.audit_log(&paid.order_id).await.unwrap().is_empty(), "a refused ask changed nothing");
+}
+
+#[tokio::test]
+async fn one_pass_runs_at_a_time_across_servers_and_a_schedule_waits_its_interval() {
+    let store = Store::fresh().await;
+    let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
+    let job = payonce_server::db::RECONCILE_JOB;
+    let now = payonce_server::db::now_ms();
+
+    assert!(db.claim_job(job, "server-a", now, now + 60_000, None).await.unwrap());
+    assert!(!db.claim_job(job, "server-b", now, now + 60_000, None).await.unwrap(), "a pass is running");
+    assert!(!db.renew_job(job, "server-b", now + 60_000).await.unwrap());
+    assert!(db.renew_job(job, "server-a", now + 60_000).await.unwrap());
+    db.release_job(job, "server-a").await.unwrap();
+    // Released: a scheduled pass waits out the interval since the last began; an operator's does not.
+    assert!(!db.claim_job(job, "server-b", now + 1_000, now + 61_000, Some(now - 540_000)).await.unwrap());
+    assert!(db.claim_job(job, "server-b", now + 1_000, now + 61_000, None).await.unwrap());
+    // A lapsed lease (its holder died) is taken over.
+    assert!(db.claim_job(job, "server-c", now + 62_000, now + 122_000, Some(now + 61_000)).await.unwrap());
+    assert!(!db.renew_job(job, "server-b", now + 200_000).await.unwrap(), "the old holder lost it");
+}
+
+#[tokio::test]
+async fn the_console_page_is_served_on_the_admin_listener_only_and_holds_no_token() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let http = reqwest::Client::new();
+
+    let page = http.get(format!("{}/admin/", server.admin_url)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.contains("script-src 'self'") && !policy.contains("unsafe-eval"), "{policy}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<script src=\"/admin/console.js\"></script>"), "{html}");
+    assert!(!html.contains(TOKEN));
+
+    let script = http.get(format!("{}/admin/console.js", server.admin_url)).send().await.unwrap();
+    assert_eq!(script.status(), StatusCode::OK);
+    assert!(script.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    let script = script.text().await.unwrap();
+    assert!(script.contains("sessionStorage") && script.contains("\"Bearer \""));
+    assert!(!script.contains("innerHTML"), "data is shown as text only");
+
+    let public = http.get(format!("{}/admin/", server.url)).send().await.unwrap();
+    assert_ne!(public.status(), StatusCode::OK, "customers' listener has no console");
+}
+
+#[tokio::test]
+async fn the_scheduled_pass_refunds_a_stray_charge_by_itself_and_only_once() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.reconcile_interval = Duration::from_millis(300)).await;
+    charge_directly(&pg, "ord_stray_scheduled", 7_000, "pk_stray_scheduled").await;
+
+    support::eventually("the scheduled pass refunds the stray charge", Duration::from_secs(10), || async {
+        (refunded(&pg.stats().await, "ord_stray_scheduled") == 7_000).then_some(())
+    })
+    .await;
+    // Several more passes: the PG lists it refunded, so nothing is sent again.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "ord_stray_scheduled"), stats.cancel_requests), (7_000, 1));
+    let db = server.db().await;
+    let last = db.last_reconcile_run().await.unwrap().expect("scheduled passes are stored");
+    assert!(last.id >= 2, "more than one pass ran: {}", last.id);
+    let report: Value = serde_json::from_str(&last.report).unwrap();
+    assert_eq!(report["started_by"], "schedule");
+    assert_eq!(report["refunded_orphans"], json!(["pk_stray_scheduled"]));
+    assert!(db.audit_log_without_order().await.unwrap().is_empty(), "no operator acted");
+}
+
+#[tokio::test]
+async fn a_refund_made_at_the_pg_behind_the_shops_back_is_flagged_and_nothing_changes() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    let attempt = server.db().await.sent_attempt_for_order(&order.order_id).await.unwrap().unwrap();
+    let cancelled = reqwest::Client::new()
+        .post(format!("{}/v1/payments/{}/cancel", pg.url, attempt.payment_key))
+        .basic_auth(support::SECRET_KEY, Some(""))
+        .header("Idempotency-Key", "cancel-behind-the-back")
+        .json(&json!({"cancelReason": "refunded by hand", "cancelAmount": 2_000}))
+        .send()
+        .await
+        .unwrap();
+    assert!(cancelled.status().is_success(), "{}", cancelled.text().await.unwrap());
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("refund_mismatch".to_owned(), order.order_id.clone())], "{report}");
+    let found = &report["mismatches"][0];
+    assert_eq!((found["pg_refunded"].as_u64(), found["shop_refunded"].as_u64()), (Some(2_000), Some(0)), "{report}");
+    assert_eq!(found["action"], "flagged");
+    assert_eq!(pg.stats().await.cancel_requests, 1, "only the one made by hand");
+    let order_now = server.order(&order.order_id).await;
+    assert_eq!((order_now.status, order_now.refunded_amount), (OrderStatus::Paid, 0));
+}
