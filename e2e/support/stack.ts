@@ -28,9 +28,12 @@ const serverFlags: Record<Timings, string[]> = {
   ],
 };
 
+/** The operators' bearer token of every server a journey starts. */
+export const OPERATOR_TOKEN = 'e2e-operator-token';
+
 // Flags of servers that have them: the operators' listener on a port of its own
-// (workers run side by side), and no limit per client address (every customer of
-// a journey comes from this machine). Older servers get neither.
+// (workers run side by side) with a token for the console, and no limit per client
+// address (every customer of a journey comes from this machine). Older servers get none.
 let ownFlags: string[] | undefined;
 function optionalServerFlags(): string[] {
   if (ownFlags === undefined) {
@@ -38,6 +41,7 @@ function optionalServerFlags(): string[] {
     const wanted = [
       ['--admin-listen', '127.0.0.1:0'],
       ['--rate-limit-address', '0'],
+      ['--admin-token', OPERATOR_TOKEN],
     ];
     ownFlags = wanted.filter(([flag]) => help.includes(flag)).flat();
   }
@@ -53,12 +57,14 @@ export interface PgStats {
   cancel_requests: number;
   refunds_by_order: Record<string, number>;
   over_refunds: string[];
+  faults_injected: { error_500: number; forbidden_consecutive: number };
 }
 
 /** The PG's payment for an order, as its lookup shows it (Toss statuses: DONE, ABORTED, CANCELED, ...). */
 export interface PgPayment {
   status: string;
   orderId: string;
+  totalAmount: number;
 }
 
 export type LogMark = { server: number; pg: number };
@@ -188,6 +194,13 @@ export class Stack {
    *  A single server's changes when it is restarted. */
   get url(): string {
     return this.cluster?.url ?? this.server.url;
+  }
+
+  /** The first server's operators' listener, where the console is. */
+  get adminUrl(): string {
+    const admin = this.server.banner.match(/admin (http:\/\/[\d.:]+)/)?.[1];
+    if (!admin) throw new Error('this server has no operators\' listener');
+    return admin;
   }
 
   /** Where a server's metrics are: its operators' listener, or the public one. */

@@ -28,24 +28,39 @@ test('a customer cancels a paid order from its page and sees it refunded, once',
   expect(stats.over_refunds).toEqual([]);
 });
 
-test('a refund the PG turns away shows as requested, then refunded once it goes out', async ({ page, stack }) => {
+test('a refund the PG turns away twice stays requested across a reload, then goes out once', async ({ page, stack }) => {
   const confirm = await checkout(page, 'approve');
   await confirm.expectState('paid');
   await page.getByRole('link', { name: 'View your order' }).click();
   const order = new OrderPage(page);
   await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  // First the PG's one-cancel-a-second refusal...
   await stack.configurePg({ faults: { forbidden_consecutive: 1 } });
-
   await page.getByTestId('cancel-order').click();
   await page.getByTestId('cancel-dialog').getByRole('button', { name: 'Cancel and refund' }).click();
   await expect(order.status).toHaveAttribute('data-order-status', 'CANCEL_REQUESTED');
   await expect(page.locator('[data-status="CANCEL_REQUESTED"]')).toHaveText('Refund requested');
+  expect((await stack.pgStats()).faults_injected.forbidden_consecutive).toBeGreaterThan(0);
 
-  await stack.configurePg({ faults: { forbidden_consecutive: 0 } });
+  // ...a reload while it is pending shows it pending and offers no second cancel...
+  await page.reload();
+  await expect(order.status).toHaveAttribute('data-order-status', 'CANCEL_REQUESTED');
+  await expect(page.getByTestId('cancel-order')).toHaveCount(0);
+
+  // ...then a 500 on recovery's next try...
+  await stack.configurePg({ faults: { forbidden_consecutive: 0, error_500: 1 } });
+  await expect
+    .poll(async () => (await stack.pgStats()).faults_injected.error_500, { message: 'a cancel answered 500', timeout: 15_000 })
+    .toBeGreaterThan(0);
+  await expect(order.status).toHaveAttribute('data-order-status', 'CANCEL_REQUESTED');
+
+  // ...and then it goes out, once.
+  await stack.configurePg({ faults: { error_500: 0 } });
   await expect(order.status).toHaveAttribute('data-order-status', 'CANCELED', { timeout: 15_000 });
   await page.goto('/orders');
   await expect(page.locator(`[data-order-id="${confirm.orderId}"] [data-status]`)).toHaveText('Refunded');
   const stats = await stack.pgStats();
-  expect(Object.keys(stats.refunds_by_order)).toContain(confirm.orderId);
+  const charged = (await stack.pgPaymentFor(confirm.orderId))!.totalAmount;
+  expect(stats.refunds_by_order[confirm.orderId], 'refunded at the PG: the amount paid, once').toBe(charged);
   expect(stats.over_refunds).toEqual([]);
 });

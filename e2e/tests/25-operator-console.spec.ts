@@ -1,0 +1,50 @@
+// The operators' console on the admin listener: an operator signs in with the
+// token, finds a customer's paid order, reads its history, refunds part of it
+// (written to the audit log under their name), and runs a reconciliation.
+import { expect, test } from '../support/fixtures';
+import { checkout } from '../support/pages';
+import { OPERATOR_TOKEN } from '../support/stack';
+
+test('an operator refunds part of a paid order from the console and reconciles the shop', async ({ page, context, stack }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  const charged = (await stack.pgPaymentFor(confirm.orderId))!.totalAmount;
+
+  const console = await context.newPage();
+  await console.goto(`${stack.adminUrl}/admin/`);
+  // Without the token nothing is listed.
+  await console.getByRole('button', { name: 'List' }).click();
+  await expect(console.locator('#message')).toContainText(/token/i);
+
+  await console.locator('#token').fill(OPERATOR_TOKEN);
+  await console.locator('#operator').fill('Jiwoo');
+  await console.getByRole('button', { name: 'Use' }).click();
+  await console.getByRole('button', { name: 'List' }).click();
+  const row = console.locator('#orders tr', { hasText: confirm.orderId });
+  await expect(row).toContainText('PAID');
+
+  await row.click();
+  await expect(console.locator('#detail-status')).toHaveText('PAID');
+  await expect(console.locator('#history')).toContainText('PAID');
+
+  console.once('dialog', (dialog) => dialog.accept());
+  await console.locator('#refund-amount').fill('1000');
+  await console.locator('#refund-reason').fill('one cup was broken');
+  await console.getByRole('button', { name: 'Refund' }).click();
+  await expect(console.locator('#detail-status')).toHaveText('PARTIALLY_REFUNDED');
+  await expect(console.locator('#detail-refunded')).toHaveText('1000');
+  await expect(console.locator('#audit')).toContainText('Jiwoo');
+  const refunded = (await stack.pgStats()).refunds_by_order[confirm.orderId];
+  expect(refunded, 'refunded at the PG').toBe(1000);
+  expect(refunded).toBeLessThan(charged);
+
+  // The PG's ledger agrees with the shop about this order, part refund included
+  // (the worker's earlier journeys share the PG; their orders are theirs to answer for).
+  await console.getByRole('button', { name: 'Run now' }).click();
+  await expect(console.locator('#reconcile-summary')).toContainText('matched');
+  await expect(console.locator('#mismatches')).not.toContainText(confirm.orderId);
+
+  // The customer's own page shows the part refund.
+  await page.goto(`/orders/${confirm.orderId}`);
+  await expect(page.locator('[data-order-status]')).toHaveAttribute('data-order-status', 'PARTIALLY_REFUNDED');
+});
