@@ -2,7 +2,8 @@
 //! the order server (methods, paths, headers, content types, bodies of every
 //! shape, unicode, huge and negative numbers, duplicated keys, truncated JSON)
 //! are answered 4xx with `{code, message}`, never 5xx, and a refused request
-//! leaves the database byte for byte as it was.
+//! leaves the database byte for byte as it was. The operators' listener gets
+//! the same, with and without its token.
 
 mod support;
 
@@ -13,6 +14,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use support::{FakePg, Server};
 use tokio::runtime::Runtime;
+
+/// The operators' token of the shop under attack.
+const OPERATOR_TOKEN: &str = "hostile-operator-token";
 
 /// One server for every case, on a runtime of its own (proptest is synchronous).
 struct Shop {
@@ -28,7 +32,8 @@ fn shop() -> &'static Shop {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (pg, server, order_id) = runtime.block_on(async {
             let pg = FakePg::start().await;
-            let server = Server::start(&pg.url).await;
+            let server =
+                Server::start_with(&pg.url, |config| config.admin_token = Some(OPERATOR_TOKEN.to_owned())).await;
             let order_id = server.create_order().await.order.order_id;
             (pg, server, order_id)
         });
@@ -43,6 +48,8 @@ struct Hostile {
     path: String,
     content_type: Option<String>,
     idempotency_key: Option<String>,
+    /// Extra headers (the operators' listener: `Authorization`, `X-Operator`).
+    headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
@@ -135,8 +142,107 @@ fn hostile() -> impl Strategy<Value = Hostile> {
             path,
             content_type,
             idempotency_key,
+            headers: Vec::new(),
             body,
         })
+}
+
+fn admin_paths() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec![
+            "/admin/",
+            "/admin/orders",
+            "/admin/orders?status={id}",
+            "/admin/orders?older_than={id}",
+            "/admin/orders?status=UNKNOWN&status=PAID",
+            "/admin/orders/{id}",
+            "/admin/orders/{id}/cancel",
+            "/admin/orders/{id}/recover",
+            "/admin/reconcile",
+            "/admin/nothing/{id}",
+            "/admin/orders/{id}/cancel/extra",
+        ]),
+        ids(),
+    )
+        .prop_map(|(template, id)| template.replace("{id}", &id))
+}
+
+fn operator_headers() -> impl Strategy<Value = Vec<(String, String)>> {
+    let authorization = prop::option::of(prop_oneof![
+        Just(format!("Bearer {OPERATOR_TOKEN}")),
+        Just("Bearer wrong".to_owned()),
+        Just("Bearer ".to_owned()),
+        Just(format!("Basic {OPERATOR_TOKEN}")),
+        "[ -~]{0,40}",
+        "[a-z]{5000,5100}",
+    ]);
+    let operator = prop::option::of(prop_oneof![Just("지우".to_owned()), "[ -~]{0,30}", "[a-z]{1000,1100}"]);
+    (authorization, operator).prop_map(|(authorization, operator)| {
+        let mut headers = Vec::new();
+        if let Some(value) = authorization {
+            headers.push(("Authorization".to_owned(), value));
+        }
+        if let Some(value) = operator {
+            headers.push(("X-Operator".to_owned(), value));
+        }
+        headers
+    })
+}
+
+fn hostile_to_operators() -> impl Strategy<Value = Hostile> {
+    (hostile(), admin_paths(), operator_headers()).prop_map(|(request, path, headers)| Hostile {
+        path,
+        headers,
+        ..request
+    })
+}
+
+/// Sends `request` to `base` and reports its status, body, and whether the database changed.
+fn send(base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
+    // One request at a time: the digest around a request must see that request's writes only.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let shop = shop();
+    shop.runtime.block_on(async {
+        let db = shop.server.db().await;
+        let before = db.digest().await.unwrap();
+        let url = format!("{base}{}", request.path.replace("{order}", &shop.order_id));
+        let mut builder = shop.server.http.request(request.method.clone(), url).body(request.body.clone());
+        if let Some(content_type) = &request.content_type {
+            builder = builder.header("Content-Type", content_type);
+        }
+        if let Some(key) = &request.idempotency_key {
+            builder = builder.header("Idempotency-Key", key);
+        }
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        let response = builder.send().await.unwrap();
+        let status = response.status();
+        let body = response.bytes().await.unwrap().to_vec();
+        let after = db.digest().await.unwrap();
+        (status, body, before != after)
+    })
+}
+
+/// The rules every answer to a hostile request keeps.
+fn assert_refused_cleanly(
+    request: &Hostile,
+    status: StatusCode,
+    body: &[u8],
+    changed: bool,
+) -> Result<(), TestCaseError> {
+    prop_assert!(!status.is_server_error(), "{request:?} got {status}: {}", String::from_utf8_lossy(body));
+    if status.is_client_error() {
+        let error: Value = serde_json::from_slice(body)
+            .map_err(|_| TestCaseError::fail(format!("{request:?}: {status} without a JSON body")))?;
+        prop_assert!(error["code"].as_str().is_some_and(|code| !code.is_empty()), "{request:?}: {error}");
+        prop_assert!(error["message"].as_str().is_some_and(|message| !message.is_empty()), "{request:?}: {error}");
+        prop_assert!(!changed, "{request:?} was refused ({status}) but changed the database");
+    } else if changed {
+        prop_assert!(may_write(request) && status.is_success(), "{request:?} changed the database with {status}");
+    }
+    Ok(())
 }
 
 /// Whether a request with this method and path could legitimately change data
@@ -150,34 +256,16 @@ proptest! {
 
     #[test]
     fn hostile_requests_are_refused_with_a_code_and_change_nothing(request in hostile()) {
-        let shop = shop();
-        let (status, body, changed) = shop.runtime.block_on(async {
-            let db = shop.server.db().await;
-            let before = db.digest().await.unwrap();
-            let url = format!("{}{}", shop.server.url, request.path.replace("{order}", &shop.order_id));
-            let mut builder = shop.server.http.request(request.method.clone(), url).body(request.body.clone());
-            if let Some(content_type) = &request.content_type {
-                builder = builder.header("Content-Type", content_type);
-            }
-            if let Some(key) = &request.idempotency_key {
-                builder = builder.header("Idempotency-Key", key);
-            }
-            let response = builder.send().await.unwrap();
-            let status = response.status();
-            let body = response.bytes().await.unwrap();
-            let after = db.digest().await.unwrap();
-            (status, body, before != after)
-        });
-        prop_assert!(!status.is_server_error(), "{request:?} got {status}: {}", String::from_utf8_lossy(&body));
-        if status.is_client_error() {
-            let error: Value = serde_json::from_slice(&body)
-                .map_err(|_| TestCaseError::fail(format!("{request:?}: {status} without a JSON body")))?;
-            prop_assert!(error["code"].as_str().is_some_and(|code| !code.is_empty()), "{request:?}: {error}");
-            prop_assert!(error["message"].as_str().is_some_and(|message| !message.is_empty()), "{request:?}: {error}");
-            prop_assert!(!changed, "{request:?} was refused ({status}) but changed the database");
-        } else if changed {
-            prop_assert!(may_write(&request) && status.is_success(), "{request:?} changed the database with {status}");
-        }
+        let (status, body, changed) = send(&shop().server.url, &request);
+        assert_refused_cleanly(&request, status, &body, changed)?;
+    }
+
+    #[test]
+    fn hostile_requests_to_the_operators_are_refused_with_a_code_and_change_nothing(request in hostile_to_operators()) {
+        let (status, body, changed) = send(&shop().server.admin_url, &request);
+        assert_refused_cleanly(&request, status, &body, changed)?;
+        let authorized = request.headers.iter().any(|(name, value)| name == "Authorization" && *value == format!("Bearer {OPERATOR_TOKEN}"));
+        prop_assert!(authorized || !changed, "{request:?} changed the database without the token");
     }
 }
 

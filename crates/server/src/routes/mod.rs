@@ -91,6 +91,9 @@ pub fn admin_router(state: AppState) -> Router {
         .merge(ops::metrics_router())
         .merge(operator::router(state.clone()))
         .merge(console::router())
+        // Operators' tools read `{code, message}` too, whatever they asked.
+        .fallback(|| async { AppError::NotFound })
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .with_state(state)
 }
