@@ -101,14 +101,7 @@ impl PgGateway {
     /// it tells the limit the same things.
     pub async fn cancel(&self, slot: &mut PgSlot, call: PgCancel<'_>) -> PgAnswer {
         let answer = self.client.cancel(call).await;
-        if answer.shows_overload() {
-            slot.overloaded();
-        } else {
-            slot.taken();
-        }
-        if answer.timed_out() {
-            slot.outlived();
-        }
+        tell_limit(slot, &answer);
         answer
     }
 
@@ -129,15 +122,21 @@ impl PgGateway {
                 }
             }
         };
-        if answer.shows_overload() {
-            slot.overloaded();
-        } else {
-            slot.taken();
-        }
-        if answer.timed_out() {
-            // We stopped waiting, the PG did not: it counts the call until it is done.
-            slot.outlived();
-        }
+        tell_limit(slot, &answer);
         answer
+    }
+}
+
+/// Tells the limit what a call's answer showed: taken (answered), or refused for
+/// load; and, when we stopped waiting, that the PG did not and counts the call
+/// until it is done.
+fn tell_limit(slot: &mut PgSlot, answer: &PgAnswer) {
+    if answer.shows_overload() {
+        slot.overloaded();
+    } else {
+        slot.taken();
+    }
+    if answer.timed_out() {
+        slot.outlived();
     }
 }
