@@ -170,3 +170,21 @@ async fn an_order_keeps_only_its_newest_calls() {
     assert_eq!(started, (5..total).collect::<Vec<_>>(), "the newest, oldest first");
     assert_eq!(db.pg_calls("ord_other").await.unwrap().len(), 1, "other orders keep theirs");
 }
+
+#[tokio::test]
+async fn a_call_that_cannot_be_recorded_still_pays_the_order() {
+    use sqlx::Connection;
+    let pg = FakePg::start().await;
+    let server = server_with(&pg, |_| {}).await;
+    let created = server.create_order().await;
+    // The log is gone: every record of a call fails.
+    let mut connection = sqlx::AnyConnection::connect(server.store.db.url()).await.unwrap();
+    sqlx::Executor::execute(&mut connection, "DROP TABLE pg_calls").await.unwrap();
+    connection.close().await.unwrap();
+
+    let (status, body) = server.confirm(&created.order, "key-unrecorded").await;
+
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    assert_eq!(pg.charges(&created.order.order_id).await, 1);
+    assert_eq!(server.history(&created.order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+}
