@@ -47,7 +47,8 @@ impl AppState {
             PgGateway::shared(client, config.pg_limit_policy(), db.clone(), worker_id.clone(), call_deadline)
         } else {
             PgGateway::new(client, config.pg_limit_policy())
-        };
+        }
+        .recording(db.clone(), worker_id.clone());
         let cool_down = crate::payment::recovery::Timings::new(config.recovery_interval).breaker_cool_down;
         let budget_window = config.recovery_interval;
         let config_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);

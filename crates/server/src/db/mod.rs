@@ -11,6 +11,7 @@ mod events;
 mod location;
 mod operator;
 mod orders;
+mod pg_calls;
 mod reconcile;
 mod refunds;
 
@@ -27,6 +28,7 @@ pub use events::{Actor, PaymentEvent, PaymentSummary};
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use operator::{AttemptDetail, OperatorOrderRow};
 pub use orders::NewOrder;
+pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
 pub use reconcile::{OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 
@@ -159,7 +161,7 @@ async fn prepare_connection(
 }
 
 /// The tables the digest covers, each with the key its rows are read in.
-const DIGESTED_TABLES: [(&str, &str); 7] = [
+const DIGESTED_TABLES: [(&str, &str); 8] = [
     ("orders", "order_id"),
     ("payment_attempts", "order_id"),
     ("payment_events", "id"),
@@ -167,6 +169,7 @@ const DIGESTED_TABLES: [(&str, &str); 7] = [
     ("audit_log", "id"),
     ("orphan_refunds", "payment_key"),
     ("reconcile_runs", "id"),
+    ("pg_calls", "id"),
 ];
 
 impl Db {

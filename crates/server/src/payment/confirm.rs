@@ -6,7 +6,7 @@ use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, O
 use super::lease;
 use super::settle::{self, log_attempt_stored};
 use crate::customer::Customer;
-use crate::db::{Actor, NewAttempt, Transition, now_ms};
+use crate::db::{Actor, NewAttempt, PgCaller, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -140,7 +140,7 @@ impl ConfirmJob {
             amount,
             idempotency_key: &self.idempotency_key,
         };
-        let answer = state.pg.confirm(&mut slot, call).await;
+        let answer = state.pg.confirm(&mut slot, call, PgCaller::Customer).await;
         drop(slot);
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));

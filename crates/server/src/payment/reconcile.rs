@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::lease;
-use crate::db::{RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
+use crate::db::{PgCaller, RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::toss::{PaymentStatus, Transaction};
@@ -433,11 +433,12 @@ async fn refund_orphan(state: &AppState, charge: &Charge) -> Result<String, AppE
     state.db.count_orphan_refund_call(&charge.payment_key).await?;
     let call = PgCancel {
         payment_key: &charge.payment_key,
+        order_id: &charge.order_id,
         reason: &refund.reason,
         amount: None,
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = state.pg.cancel(&mut slot, call).await;
+    let answer = state.pg.cancel(&mut slot, call, PgCaller::Reconcile).await;
     drop(slot);
     let described = describe(&answer);
     tracing::info!(

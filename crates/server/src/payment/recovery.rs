@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::full_jitter;
 use super::{lease, settle};
-use crate::db::{Actor, Attempt, Transition, now_ms};
+use crate::db::{Actor, Attempt, PgCaller, Transition, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -321,7 +321,7 @@ async fn resend(
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let answer = state.pg.confirm(&mut slot, call).await;
+    let answer = state.pg.confirm(&mut slot, call, PgCaller::Recovery).await;
     drop(slot);
     // The answer is in: a worker that dies now should not hold the attempt for a whole confirm.
     let until = now_ms() + lease::millis(lease::margin(&state.config));
@@ -382,7 +382,7 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
         if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
             return Ok(Lookup::SettledMeanwhile);
         }
-        let answer = state.pg.client().payment(&attempt.payment_key).await;
+        let answer = state.pg.lookup(&attempt.order_id, &attempt.payment_key, PgCaller::Recovery).await;
         drop(slot);
         note_health(state, &answer);
         let verdict = status_verdict(status_answer(&answer, expected));

@@ -7,7 +7,7 @@ use payonce_api::{Order, OrderStatus};
 
 use super::lease;
 use crate::customer::Customer;
-use crate::db::{Actor, AuditEntry, NewRefund, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
+use crate::db::{Actor, AuditEntry, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -176,7 +176,11 @@ impl Ask {
             return current(&state, &self.order_id).await;
         };
         state.budget.record_first_call();
-        let answer = send(&state, &mut slot, &refund).await?;
+        let caller = match self.requested_by {
+            RequestedBy::Customer => PgCaller::Customer,
+            RequestedBy::Operator => PgCaller::Operator,
+        };
+        let answer = send(&state, &mut slot, &refund, caller).await?;
         drop(slot);
         let settled = settle_by_answer(&state, &refund, &answer, Actor::Cancel).await?;
         metrics::refund_call("first", settled.label());
@@ -215,15 +219,21 @@ pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_>
 }
 
 /// Sends the refund's cancel under `slot`, with its own key. The caller holds its lease.
-pub(super) async fn send(state: &AppState, slot: &mut PgSlot, refund: &Refund) -> Result<PgAnswer, AppError> {
+pub(super) async fn send(
+    state: &AppState,
+    slot: &mut PgSlot,
+    refund: &Refund,
+    caller: PgCaller,
+) -> Result<PgAnswer, AppError> {
     state.db.count_refund_call(&refund.refund_id).await?;
     let call = PgCancel {
         payment_key: &refund.payment_key,
+        order_id: &refund.order_id,
         reason: &refund.reason,
         amount: (!refund.full_cancel).then_some(refund.amount),
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = state.pg.cancel(slot, call).await;
+    let answer = state.pg.cancel(slot, call, caller).await;
     tracing::info!(
         order_id = refund.order_id,
         refund_id = refund.refund_id,

@@ -19,7 +19,7 @@ use super::backoff::{full_jitter, half_jitter};
 use super::lease;
 use super::recovery::{LOOKUP_TRIES, PASSES_BEFORE_ALERT, Recovered, Timings, note_health, refusal};
 use super::refund::{Settled, expected, send, settle_by_answer, settle_refunded};
-use crate::db::{Actor, Refund, now_ms};
+use crate::db::{Actor, PgCaller, Refund, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{PgAnswer, RefundLookupVerdict, describe, refund_lookup, refund_lookup_verdict};
@@ -82,7 +82,7 @@ async fn recover_claimed(state: &AppState, refund: &Refund) -> Result<(Recovered
         if !state.db.renew_refund_lease(&refund.refund_id, &state.worker_id, until).await? {
             return Ok((Recovered::NotOurs, None));
         }
-        let answer = state.pg.client().payment(&refund.payment_key).await;
+        let answer = state.pg.lookup(&refund.order_id, &refund.payment_key, PgCaller::Recovery).await;
         drop(slot);
         note_health(state, &answer);
         let verdict = refund_lookup_verdict(refund_lookup(&answer, expected(refund, order_amount)));
@@ -113,7 +113,7 @@ async fn resend(state: &AppState, refund: &Refund) -> Result<(Recovered, Option<
     }
     // The key may have changed since the claim (a refusal by the card company).
     let refund = state.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-    let answer = send(state, &mut slot, &refund).await?;
+    let answer = send(state, &mut slot, &refund, PgCaller::Recovery).await?;
     drop(slot);
     let until = now_ms() + lease::millis(lease::margin(&state.config));
     state.db.renew_refund_lease(&refund.refund_id, &state.worker_id, until).await?;

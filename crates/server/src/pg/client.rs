@@ -70,6 +70,9 @@ pub struct PgConfirm<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct PgCancel<'a> {
     pub payment_key: &'a str,
+    /// The order it refunds (the PG's orderId for a charge no order made): not
+    /// sent, it names the call in the log.
+    pub order_id: &'a str,
     pub reason: &'a str,
     /// `None` refunds everything that is left.
     pub amount: Option<u64>,

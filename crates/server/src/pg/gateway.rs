@@ -3,14 +3,19 @@
 //! and our sockets. Confirms tell the limit what they showed: taken, or refused
 //! for load (see `learning`). One server keeps the limit in memory; servers
 //! sharing a database keep it there, as one budget for the cluster.
+//!
+//! Every call about an order goes through here, and is recorded here once it has
+//! returned (`pg_calls`, for operators): never during the call, and a record
+//! that fails is logged and changes nothing for the payment.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::classify::describe;
 use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
 use super::cluster_limit::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
-use crate::db::Db;
+use crate::db::{Db, NewPgCall, PgCallKind, PgCaller, now_ms};
 
 /// The PG client and the limit on calls to it.
 #[derive(Debug, Clone)]
@@ -18,6 +23,22 @@ pub struct PgGateway {
     client: PgClient,
     limit: Limit,
     policy: Policy,
+    log: Option<CallLog>,
+}
+
+/// Where calls are recorded, and the name of this server in the records.
+#[derive(Debug, Clone)]
+struct CallLog {
+    db: Db,
+    server: Arc<str>,
+}
+
+/// What a call was about, for its record.
+struct Call<'a> {
+    order_id: &'a str,
+    kind: PgCallKind,
+    caller: PgCaller,
+    idempotency_key: Option<&'a str>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,17 +80,61 @@ impl PgSlot {
 impl PgGateway {
     /// A gateway whose limit is this server's own.
     pub fn new(client: PgClient, policy: Policy) -> Self {
-        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy)), policy }
+        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy)), policy, log: None }
     }
 
     /// A gateway whose limit is shared with every server on `db`; `holder`
     /// names this server, `call_deadline` is the longest a call can be out.
     pub fn shared(client: PgClient, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
-        Self { client, limit: Limit::Cluster(ClusterLimit::new(db, holder, policy, call_deadline)), policy }
+        Self { client, limit: Limit::Cluster(ClusterLimit::new(db, holder, policy, call_deadline)), policy, log: None }
+    }
+
+    /// Records every call about an order in `db`'s `pg_calls`, as made by `server`.
+    #[must_use]
+    pub fn recording(mut self, db: Db, server: Arc<str>) -> Self {
+        self.log = Some(CallLog { db, server });
+        self
     }
 
     pub fn client(&self) -> &PgClient {
         &self.client
+    }
+
+    /// Looks the payment up (`GET /v1/payments/{paymentKey}`) for `order_id`'s
+    /// `caller`. The caller holds a slot for it.
+    pub async fn lookup(&self, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
+        let started = (now_ms(), Instant::now());
+        let answer = self.client.payment(payment_key).await;
+        let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
+        self.record(call, started, &answer).await;
+        answer
+    }
+
+    /// Writes the call's record, after it returned. A record that cannot be
+    /// written is logged: the payment goes on without it.
+    async fn record(&self, call: Call<'_>, (started_at_ms, started): (i64, Instant), answer: &PgAnswer) {
+        let Some(log) = &self.log else { return };
+        let answer = describe(answer);
+        let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let row = NewPgCall {
+            order_id: call.order_id,
+            kind: call.kind,
+            caller: call.caller,
+            idempotency_key: call.idempotency_key,
+            server: &log.server,
+            started_at_ms,
+            took_ms,
+            answer: &answer,
+        };
+        if let Err(error) = log.db.record_pg_call(&row).await {
+            tracing::warn!(
+                order_id = call.order_id,
+                kind = call.kind.as_str(),
+                answer,
+                %error,
+                "could not record a PG call"
+            );
+        }
     }
 
     /// The calls allowed at once now (across the cluster, for a shared limit).
@@ -99,15 +164,24 @@ impl PgGateway {
 
     /// Sends a cancel under `slot`. The PG processes it as it does a confirm, so
     /// it tells the limit the same things.
-    pub async fn cancel(&self, slot: &mut PgSlot, call: PgCancel<'_>) -> PgAnswer {
+    pub async fn cancel(&self, slot: &mut PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
+        let started = (now_ms(), Instant::now());
         let answer = self.client.cancel(call).await;
         tell_limit(slot, &answer);
+        let record = Call {
+            order_id: call.order_id,
+            kind: PgCallKind::Cancel,
+            caller,
+            idempotency_key: Some(call.idempotency_key),
+        };
+        self.record(record, started, &answer).await;
         answer
     }
 
     /// Sends a confirm under `slot` and tells the limit what it showed: taken
     /// (not refused within a moment, or answered), or refused for load.
-    pub async fn confirm(&self, slot: &mut PgSlot, call: PgConfirm<'_>) -> PgAnswer {
+    pub async fn confirm(&self, slot: &mut PgSlot, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
+        let started = (now_ms(), Instant::now());
         let sending = self.client.confirm(call);
         let answer = match self.policy {
             Policy::Fixed(_) => sending.await,
@@ -123,6 +197,13 @@ impl PgGateway {
             }
         };
         tell_limit(slot, &answer);
+        let record = Call {
+            order_id: call.order_id,
+            kind: PgCallKind::Confirm,
+            caller,
+            idempotency_key: Some(call.idempotency_key),
+        };
+        self.record(record, started, &answer).await;
         answer
     }
 }

@@ -156,7 +156,8 @@ async fn admin_orders_list(State(state): State<AppState>, RawQuery(query): RawQu
     Ok(Json(json!({ "orders": orders })))
 }
 
-/// `GET /admin/orders/{id}`: the order, its attempt, every status change, its refunds and audit lines.
+/// `GET /admin/orders/{id}`: the order, its attempt, every status change, its refunds, audit lines
+/// and the calls to the PG about it (the newest `KEPT_PER_ORDER`, oldest first).
 async fn admin_order_detail(
     State(state): State<AppState>,
     OrderIdPath(order_id): OrderIdPath,
@@ -204,7 +205,31 @@ async fn admin_order_detail(
         .into_iter()
         .map(|line| json!({"at": rfc3339(line.at_ms), "operator": line.operator, "action": line.action, "detail": line.detail}))
         .collect();
-    Ok(Json(json!({ "order": order, "attempt": attempt, "history": history, "refunds": refunds, "audit": audit })))
+    let pg_calls: Vec<Value> = state
+        .db
+        .pg_calls(&order_id)
+        .await?
+        .into_iter()
+        .map(|call| {
+            json!({
+                "at": rfc3339(call.started_at_ms),
+                "kind": call.kind,
+                "caller": call.caller,
+                "idempotency_key": call.idempotency_key,
+                "server": call.server,
+                "took_ms": call.took_ms,
+                "answer": call.answer,
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "order": order,
+        "attempt": attempt,
+        "history": history,
+        "refunds": refunds,
+        "audit": audit,
+        "pg_calls": pg_calls,
+    })))
 }
 
 fn refund_json(refund: &Refund) -> Value {

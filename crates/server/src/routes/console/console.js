@@ -93,6 +93,10 @@ async function showOrder(orderId) {
   $("recover").disabled = !["PENDING", "UNKNOWN"].includes(data.order.status);
   let tbody = clear($("history"));
   for (const event of data.history) row(tbody, [event.at, event.actor, event.from, event.to, event.code, event.detail]);
+  tbody = clear($("pg-calls"));
+  for (const call of data.pg_calls) {
+    row(tbody, [call.at, call.kind, call.caller, call.idempotency_key || "-", call.server, `${call.took_ms} ms`, call.answer]);
+  }
   $("attempt").textContent = data.attempt ? JSON.stringify(data.attempt, null, 2) : "no attempt: never sent to the PG";
   tbody = clear($("refunds"));
   for (const refund of data.refunds) {
