@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use sqlx::AnyConnection;
 use sqlx::postgres::PgListener;
+use tokio::task::AbortHandle;
 
 use super::OrderChanges;
 
@@ -35,9 +36,10 @@ pub(super) async fn announce(transaction: &mut AnyConnection, order_id: &str) ->
 }
 
 /// Wakes this server's waiters for every change any server announces on the
-/// database at `url`, for as long as the runtime runs.
-pub(super) fn listen(url: String, changes: Arc<OrderChanges>) {
-    tokio::spawn(async move {
+/// database at `url`, until the returned guard is dropped (with the last
+/// clone of the `Db` that holds it): the listener's connection closes then.
+pub(super) fn listen(url: String, changes: Arc<OrderChanges>) -> Listening {
+    let task = tokio::spawn(async move {
         loop {
             if let Err(error) = relay(&url, &changes).await {
                 tracing::warn!(%error, "not hearing other servers' order changes; checks wait their whole wait until this reconnects");
@@ -45,6 +47,17 @@ pub(super) fn listen(url: String, changes: Arc<OrderChanges>) {
             tokio::time::sleep(RECONNECT_PAUSE).await;
         }
     });
+    Listening(task.abort_handle())
+}
+
+/// Stops the listener when dropped.
+#[derive(Debug)]
+pub(super) struct Listening(AbortHandle);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn relay(url: &str, changes: &OrderChanges) -> Result<(), sqlx::Error> {

@@ -54,6 +54,8 @@ pub struct Db {
     /// Told of every status change this server commits, for the checks
     /// waiting on an order (see `changes`).
     changes: Arc<OrderChanges>,
+    /// On PostgreSQL, the other servers' changes for `changes`; ends with the last clone.
+    _change_feed: Option<Arc<change_feed::Listening>>,
 }
 
 /// What a pool's connections are for.
@@ -97,10 +99,9 @@ impl Db {
             Engine::Postgres => sqlx::migrate!("./migrations/postgres").run(&writer).await?,
         }
         let changes = Arc::<OrderChanges>::default();
-        if engine == Engine::Postgres {
-            change_feed::listen(location.url().to_owned(), changes.clone());
-        }
-        Ok(Self { engine, pool, writer, budget, changes })
+        let change_feed = (engine == Engine::Postgres)
+            .then(|| Arc::new(change_feed::listen(location.url().to_owned(), changes.clone())));
+        Ok(Self { engine, pool, writer, budget, changes, _change_feed: change_feed })
     }
 
     /// Records a status change in the history, in the transaction that makes
