@@ -115,11 +115,25 @@ test('clicks and Enter on the confirm page while it is processing send nothing m
   stack,
   confirmPosts,
 }) => {
-  await stack.configurePg({ latency_ms: 4_000 });
+  await stack.configurePg({ latency_ms: 1_000 });
+  // The page learns nothing of the payment until every input has landed: the
+  // confirm's answer, and the checks after it, wait for them.
+  let inputsLanded!: () => void;
+  const landed = new Promise<void>((resolve) => (inputsLanded = resolve));
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const response = await route.fetch();
+    await landed;
+    // The page may have stopped waiting for it (and checks instead).
+    await route.fulfill({ response }).catch(() => {});
+  });
   const cart = new CartPage(page);
   await cart.open();
   const confirm = await (await cart.payAndOpenWindow()).choose('approve');
   await confirm.expectState('submitting');
+  await page.route(/\/api\/orders\/[^/]+(\?.*)?$/, async (route) => {
+    await landed;
+    await route.continue();
+  });
   const input = await inputCounter(page);
   await input.watch(confirm.root);
 
@@ -128,6 +142,7 @@ test('clicks and Enter on the confirm page while it is processing send nothing m
   for (let repeat = 0; repeat < 5; repeat++) await page.keyboard.press('Enter');
 
   await expect.poll(() => input.clicks, { message: 'clicks that reached the page' }).toBe(5);
+  inputsLanded();
   // Every click and key press reached the page while the payment was in flight.
   const landedAfter = input.statesAtInput.filter((state) => !['submitting', 'checking'].includes(state));
   expect(landedAfter, 'states of inputs that landed when the payment was no longer in flight').toEqual([]);
