@@ -35,15 +35,6 @@ trap stop_all EXIT
 # Ctrl-C (or a TERM) is how these stop: a clean end, not a failure.
 trap 'stop_all; exit 0' INT TERM
 
-wait_for() { # url, what, log
-  for _ in $(seq 1 600); do
-    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-    sleep 0.5
-  done
-  tail -n 30 "$3" >&2
-  die "$2 did not start (log above)"
-}
-
 say "PostgreSQL on :$DB_PORT (a fresh throwaway server in target/pg-cluster)"
 pg_start cluster "$DB_PORT" durable
 db_url="$(pg_fresh_database payonce)"

@@ -29,15 +29,6 @@ trap stop_all EXIT
 # Ctrl-C (or a TERM) is how these stop: a clean end, not a failure.
 trap 'stop_all; exit 0' INT TERM
 
-wait_for() { # url, what, log
-  for _ in $(seq 1 600); do
-    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-    sleep 0.5
-  done
-  tail -n 30 "$3" >&2
-  die "$2 did not start (log above)"
-}
-
 say "fake PG on :$PG_PORT with $PG_LATENCY latency (log: target/demo/fake-pg.log)"
 target/debug/fake-pg --listen "127.0.0.1:$PG_PORT" --latency "$PG_LATENCY" >"$demo_dir/fake-pg.log" 2>&1 &
 pids+=("$!")

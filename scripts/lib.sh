@@ -28,3 +28,14 @@ url_in() {
   until url=$(grep -o 'http://[0-9.:]*' "$1" 2>/dev/null | sed -n "${2:-1}p") && [ -n "$url" ]; do sleep 0.1; done
   echo "$url"
 }
+
+# Waits up to five minutes for URL to answer; otherwise shows the end of LOG and
+# stops, naming WHAT did not start. Usage: wait_for URL WHAT LOG
+wait_for() {
+  for _ in $(seq 1 600); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.5
+  done
+  tail -n 30 "$3" >&2
+  die "$2 did not start (log above)"
+}

@@ -1,4 +1,5 @@
-//! Prometheus metrics: names from DESIGN.md, recorded where transitions happen.
+//! Prometheus metrics, recorded where transitions happen; the README's
+//! "Observable" paragraph lists their names.
 
 use std::sync::OnceLock;
 use std::time::Instant;
