@@ -32,21 +32,28 @@ async function call(method, path, body, extraHeaders) {
 
 function row(tbody, cells, onClick) {
   const tr = document.createElement("tr");
-  for (const cell of cells) {
-    const td = document.createElement("td");
-    if (cell && typeof cell === "object") {
-      td.textContent = cell.text;
-      td.className = cell.className || "";
-    } else {
-      td.textContent = cell === null || cell === undefined ? "" : String(cell);
-    }
-    tr.appendChild(td);
-  }
+  fill(tr, cells);
   if (onClick) {
     tr.className = "pick";
     tr.addEventListener("click", onClick);
   }
   tbody.appendChild(tr);
+  return tr;
+}
+
+// Sets a row's cells to `cells`: a plain value, or `{ text, className }`.
+function fill(tr, cells) {
+  while (tr.children.length < cells.length) tr.appendChild(document.createElement("td"));
+  cells.forEach((cell, index) => {
+    const td = tr.children[index];
+    if (cell && typeof cell === "object") {
+      td.textContent = cell.text;
+      td.className = cell.className || "";
+    } else {
+      td.textContent = cell === null || cell === undefined ? "" : String(cell);
+      td.className = "";
+    }
+  });
 }
 
 function clear(table) {
@@ -61,14 +68,19 @@ function waited(seconds) {
   return Math.round(seconds / 3600) + " h";
 }
 
+// Each order keeps its row across refreshes (only its cells change), so a click
+// that lands while a refresh is answered still reaches the order it was aimed at:
+// a replaced row would take the press and leave the release to its successor,
+// and the browser would count no click at all.
 async function listOrders() {
   const query = new URLSearchParams();
   if ($("status").value) query.set("status", $("status").value);
   if ($("older").value.trim()) query.set("older_than", $("older").value.trim());
   const { data } = await call("GET", "/admin/orders?" + query);
-  const tbody = clear($("orders"));
-  for (const order of data.orders) {
-    row(tbody, [
+  const tbody = $("orders").querySelector("tbody");
+  const kept = new Map([...tbody.children].map((tr) => [tr.dataset.orderId, tr]));
+  data.orders.forEach((order, index) => {
+    const cells = [
       order.order_id,
       { text: order.status, className: order.status },
       order.amount,
@@ -76,8 +88,18 @@ async function listOrders() {
       waited(order.waiting_s),
       order.recovery_passes,
       order.last_pg_answer || order.unknown_reason,
-    ], () => showOrder(order.order_id).catch((error) => say(error.message, true)));
-  }
+    ];
+    let tr = kept.get(order.order_id);
+    kept.delete(order.order_id);
+    if (tr) {
+      fill(tr, cells);
+    } else {
+      tr = row(tbody, cells, () => showOrder(order.order_id).catch((error) => say(error.message, true)));
+      tr.dataset.orderId = order.order_id;
+    }
+    if (tbody.children[index] !== tr) tbody.insertBefore(tr, tbody.children[index] || null);
+  });
+  for (const gone of kept.values()) gone.remove();
   $("orders").hidden = false;
   say(data.orders.length + " orders.");
 }
