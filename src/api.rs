@@ -11,15 +11,14 @@ use payonce_api::{
     ConfirmRequest, CreateOrderRequest, IDEMPOTENCY_KEY_HEADER, Order, OrderSummary, PageConfig, PaymentSdk,
     PlacedOrder, Product,
 };
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use crate::flow::ConfirmReply;
 use crate::i18n::{Lang, fill};
-use crate::json;
+use crate::js_fields::{self, Fields, FromJs};
+use crate::json::Serde;
 use crate::tr;
 
 /// Why a call did not give what was asked for.
@@ -55,33 +54,35 @@ async fn send(request: RequestBuilder) -> Result<Response, ApiError> {
 }
 
 /// The body as `T`, parsed by the browser; an error's code.
-async fn json<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
+async fn json<T: FromJs>(response: Response) -> Result<T, ApiError> {
     if !response.ok() {
         /// Only the code of an error body: what the page acts on.
-        #[derive(Deserialize)]
-        struct Code {
-            code: String,
+        struct Code(String);
+        impl FromJs for Code {
+            fn from_js(value: JsValue) -> Result<Self, String> {
+                Fields::of(value, "the error")?.text("code").map(Code)
+            }
         }
         let status = response.status();
-        let code = body::<Code>(response).await.ok().map(|body| body.code);
+        let code = body::<Code>(response).await.ok().map(|Code(code)| code);
         return Err(ApiError::Server { status, code });
     }
     body(response).await.map_err(ApiError::Decode)
 }
 
-async fn body<T: DeserializeOwned>(response: Response) -> Result<T, String> {
+async fn body<T: FromJs>(response: Response) -> Result<T, String> {
     let response = web_sys::Response::from(response);
     let parsing = response.json().map_err(|_| "the body was read already".to_owned())?;
     let value = JsFuture::from(parsing).await.map_err(|_| "the body is not JSON".to_owned())?;
-    json::from_js(value)
+    T::from_js(value)
 }
 
-async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiError> {
+async fn get<T: FromJs>(path: &str) -> Result<T, ApiError> {
     json(send(Request::get(path)).await?).await
 }
 
 /// A request that gives up after `within`, reported as a network error.
-async fn send_within<T: DeserializeOwned>(request: RequestBuilder, within: Duration) -> Result<T, ApiError> {
+async fn send_within<T: FromJs>(request: RequestBuilder, within: Duration) -> Result<T, ApiError> {
     let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
     let signal = controller.signal();
     let _deadline = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
@@ -91,34 +92,39 @@ async fn send_within<T: DeserializeOwned>(request: RequestBuilder, within: Durat
 /// The page timings. Gives up after `within`, so a hung server cannot hold the
 /// confirm page before its POST; the caller then uses the compiled-in defaults.
 pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
-    send_within(Request::get("/api/config"), within).await
+    send_within(Request::get("/api/config"), within).await.map(Serde::into_inner)
 }
 
 /// The PG's SDK, from the same `/api/config` (the page needs only this part of it here).
 pub async fn payment_sdk() -> Result<PaymentSdk, ApiError> {
-    #[derive(Deserialize)]
-    struct SdkPart {
-        payment_sdk: PaymentSdk,
+    struct SdkPart(PaymentSdk);
+    impl FromJs for SdkPart {
+        fn from_js(value: JsValue) -> Result<Self, String> {
+            let config = Fields::of(value, "the config")?;
+            PaymentSdk::from_js(config.get("payment_sdk")).map(SdkPart)
+        }
     }
-    get::<SdkPart>("/api/config").await.map(|config| config.payment_sdk)
+    get("/api/config").await.map(|SdkPart(sdk)| sdk)
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.
 pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await
+    send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await.map(Serde::into_inner)
 }
 
 /// One check that the server may hold up to `wait_ms` until the order changes;
 /// it gives up `within` after the wait.
 pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration) -> Result<Order, ApiError> {
     let path = format!("/api/orders/{}?wait={wait_ms}ms", segment(order_id));
-    send_within(Request::get(&path), within + Duration::from_millis(wait_ms)).await
+    send_within(Request::get(&path), within + Duration::from_millis(wait_ms)).await.map(Serde::into_inner)
 }
 
 /// Asks the server to close an order that never got a confirm, as FAILED. The
 /// answer is the order as stored: closed, or in whatever state its payment is.
 pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Request::post(&format!("/api/orders/{}/abandon", segment(order_id))), within).await
+    send_within(Request::post(&format!("/api/orders/{}/abandon", segment(order_id))), within)
+        .await
+        .map(Serde::into_inner)
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {
@@ -131,15 +137,15 @@ pub async fn recent_payment() -> Result<Option<OrderSummary>, ApiError> {
 }
 
 pub async fn orders() -> Result<Vec<Order>, ApiError> {
-    get("/api/orders").await
+    get("/api/orders").await.map(Serde::into_inner)
 }
 
 pub async fn order(order_id: &str) -> Result<Order, ApiError> {
-    get(&format!("/api/orders/{}", segment(order_id))).await
+    get(&format!("/api/orders/{}", segment(order_id))).await.map(Serde::into_inner)
 }
 
 pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, ApiError> {
-    let body = json::stringify(request).ok_or_else(|| ApiError::Decode("the cart cannot be written".into()))?;
+    let body = js_fields::stringify(request).ok_or_else(|| ApiError::Decode("the cart cannot be written".into()))?;
     let request = Request::post("/api/orders")
         .header("Content-Type", "application/json")
         .body(body)
@@ -154,7 +160,7 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, A
 pub async fn cancel_order(order_id: &str, request_key: &str) -> Result<Order, ApiError> {
     let request =
         Request::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
-    json(send(request).await?).await
+    json(send(request).await?).await.map(Serde::into_inner)
 }
 
 /// Sends the confirm POST now and returns the future of its reply, reported raw

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use payonce_api::{Product, RequestedItem};
-use serde::{Deserialize, Serialize};
 
 /// Most units of one product, as the server allows.
 pub const MAX_QUANTITY: u32 = 99;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Saved in `localStorage` through `js_fields` as `{"quantities": {"SKU": 2}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cart {
     quantities: BTreeMap<String, u32>,
 }
@@ -36,6 +36,11 @@ impl Cart {
         }
     }
 
+    /// Each SKU in the cart with its quantity, by SKU.
+    pub fn lines(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.quantities.iter().map(|(sku, quantity)| (sku.as_str(), *quantity))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.quantities.is_empty()
     }
@@ -50,7 +55,7 @@ impl Cart {
     }
 
     pub fn to_request(&self) -> Vec<RequestedItem> {
-        self.quantities.iter().map(|(sku, quantity)| RequestedItem { sku: sku.clone(), quantity: *quantity }).collect()
+        self.lines().map(|(sku, quantity)| RequestedItem { sku: sku.to_owned(), quantity }).collect()
     }
 }
 

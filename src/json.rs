@@ -6,6 +6,24 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 
+use crate::js_fields::FromJs;
+
+/// A serde type where a [`FromJs`] is asked for: the API client reads the
+/// cart's answers field by field (`js_fields`) and every other answer through serde.
+pub struct Serde<T>(pub T);
+
+impl<T> Serde<T> {
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T: DeserializeOwned> FromJs for Serde<T> {
+    fn from_js(value: JsValue) -> Result<Self, String> {
+        from_js(value).map(Serde)
+    }
+}
+
 /// `value` as a plain JavaScript value: maps as objects, numbers as numbers.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Option<JsValue> {
     value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).ok()

@@ -22,6 +22,7 @@ pub mod components;
 pub mod flow;
 pub mod format;
 pub mod i18n;
+pub mod js_fields;
 pub mod json;
 pub mod loader;
 pub mod nav_guard;

@@ -6,11 +6,10 @@
 //! refuses rejects with one of its error codes, which the page words itself.
 
 use payonce_api::{PaymentSdk, PlacedOrder};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::json;
+use crate::js_fields::{number, object};
 
 /// Toss's value for a customer without an account (`TossPayments.ANONYMOUS`).
 const ANONYMOUS: &str = "@@ANONYMOUS";
@@ -32,47 +31,21 @@ extern "C" {
     fn request_payment(this: &PaymentWindow, request: &JsValue) -> Result<js_sys::Promise, JsValue>;
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CardPayment<'a> {
-    method: &'static str,
-    amount: Amount,
-    order_id: &'a str,
-    order_name: &'a str,
-    success_url: &'a str,
-    fail_url: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Customer {
-    customer_key: &'static str,
-}
-
-#[derive(Serialize)]
-struct Amount {
-    currency: &'static str,
-    value: u64,
-}
-
 /// Asks the PG for a card payment of `order`. Returns only if the window did
 /// not open: the SDK's error code (or [`SDK_UNAVAILABLE`]).
 pub async fn pay(sdk: &PaymentSdk, order: &PlacedOrder) -> String {
     if let Err(code) = load(&sdk.url).await {
         return code;
     }
-    let request = CardPayment {
-        method: "CARD",
-        amount: Amount { currency: "KRW", value: order.amount },
-        order_id: &order.order_id,
-        order_name: &order.order_name,
-        success_url: &order.success_url,
-        fail_url: &order.fail_url,
-    };
-    let (Some(request), Some(options)) = (json::to_js(&request), json::to_js(&Customer { customer_key: ANONYMOUS }))
-    else {
-        return SDK_UNAVAILABLE.to_owned();
-    };
+    let request = object(&[
+        ("method", "CARD".into()),
+        ("amount", object(&[("currency", "KRW".into()), ("value", number(order.amount))])),
+        ("orderId", order.order_id.as_str().into()),
+        ("orderName", order.order_name.as_str().into()),
+        ("successUrl", order.success_url.as_str().into()),
+        ("failUrl", order.fail_url.as_str().into()),
+    ]);
+    let options = object(&[("customerKey", ANONYMOUS.into())]);
     let requested = toss_payments(&sdk.client_key)
         .and_then(|toss| toss.payment(&options))
         .and_then(|window| window.request_payment(&request));

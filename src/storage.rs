@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cart::Cart;
 use crate::flow::{Millis, Outcome, StoredAttempt};
-use crate::json;
+use crate::{js_fields, json};
 
 const ATTEMPT_PREFIX: &str = "payonce.attempt.";
 const CLAIM_PREFIX: &str = "payonce.claim.";
@@ -20,15 +20,22 @@ fn local_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
 }
 
+fn read_text(key: &str) -> Option<String> {
+    local_storage()?.get_item(key).ok().flatten()
+}
+
+fn write_text(key: &str, text: Option<String>) -> Result<(), String> {
+    let storage = local_storage().ok_or("localStorage is not available")?;
+    let text = text.ok_or("the value cannot be written as JSON")?;
+    storage.set_item(key, &text).map_err(|_| "localStorage refused the write (full or disabled)".to_owned())
+}
+
 fn read<T: DeserializeOwned>(key: &str) -> Option<T> {
-    let text = local_storage()?.get_item(key).ok().flatten()?;
-    json::parse(&text)
+    json::parse(&read_text(key)?)
 }
 
 fn write<T: Serialize>(key: &str, value: &T) -> Result<(), String> {
-    let storage = local_storage().ok_or("localStorage is not available")?;
-    let text = json::stringify(value).ok_or("the value cannot be written as JSON")?;
-    storage.set_item(key, &text).map_err(|_| "localStorage refused the write (full or disabled)".to_owned())
+    write_text(key, json::stringify(value))
 }
 
 pub fn load_attempt(order_id: &str) -> Option<StoredAttempt> {
@@ -98,13 +105,14 @@ pub fn remove_claim(name: &str, token: &str) {
     }
 }
 
+// The cart goes through `js_fields`, not serde: it is in the landing bundle.
 pub fn load_cart() -> Option<Cart> {
-    read(CART_KEY)
+    js_fields::parse(&read_text(CART_KEY)?)
 }
 
 pub fn save_cart(cart: &Cart) {
     // A cart that cannot be saved is only an inconvenience after a reload.
-    let _ = write(CART_KEY, cart);
+    let _ = write_text(CART_KEY, js_fields::stringify(cart));
 }
 
 pub fn clear_cart() {

@@ -75,6 +75,32 @@ test('quantities change the total, formatted in won', async ({ page }) => {
   await expect(cart.total).toHaveText('₩29,900');
 });
 
+test('a cart saved by an earlier visit comes back, without a line that is not a quantity', async ({ page }) => {
+  const cart = new CartPage(page);
+  await cart.open();
+  await page.evaluate(() =>
+    localStorage.setItem('payonce.cart', JSON.stringify({ quantities: { 'BEANS-200G': 2, 'TEA-TOWEL': 'two', 'GONE-SKU': 1 } })),
+  );
+  await page.reload();
+  // Two bags of beans (₩30,000); the unreadable towel line and the product no longer sold are dropped.
+  await expect(cart.total).toHaveText('₩30,000');
+  await expect(page.locator('[data-sku="TEA-TOWEL"] output')).toHaveText('0');
+});
+
+test('a catalog the page cannot read says so, and Try again loads it', async ({ page }) => {
+  const cart = new CartPage(page);
+  await page.route('**/api/catalog', (route) =>
+    route.fulfill({ json: [{ sku: 'MUG', name: 'Mug', description: '', name_ko: '머그', description_ko: '', price: '12900' }] }),
+  );
+  await page.goto('/');
+  await expect(page.getByRole('alert')).toHaveText(/could not read/);
+  await expect(cart.pay).toHaveCount(0);
+
+  await page.unroute('**/api/catalog');
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await expect(cart.pay).toBeEnabled();
+});
+
 test('a confirm link without its parameters explains itself and sends nothing', async ({ page, confirmPosts }) => {
   await page.goto('/pay/success?orderId=ord_x');
   await expect(page.locator('[data-payment-state]')).toHaveAttribute('data-payment-state', 'invalid');
