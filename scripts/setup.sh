@@ -2,7 +2,8 @@
 # Installs what building and testing payonce needs, skipping what is already
 # there: the wasm target, trunk, the wasm-bindgen CLI matching Cargo.lock,
 # wasm-opt (binaryen from npm), the e2e suite's npm packages, and Debian's
-# Chromium, PostgreSQL (the cluster's database) and haproxy (its load balancer).
+# Chromium, PostgreSQL (the cluster's database), haproxy (its load balancer) and
+# zopfli (the page's precompressed gzip).
 # Only package registries are used (crates.io, npm, Debian).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -16,12 +17,13 @@ background=()
 
 # Chromium for the journeys; a Korean font so that screenshots (and people
 # watching a journey) see the Korean page as it is, not as empty boxes;
-# PostgreSQL and haproxy for the cluster.
+# PostgreSQL and haproxy for the cluster; zopfli for the page's precompressed gzip.
 debian_packages=()
 [ -x /usr/bin/chromium ] || debian_packages+=(chromium)
 [ -n "$(fc-list :lang=ko 2>/dev/null)" ] || debian_packages+=(fonts-nanum)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || debian_packages+=(postgresql)
 [ -x /usr/sbin/haproxy ] || debian_packages+=(haproxy)
+[ -x /usr/bin/zopfli ] || debian_packages+=(zopfli)
 if [ "${#debian_packages[@]}" -gt 0 ]; then
   say "installing ${debian_packages[*]} (Debian packages) in the background"
   (as_root apt-get update -qq \
@@ -66,6 +68,7 @@ done
 [ -x /usr/bin/chromium ] || die "Chromium is missing: apt-get install chromium"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || die "PostgreSQL is missing: apt-get install postgresql"
 [ -x /usr/sbin/haproxy ] || die "haproxy is missing: apt-get install haproxy"
+[ -x /usr/bin/zopfli ] || die "zopfli is missing: apt-get install zopfli"
 # The package starts a system-wide PostgreSQL and haproxy; payonce runs its own.
 as_root service postgresql stop >/dev/null 2>&1 || true
 as_root service haproxy stop >/dev/null 2>&1 || true

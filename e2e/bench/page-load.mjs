@@ -2,7 +2,7 @@
 // the time from navigation to an interactive Pay button, in headless Chromium.
 // Usage: node bench/page-load.mjs <shop url> [runs]
 import { chromium } from '@playwright/test';
-import { gzipSync, brotliCompressSync } from 'node:zlib';
+import { get } from 'node:http';
 
 const [shopUrl, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg ?? 15);
@@ -14,7 +14,17 @@ const browser = await chromium.launch({
 
 // What the first visit downloads is whatever the browser fetched to show the
 // cart: the sizes come from those responses, not from a listing of dist/. The
-// whole app that the cart prefetches once loaded is counted apart.
+// whole app that the cart prefetches once loaded is counted apart. Each file is
+// then asked for again with only gzip, and with only brotli, accepted: the
+// compressed sizes are the bytes the order server sends, as a browser gets them.
+const servedBytes = (url, encoding) =>
+  new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': encoding } }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk) => (bytes += chunk.length));
+      response.on('end', () => resolve(bytes));
+    }).on('error', reject);
+  });
 const prefetchedBy = (page) =>
   page.evaluate(() => [...document.querySelectorAll('link[rel="prefetch"]')].map((link) => link.href));
 const kindOf = (url, resourceType) =>
@@ -36,8 +46,8 @@ const sizes = {};
     const entry = (sizes[kind] ??= { files: 0, raw: 0, gzip: 0, brotli: 0 });
     entry.files += 1;
     entry.raw += bytes.length;
-    entry.gzip += gzipSync(bytes, { level: 9 }).length;
-    entry.brotli += brotliCompressSync(bytes).length;
+    entry.gzip += await servedBytes(url, 'gzip');
+    entry.brotli += await servedBytes(url, 'br');
   }
   await page.close();
 }
