@@ -132,7 +132,7 @@ impl ConfirmJob {
     }
 
     /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
-    async fn call_pg(&self, state: &AppState, mut slot: PgSlot, amount: u64) -> Result<Order, AppError> {
+    async fn call_pg(&self, state: &AppState, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
         state.budget.record_first_call();
         let call = PgConfirm {
             payment_key: &self.payment_key,
@@ -140,8 +140,7 @@ impl ConfirmJob {
             amount,
             idempotency_key: &self.idempotency_key,
         };
-        let answer = state.pg.confirm(&mut slot, call, PgCaller::Customer).await;
-        drop(slot);
+        let answer = state.pg.confirm(slot, call, PgCaller::Customer).await;
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));
         let (outcome, transition) = first_call_transition(verdict, &answer);

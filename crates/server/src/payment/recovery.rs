@@ -309,7 +309,7 @@ async fn resend(
     if let Some(refused) = refusal(state) {
         return Ok((refused, None));
     }
-    let mut slot = state.pg.slot().await?;
+    let slot = state.pg.slot().await?;
     // Held for as long as the confirm may take; renewing re-reads the attempt too.
     let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
     if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
@@ -321,8 +321,7 @@ async fn resend(
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let answer = state.pg.confirm(&mut slot, call, PgCaller::Recovery).await;
-    drop(slot);
+    let answer = state.pg.confirm(slot, call, PgCaller::Recovery).await;
     // The answer is in: a worker that dies now should not hold the attempt for a whole confirm.
     let until = now_ms() + lease::millis(lease::margin(&state.config));
     state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await?;
@@ -382,8 +381,7 @@ async fn look_up(state: &AppState, attempt: &Attempt, expected: Expected<'_>) ->
         if !state.db.renew_lease(&attempt.order_id, &state.worker_id, until).await? {
             return Ok(Lookup::SettledMeanwhile);
         }
-        let answer = state.pg.lookup(&attempt.order_id, &attempt.payment_key, PgCaller::Recovery).await;
-        drop(slot);
+        let answer = state.pg.lookup(slot, &attempt.order_id, &attempt.payment_key, PgCaller::Recovery).await;
         note_health(state, &answer);
         let verdict = status_verdict(status_answer(&answer, expected));
         metrics::recovery_call("lookup", status_label(verdict));

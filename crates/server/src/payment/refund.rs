@@ -168,7 +168,7 @@ impl Ask {
             "refund requested"
         );
         let refund = state.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let Some(mut slot) = state.pg.try_slot().await? else {
+        let Some(slot) = state.pg.try_slot().await? else {
             // Every PG slot is taken: recovery, which waits for one, sends it.
             metrics::refund_call("first", "busy");
             state.db.release_refund(&refund.refund_id, &state.worker_id, now_ms(), false, None).await?;
@@ -180,8 +180,7 @@ impl Ask {
             RequestedBy::Customer => PgCaller::Customer,
             RequestedBy::Operator => PgCaller::Operator,
         };
-        let answer = send(&state, &mut slot, &refund, caller).await?;
-        drop(slot);
+        let answer = send(&state, slot, &refund, caller).await?;
         let settled = settle_by_answer(&state, &refund, &answer, Actor::Cancel).await?;
         metrics::refund_call("first", settled.label());
         if !settled.is_settled() {
@@ -218,10 +217,11 @@ pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_>
     }
 }
 
-/// Sends the refund's cancel under `slot`, with its own key. The caller holds its lease.
+/// Sends the refund's cancel under `slot` (given back once answered), with its
+/// own key. The caller holds its lease.
 pub(super) async fn send(
     state: &AppState,
-    slot: &mut PgSlot,
+    slot: PgSlot,
     refund: &Refund,
     caller: PgCaller,
 ) -> Result<PgAnswer, AppError> {

@@ -82,8 +82,7 @@ async fn recover_claimed(state: &AppState, refund: &Refund) -> Result<(Recovered
         if !state.db.renew_refund_lease(&refund.refund_id, &state.worker_id, until).await? {
             return Ok((Recovered::NotOurs, None));
         }
-        let answer = state.pg.lookup(&refund.order_id, &refund.payment_key, PgCaller::Recovery).await;
-        drop(slot);
+        let answer = state.pg.lookup(slot, &refund.order_id, &refund.payment_key, PgCaller::Recovery).await;
         note_health(state, &answer);
         let verdict = refund_lookup_verdict(refund_lookup(&answer, expected(refund, order_amount)));
         metrics::refund_call("lookup", lookup_label(verdict));
@@ -105,7 +104,7 @@ async fn resend(state: &AppState, refund: &Refund) -> Result<(Recovered, Option<
     if let Some(refused) = refusal(state) {
         return Ok((refused, None));
     }
-    let mut slot = state.pg.slot().await?;
+    let slot = state.pg.slot().await?;
     // Held for as long as the cancel may take; renewing re-reads the refund too.
     let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
     if !state.db.renew_refund_lease(&refund.refund_id, &state.worker_id, until).await? {
@@ -113,8 +112,7 @@ async fn resend(state: &AppState, refund: &Refund) -> Result<(Recovered, Option<
     }
     // The key may have changed since the claim (a refusal by the card company).
     let refund = state.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-    let answer = send(state, &mut slot, &refund, PgCaller::Recovery).await?;
-    drop(slot);
+    let answer = send(state, slot, &refund, PgCaller::Recovery).await?;
     let until = now_ms() + lease::millis(lease::margin(&state.config));
     state.db.renew_refund_lease(&refund.refund_id, &state.worker_id, until).await?;
     note_health(state, &answer);

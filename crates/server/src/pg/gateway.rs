@@ -5,8 +5,10 @@
 //! sharing a database keep it there, as one budget for the cluster.
 //!
 //! Every call about an order goes through here, and is recorded here once it has
-//! returned (`pg_calls`, for operators): never during the call, and a record
-//! that fails is logged and changes nothing for the payment.
+//! returned (`pg_calls`, for operators): never during the call, after its place
+//! under the limit is given back (the record's database write must not keep
+//! another call from the PG), and a record that fails is logged and changes
+//! nothing for the payment.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -101,10 +103,11 @@ impl PgGateway {
     }
 
     /// Looks the payment up (`GET /v1/payments/{paymentKey}`) for `order_id`'s
-    /// `caller`. The caller holds a slot for it.
-    pub async fn lookup(&self, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
+    /// `caller`, under `slot`, given back once answered.
+    pub async fn lookup(&self, slot: PgSlot, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let answer = self.client.payment(payment_key).await;
+        drop(slot);
         let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
         self.record(call, started, &answer).await;
         answer
@@ -162,12 +165,13 @@ impl PgGateway {
         })
     }
 
-    /// Sends a cancel under `slot`. The PG processes it as it does a confirm, so
-    /// it tells the limit the same things.
-    pub async fn cancel(&self, slot: &mut PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
+    /// Sends a cancel under `slot`, given back once answered. The PG processes it
+    /// as it does a confirm, so it tells the limit the same things.
+    pub async fn cancel(&self, mut slot: PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let answer = self.client.cancel(call).await;
-        tell_limit(slot, &answer);
+        tell_limit(&mut slot, &answer);
+        drop(slot);
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Cancel,
@@ -178,9 +182,10 @@ impl PgGateway {
         answer
     }
 
-    /// Sends a confirm under `slot` and tells the limit what it showed: taken
-    /// (not refused within a moment, or answered), or refused for load.
-    pub async fn confirm(&self, slot: &mut PgSlot, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
+    /// Sends a confirm under `slot`, given back once answered, and tells the
+    /// limit what it showed: taken (not refused within a moment, or answered), or
+    /// refused for load.
+    pub async fn confirm(&self, mut slot: PgSlot, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let sending = self.client.confirm(call);
         let answer = match self.policy {
@@ -196,7 +201,8 @@ impl PgGateway {
                 }
             }
         };
-        tell_limit(slot, &answer);
+        tell_limit(&mut slot, &answer);
+        drop(slot);
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Confirm,
