@@ -34,6 +34,11 @@ test('an operator refunds part of a paid order from the console and reconciles t
   await console.mouse.up();
   await expect(console.locator('#detail-status')).toHaveText('PAID');
   await expect(console.locator('#history')).toContainText('PAID');
+  // The customer's one confirm, as the PG answered it.
+  const confirmCall = console.locator('#pg-calls tbody tr', { hasText: 'confirm' });
+  await expect(confirmCall).toHaveCount(1);
+  await expect(confirmCall).toContainText('customer');
+  await expect(confirmCall).toContainText('HTTP 200');
 
   console.once('dialog', (dialog) => dialog.accept());
   await console.locator('#refund-amount').fill('1000');
@@ -42,6 +47,7 @@ test('an operator refunds part of a paid order from the console and reconciles t
   await expect(console.locator('#detail-status')).toHaveText('PARTIALLY_REFUNDED');
   await expect(console.locator('#detail-refunded')).toHaveText('1000');
   await expect(console.locator('#audit')).toContainText('Jiwoo');
+  await expect(console.locator('#pg-calls tbody tr', { hasText: 'cancel' })).toContainText('operator');
   const refunded = (await stack.pgStats()).refunds_by_order[confirm.orderId];
   expect(refunded, 'refunded at the PG').toBe(1000);
   expect(refunded).toBeLessThan(charged);

@@ -372,3 +372,85 @@ async fn a_refund_made_at_the_pg_behind_the_shops_back_is_flagged_and_nothing_ch
     let order_now = server.order(&order.order_id).await;
     assert_eq!((order_now.status, order_now.refunded_amount), (OrderStatus::Paid, 0));
 }
+
+#[tokio::test]
+async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_served_behind_the_token() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = server.paid_order().await;
+    reconcile(&server).await;
+
+    // The description itself needs no token: it tells how to use one.
+    let spec: Value =
+        reqwest::get(format!("{}/admin/openapi.json", server.admin_url)).await.unwrap().json().await.unwrap();
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3."), "{spec}");
+    assert_eq!(spec["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer", "{spec}");
+    let mut operations: Vec<(String, String)> = spec["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| item.as_object().unwrap().keys().map(move |method| (method.clone(), path.clone())))
+        .collect();
+    operations.sort();
+    let expected = [
+        ("get", "/admin/orders"),
+        ("get", "/admin/orders/{order_id}"),
+        ("get", "/admin/reconcile"),
+        ("post", "/admin/orders/{order_id}/cancel"),
+        ("post", "/admin/orders/{order_id}/recover"),
+        ("post", "/admin/reconcile"),
+    ];
+    assert_eq!(operations, expected.map(|(method, path)| (method.to_owned(), path.to_owned())));
+
+    for (method, path) in &operations {
+        // A refund of an order that does not exist: served, and nothing is sent.
+        let order_id = if path.ends_with("/cancel") { "ord_missing" } else { order.order_id.as_str() };
+        let url = format!("{}{}", server.admin_url, path.replace("{order_id}", order_id));
+        let request = |token: Option<&str>| {
+            let request = match method.as_str() {
+                "get" => reqwest::Client::new().get(&url),
+                _ => reqwest::Client::new()
+                    .post(&url)
+                    .header("Idempotency-Key", "key-spec")
+                    .json(&json!({"reason": "spec"})),
+            };
+            match token {
+                Some(token) => request.bearer_auth(token),
+                None => request,
+            }
+        };
+        let refused = request(None).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED, "{method} {path} without the token");
+        let response = request(Some(TOKEN)).send().await.unwrap();
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert!(
+            status != StatusCode::METHOD_NOT_ALLOWED && body["code"] != "NOT_FOUND",
+            "{method} {path}: {status} {body}"
+        );
+    }
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+
+    // What the handlers answer has exactly the fields the description names.
+    let schemas = &spec["components"]["schemas"];
+    let fields = |value: &Value| {
+        let mut names: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        names.sort();
+        names
+    };
+    let (_, story) =
+        admin(&server, reqwest::Method::GET, &format!("/admin/orders/{}", order.order_id), Some(TOKEN)).await;
+    let (_, list) = admin(&server, reqwest::Method::GET, "/admin/orders", Some(TOKEN)).await;
+    let (_, report) = admin(&server, reqwest::Method::GET, "/admin/reconcile", Some(TOKEN)).await;
+    for (schema, answer) in [
+        ("OrderStory", &story),
+        ("AttemptView", &story["attempt"]),
+        ("StatusChange", &story["history"][0]),
+        ("PgCallView", &story["pg_calls"][0]),
+        ("OrderList", &list),
+        ("OrderRow", &list["orders"][0]),
+        ("Report", &report),
+    ] {
+        assert_eq!(fields(&schemas[schema]["properties"]), fields(answer), "{schema}: {answer}");
+    }
+}

@@ -65,7 +65,7 @@ impl StartedBy {
 }
 
 /// A kind of disagreement between the PG and the shop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MismatchKind {
     ChargeWithoutOrder,
@@ -88,7 +88,7 @@ impl MismatchKind {
 }
 
 /// One disagreement, with both sides and what the pass did about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Mismatch {
     pub kind: MismatchKind,
     pub order_id: String,
@@ -105,7 +105,7 @@ pub struct Mismatch {
 }
 
 /// What a pass found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Report {
     /// The stored run's id.
     pub run_id: Option<i64>,
@@ -429,7 +429,7 @@ async fn refund_orphan(state: &AppState, charge: &Charge) -> Result<String, AppE
         return Ok(format!("refund {} earlier ({code}); needs an operator", refund.status));
     }
     renew(state).await?;
-    let mut slot = state.pg.slot().await?;
+    let slot = state.pg.slot().await?;
     state.db.count_orphan_refund_call(&charge.payment_key).await?;
     let call = PgCancel {
         payment_key: &charge.payment_key,
@@ -438,8 +438,7 @@ async fn refund_orphan(state: &AppState, charge: &Charge) -> Result<String, AppE
         amount: None,
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = state.pg.cancel(&mut slot, call, PgCaller::Reconcile).await;
-    drop(slot);
+    let answer = state.pg.cancel(slot, call, PgCaller::Reconcile).await;
     let described = describe(&answer);
     tracing::info!(
         order_id = charge.order_id,

@@ -8,6 +8,7 @@ mod confirm;
 mod console;
 pub mod limits;
 mod operator;
+mod operator_views;
 mod ops;
 mod order_id;
 mod orders;

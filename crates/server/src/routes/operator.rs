@@ -6,19 +6,25 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
-use payonce_api::{IDEMPOTENCY_KEY_HEADER, OPERATOR_HEADER, OperatorCancelRequest, Order, OrderStatus};
-use serde_json::{Value, json};
+use axum::routing::get;
+use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, OPERATOR_HEADER, OperatorCancelRequest, Order, OrderStatus};
 use sha2::{Digest, Sha256};
+use utoipa::OpenApi;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::cancel::refund_status;
+use super::operator_views::{OrderList, OrderRow, OrderStory, RefundView};
 use super::order_id::OrderIdPath;
-use crate::db::{Refund, now_ms, rfc3339};
+use crate::db::now_ms;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::validate_idempotency_key;
 use crate::payment::reconcile::{Report, StartedBy, run_pass};
@@ -36,14 +42,41 @@ const DEFAULT_OPERATOR: &str = "operator";
 /// The longest operator name kept in the audit log.
 const OPERATOR_MAX_LEN: usize = 100;
 
+/// The operators' API's description, served without the token at
+/// `GET /admin/openapi.json`; made from the routers that serve it.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "payonce operators' API",
+        description = "On the admin listener only. Every operation needs `Authorization: Bearer <admin token>`; \
+                       `X-Operator` names who acts in the audit log."
+    ),
+    modifiers(&BearerToken),
+    security(("admin_token" = [])),
+    components(schemas(ApiErrorBody))
+)]
+struct OperatorApiDoc;
+
+struct BearerToken;
+
+impl utoipa::Modify for BearerToken {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("admin_token", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
 pub fn router(state: AppState) -> Router<AppState> {
-    Router::new()
-        .route("/admin/orders", get(admin_orders_list))
-        .route("/admin/orders/{order_id}", get(admin_order_detail))
-        .route("/admin/orders/{order_id}/cancel", post(admin_orders_cancel))
-        .route("/admin/orders/{order_id}/recover", post(admin_orders_recover))
-        .route("/admin/reconcile", get(admin_reconcile_last).post(admin_reconcile_run))
-        .route_layer(middleware::from_fn_with_state(state, require_token))
+    let (api, spec) = OpenApiRouter::with_openapi(OperatorApiDoc::openapi())
+        .routes(routes!(admin_orders_list))
+        .routes(routes!(admin_order_detail))
+        .routes(routes!(admin_orders_cancel))
+        .routes(routes!(admin_orders_recover))
+        .routes(routes!(admin_reconcile_last, admin_reconcile_run))
+        .split_for_parts();
+    let spec = Arc::new(spec);
+    api.route_layer(middleware::from_fn_with_state(state, require_token))
+        .route("/admin/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
 }
 
 /// Lets a request through only with `Authorization: Bearer <admin token>`.
@@ -66,6 +99,26 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
 
 /// Refunds `amount` of what is left of a paid order, or all of it. Answers like
 /// the customer's cancel: 200 once the PG answered, 202 while it is being sent.
+#[utoipa::path(
+    post,
+    path = "/admin/orders/{order_id}/cancel",
+    tag = "operators",
+    params(
+        ("order_id" = String, Path, description = "The order"),
+        ("Idempotency-Key" = String, Header, description = "A fresh UUID per refund; the same key is the same refund"),
+        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log (printable ASCII, at most 100)"),
+    ),
+    request_body = OperatorCancelRequest,
+    responses(
+        (status = 200, description = "The PG answered: CANCELED, PARTIALLY_REFUNDED (or as before, if it refused)", body = Order),
+        (status = 202, description = "CANCEL_REQUESTED: stored, and sent until the PG answers", body = Order),
+        (status = 400, description = "INVALID_REQUEST, INVALID_IDEMPOTENCY_KEY or INVALID_CANCEL_AMOUNT (over what is left); nothing was done", body = ApiErrorBody),
+        (status = 401, description = "UNAUTHORIZED: no or a wrong token", body = ApiErrorBody),
+        (status = 404, description = "ORDER_NOT_FOUND", body = ApiErrorBody),
+        (status = 409, description = "ORDER_NOT_PAID, CANCEL_IN_PROGRESS or ORDER_ALREADY_CANCELED; nothing was done", body = ApiErrorBody),
+        (status = 503, description = "OPERATOR_API_OFF: the server has no admin token", body = ApiErrorBody),
+    )
+)]
 async fn admin_orders_cancel(
     State(state): State<AppState>,
     OrderIdPath(order_id): OrderIdPath,
@@ -100,10 +153,27 @@ fn operator_name(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-/// `GET /admin/orders?status=&older_than=`: orders (with `status`; that have
-/// not changed for `older_than`, such as `5m`), UNKNOWN first, then
-/// CANCEL_REQUESTED, each longest waiting first, with the PG's last answer.
-async fn admin_orders_list(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Value>, AppError> {
+/// Orders (with `status`; that have not changed for `older_than`, such as
+/// `5m`), UNKNOWN first, then CANCEL_REQUESTED, each longest waiting first, with
+/// the PG's last answer.
+#[utoipa::path(
+    get,
+    path = "/admin/orders",
+    tag = "operators",
+    params(
+        ("status" = Option<String>, Query, description = "Only orders in this status, such as UNKNOWN (any case)"),
+        ("older_than" = Option<String>, Query, description = "Only orders unchanged for this long, such as 30s or 5m"),
+    ),
+    responses(
+        (status = 200, description = "At most 500 orders", body = OrderList),
+        (status = 400, description = "INVALID_REQUEST: an unknown parameter, status or duration", body = ApiErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+    )
+)]
+async fn admin_orders_list(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<OrderList>, AppError> {
     let fields: Vec<(String, String)> = serde_urlencoded::from_str(query.as_deref().unwrap_or_default())
         .map_err(|error| AppError::InvalidRequest { message: format!("the query cannot be read: {error}") })?;
     let mut status = None;
@@ -136,120 +206,57 @@ async fn admin_orders_list(State(state): State<AppState>, RawQuery(query): RawQu
     let now = now_ms();
     let before = now - i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX).min(now);
     let rows = state.db.operator_orders(status.map(OrderStatus::as_str), before, LIST_LIMIT).await?;
-    let orders: Vec<Value> = rows
-        .into_iter()
-        .map(|row| {
-            json!({
-                "order_id": row.order_id,
-                "status": row.status.as_deref().unwrap_or(OrderStatus::Created.as_str()),
-                "amount": row.amount,
-                "refunded_amount": row.refunded_amount.unwrap_or(0),
-                "created_at": rfc3339(row.created_at_ms),
-                "changed_at": rfc3339(row.changed_at_ms),
-                "waiting_s": (now - row.changed_at_ms).max(0) / 1_000,
-                "last_pg_answer": row.last_pg_answer,
-                "unknown_reason": row.unknown_reason,
-                "recovery_passes": row.recovery_passes.unwrap_or(0),
-            })
-        })
-        .collect();
-    Ok(Json(json!({ "orders": orders })))
+    let orders = rows.into_iter().map(|row| OrderRow::new(row, now)).collect();
+    Ok(Json(OrderList { orders }))
 }
 
-/// `GET /admin/orders/{id}`: the order, its attempt, every status change, its refunds, audit lines
-/// and the calls to the PG about it (the newest `KEPT_PER_ORDER`, oldest first).
+/// The order, its attempt, every status change, its refunds, audit lines and
+/// the calls to the PG about it (the newest `KEPT_PER_ORDER`, oldest first).
+#[utoipa::path(
+    get,
+    path = "/admin/orders/{order_id}",
+    tag = "operators",
+    params(("order_id" = String, Path, description = "The order")),
+    responses(
+        (status = 200, description = "The order's whole story", body = OrderStory),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 404, description = "ORDER_NOT_FOUND", body = ApiErrorBody),
+    )
+)]
 async fn admin_order_detail(
     State(state): State<AppState>,
     OrderIdPath(order_id): OrderIdPath,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<OrderStory>, AppError> {
     let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
-    let attempt = state.db.attempt_detail(&order_id).await?.map(|attempt| {
-        json!({
-            "idempotency_key": attempt.idempotency_key,
-            "payment_key": attempt.payment_key,
-            "amount": attempt.amount,
-            "status": attempt.status,
-            "failure_code": attempt.failure_code,
-            "failure_message": attempt.failure_message,
-            "unknown_reason": attempt.unknown_reason,
-            "last_pg_answer": attempt.last_pg_answer,
-            "recovery_passes": attempt.recovery_passes,
-            "next_recovery_at": (attempt.next_recovery_at_ms > 0).then(|| rfc3339(attempt.next_recovery_at_ms)),
-            "lease_until": (attempt.lease_until_ms > 0).then(|| rfc3339(attempt.lease_until_ms)),
-            "lease_owner": attempt.lease_owner,
-            "created_at": rfc3339(attempt.created_at_ms),
-            "updated_at": rfc3339(attempt.updated_at_ms),
-        })
-    });
-    let history: Vec<Value> = state
-        .db
-        .events(&order_id)
-        .await?
-        .into_iter()
-        .map(|event| {
-            json!({
-                "at": rfc3339(event.at_ms),
-                "actor": event.actor,
-                "from": event.from_status,
-                "to": event.to_status,
-                "code": event.code,
-                "detail": event.detail,
-            })
-        })
-        .collect();
-    let refunds: Vec<Value> = state.db.refunds(&order_id).await?.iter().map(refund_json).collect();
-    let audit: Vec<Value> = state
-        .db
-        .audit_log(&order_id)
-        .await?
-        .into_iter()
-        .map(|line| json!({"at": rfc3339(line.at_ms), "operator": line.operator, "action": line.action, "detail": line.detail}))
-        .collect();
-    let pg_calls: Vec<Value> = state
-        .db
-        .pg_calls(&order_id)
-        .await?
-        .into_iter()
-        .map(|call| {
-            json!({
-                "at": rfc3339(call.started_at_ms),
-                "kind": call.kind,
-                "caller": call.caller,
-                "idempotency_key": call.idempotency_key,
-                "server": call.server,
-                "took_ms": call.took_ms,
-                "answer": call.answer,
-            })
-        })
-        .collect();
-    Ok(Json(json!({
-        "order": order,
-        "attempt": attempt,
-        "history": history,
-        "refunds": refunds,
-        "audit": audit,
-        "pg_calls": pg_calls,
-    })))
+    Ok(Json(OrderStory {
+        order,
+        attempt: state.db.attempt_detail(&order_id).await?.map(Into::into),
+        history: state.db.events(&order_id).await?.into_iter().map(Into::into).collect(),
+        refunds: state.db.refunds(&order_id).await?.iter().map(RefundView::from).collect(),
+        audit: state.db.audit_log(&order_id).await?.into_iter().map(Into::into).collect(),
+        pg_calls: state.db.pg_calls(&order_id).await?.into_iter().map(Into::into).collect(),
+    }))
 }
 
-fn refund_json(refund: &Refund) -> Value {
-    json!({
-        "refund_id": refund.refund_id,
-        "amount": refund.amount,
-        "balance_before": refund.balance_before,
-        "reason": refund.reason,
-        "status": refund.status.as_str(),
-        "failure_code": refund.failure_code,
-        "previous_status": refund.previous_status.as_str(),
-        "pg_idempotency_key": refund.pg_idempotency_key,
-        "calls": refund.calls,
-        "recovery_passes": refund.recovery_passes,
-    })
-}
-
-/// `POST /admin/orders/{id}/recover`: hands an unsettled payment (PENDING,
-/// UNKNOWN) to recovery now, which asks the PG what became of it. Answers 200
-/// with the order once settled, 202 if the PG has not settled it within 10 s.
+/// Hands an unsettled payment (PENDING, UNKNOWN) to recovery now, which asks
+/// the PG what became of it. Answers 200 with the order once settled, 202 if the
+/// PG has not settled it within 10 s.
+#[utoipa::path(
+    post,
+    path = "/admin/orders/{order_id}/recover",
+    tag = "operators",
+    params(
+        ("order_id" = String, Path, description = "The order"),
+        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log"),
+    ),
+    responses(
+        (status = 200, description = "Settled: PAID or FAILED", body = Order),
+        (status = 202, description = "Asked; the PG has not settled it yet (recovery goes on)", body = Order),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 404, description = "ORDER_NOT_FOUND", body = ApiErrorBody),
+        (status = 409, description = "NOT_UNSETTLED: the payment is not PENDING or UNKNOWN", body = ApiErrorBody),
+    )
+)]
 async fn admin_orders_recover(
     State(state): State<AppState>,
     OrderIdPath(order_id): OrderIdPath,
@@ -257,6 +264,8 @@ async fn admin_orders_recover(
 ) -> Result<(StatusCode, Json<Order>), AppError> {
     let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
     let operator = operator_name(&headers);
+    // Subscribed before recovery is woken, so a settlement committed at once still wakes this.
+    let mut changes = state.db.changes().subscribe(&order_id);
     if !state.db.recover_now(&order_id).await? {
         tracing::warn!(operator, order_id, status = order.status.as_str(), "operator recover refused: not unsettled");
         return Err(AppError::NotUnsettled { order: Box::new(order) });
@@ -265,20 +274,38 @@ async fn admin_orders_recover(
     state.db.audit(&operator, "recover", Some(&order_id), &detail).await?;
     tracing::info!(operator, order_id, "operator asked the PG now");
     state.recovery_wake.notify_one();
-    let deadline = tokio::time::Instant::now() + RECOVER_WAIT;
+    let deadline = tokio::time::sleep(RECOVER_WAIT);
+    tokio::pin!(deadline);
+    let mut waited_out = false;
     loop {
         let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
         if !matches!(order.status, OrderStatus::Pending | OrderStatus::Unknown) {
             return Ok((StatusCode::OK, Json(order)));
         }
-        if tokio::time::Instant::now() >= deadline {
+        if waited_out {
             return Ok((StatusCode::ACCEPTED, Json(order)));
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Recovery moving the order, on this server or another, wakes this at once.
+        tokio::select! {
+            () = changes.changed() => {}
+            () = &mut deadline => waited_out = true,
+        }
     }
 }
 
-/// `POST /admin/reconcile`: runs a reconciliation pass now and answers its report.
+/// Runs a reconciliation pass now and answers its report.
+#[utoipa::path(
+    post,
+    path = "/admin/reconcile",
+    tag = "operators",
+    params(("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log")),
+    responses(
+        (status = 200, description = "The pass's report", body = Report),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 409, description = "RECONCILE_RUNNING: a pass is running (on this server or another)", body = ApiErrorBody),
+        (status = 502, description = "RECONCILE_FAILED: the PG's listing could not be read", body = ApiErrorBody),
+    )
+)]
 async fn admin_reconcile_run(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Report>, AppError> {
     let operator = operator_name(&headers);
     let report = match run_pass(&state, StartedBy::Operator).await {
@@ -299,7 +326,17 @@ async fn admin_reconcile_run(State(state): State<AppState>, headers: HeaderMap) 
     Ok(Json(report))
 }
 
-/// `GET /admin/reconcile`: the last pass's report (404 before the first).
+/// The last pass's report.
+#[utoipa::path(
+    get,
+    path = "/admin/reconcile",
+    tag = "operators",
+    responses(
+        (status = 200, description = "The last pass's report", body = Report),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no pass has run yet", body = ApiErrorBody),
+    )
+)]
 async fn admin_reconcile_last(State(state): State<AppState>) -> Result<Json<Report>, AppError> {
     let run = state.db.last_reconcile_run().await?.ok_or(AppError::NotFound)?;
     let report: Report =

@@ -1,0 +1,217 @@
+//! What the operators' API answers, one type per answer, so that its OpenAPI
+//! description (`GET /admin/openapi.json`) is made from the same types the
+//! handlers return. Times are RFC 3339 in UTC; amounts are KRW.
+
+use payonce_api::Order;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::db::{AttemptDetail, AuditLine, OperatorOrderRow, PaymentEvent, PgCallRow, Refund, rfc3339};
+
+/// `GET /admin/orders`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderList {
+    /// UNKNOWN first, then CANCEL_REQUESTED, each longest waiting first; at most 500.
+    pub orders: Vec<OrderRow>,
+}
+
+/// One order in the list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderRow {
+    pub order_id: String,
+    /// The order's status (CREATED until a confirm is stored).
+    pub status: String,
+    pub amount: i64,
+    pub refunded_amount: i64,
+    pub created_at: String,
+    /// When the order last changed.
+    pub changed_at: String,
+    /// Seconds since it last changed.
+    pub waiting_s: i64,
+    /// The PG's last answer about its payment, as recovery recorded it.
+    pub last_pg_answer: Option<String>,
+    /// Why its payment became UNKNOWN, while it is.
+    pub unknown_reason: Option<String>,
+    pub recovery_passes: i64,
+}
+
+impl OrderRow {
+    pub fn new(row: OperatorOrderRow, now_ms: i64) -> Self {
+        Self {
+            status: row.status.unwrap_or_else(|| payonce_api::OrderStatus::Created.as_str().to_owned()),
+            amount: row.amount,
+            refunded_amount: row.refunded_amount.unwrap_or(0),
+            created_at: rfc3339(row.created_at_ms),
+            changed_at: rfc3339(row.changed_at_ms),
+            waiting_s: (now_ms - row.changed_at_ms).max(0) / 1_000,
+            last_pg_answer: row.last_pg_answer,
+            unknown_reason: row.unknown_reason,
+            recovery_passes: row.recovery_passes.unwrap_or(0),
+            order_id: row.order_id,
+        }
+    }
+}
+
+/// `GET /admin/orders/{order_id}`: an order's whole story.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderStory {
+    pub order: Order,
+    /// Its payment attempt; none before a confirm is stored.
+    pub attempt: Option<AttemptView>,
+    /// Every status change, oldest first.
+    pub history: Vec<StatusChange>,
+    pub refunds: Vec<RefundView>,
+    /// What operators did to it.
+    pub audit: Vec<AuditView>,
+    /// The calls to the PG about it (the newest 200, oldest first).
+    pub pg_calls: Vec<PgCallView>,
+}
+
+/// The payment attempt, with where recovery stands on it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptView {
+    pub idempotency_key: Option<String>,
+    pub payment_key: Option<String>,
+    pub amount: i64,
+    pub status: String,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+    pub unknown_reason: Option<String>,
+    pub last_pg_answer: Option<String>,
+    pub recovery_passes: i64,
+    /// When recovery looks next, if it will.
+    pub next_recovery_at: Option<String>,
+    /// Until when a server holds it for recovery, and which.
+    pub lease_until: Option<String>,
+    pub lease_owner: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<AttemptDetail> for AttemptView {
+    fn from(attempt: AttemptDetail) -> Self {
+        let instant = |ms: i64| (ms > 0).then(|| rfc3339(ms));
+        Self {
+            idempotency_key: attempt.idempotency_key,
+            payment_key: attempt.payment_key,
+            amount: attempt.amount,
+            status: attempt.status,
+            failure_code: attempt.failure_code,
+            failure_message: attempt.failure_message,
+            unknown_reason: attempt.unknown_reason,
+            last_pg_answer: attempt.last_pg_answer,
+            recovery_passes: attempt.recovery_passes,
+            next_recovery_at: instant(attempt.next_recovery_at_ms),
+            lease_until: instant(attempt.lease_until_ms),
+            lease_owner: attempt.lease_owner,
+            created_at: rfc3339(attempt.created_at_ms),
+            updated_at: rfc3339(attempt.updated_at_ms),
+        }
+    }
+}
+
+/// One status change, and who made it (confirm, recovery, a refund, an operator...).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusChange {
+    pub at: String,
+    pub actor: String,
+    pub from: String,
+    pub to: String,
+    pub code: Option<String>,
+    pub detail: Option<String>,
+}
+
+impl From<PaymentEvent> for StatusChange {
+    fn from(event: PaymentEvent) -> Self {
+        Self {
+            at: rfc3339(event.at_ms),
+            actor: event.actor,
+            from: event.from_status,
+            to: event.to_status,
+            code: event.code,
+            detail: event.detail,
+        }
+    }
+}
+
+/// A refund of the order, and how far it got.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RefundView {
+    pub refund_id: String,
+    pub amount: u64,
+    /// What was left of the payment before it.
+    pub balance_before: u64,
+    pub reason: String,
+    /// REQUESTED, DONE or FAILED.
+    pub status: String,
+    pub failure_code: Option<String>,
+    /// The order's status it came from, and goes back to if the PG refuses it.
+    pub previous_status: String,
+    /// The key every send of it to the PG carries.
+    pub pg_idempotency_key: String,
+    pub calls: u32,
+    pub recovery_passes: u32,
+}
+
+impl From<&Refund> for RefundView {
+    fn from(refund: &Refund) -> Self {
+        Self {
+            refund_id: refund.refund_id.clone(),
+            amount: refund.amount,
+            balance_before: refund.balance_before,
+            reason: refund.reason.clone(),
+            status: refund.status.as_str().to_owned(),
+            failure_code: refund.failure_code.clone(),
+            previous_status: refund.previous_status.as_str().to_owned(),
+            pg_idempotency_key: refund.pg_idempotency_key.clone(),
+            calls: refund.calls,
+            recovery_passes: refund.recovery_passes,
+        }
+    }
+}
+
+/// One operator action.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditView {
+    pub at: String,
+    pub operator: String,
+    pub action: String,
+    pub detail: Option<String>,
+}
+
+impl From<AuditLine> for AuditView {
+    fn from(line: AuditLine) -> Self {
+        Self { at: rfc3339(line.at_ms), operator: line.operator, action: line.action, detail: line.detail }
+    }
+}
+
+/// One call to the PG about the order, recorded once it returned.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PgCallView {
+    /// When it was sent.
+    pub at: String,
+    /// confirm, lookup or cancel.
+    pub kind: String,
+    /// customer, recovery or reconcile.
+    pub caller: String,
+    pub idempotency_key: Option<String>,
+    /// The server that made it.
+    pub server: String,
+    pub took_ms: i64,
+    /// The PG's answer, in short (status and code, or what went wrong).
+    pub answer: String,
+}
+
+impl From<PgCallRow> for PgCallView {
+    fn from(call: PgCallRow) -> Self {
+        Self {
+            at: rfc3339(call.started_at_ms),
+            kind: call.kind,
+            caller: call.caller,
+            idempotency_key: call.idempotency_key,
+            server: call.server,
+            took_ms: call.took_ms,
+            answer: call.answer,
+        }
+    }
+}
