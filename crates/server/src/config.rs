@@ -81,9 +81,9 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub pg_read_timeout: Duration,
 
-    /// Most PG calls in flight at once (confirms and recovery together): a
-    /// number, or `auto` to learn the PG's limit from its answers.
-    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "40", value_parser = parse_concurrency)]
+    /// Most PG calls in flight at once (confirms and recovery together): `auto`
+    /// learns the PG's limit from its answers, starting at 40; a number fixes it.
+    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "auto", value_parser = parse_concurrency)]
     pub pg_max_concurrency: Concurrency,
 
     /// With `--pg-max-concurrency auto`: the limit changes at most once per window.
@@ -298,7 +298,7 @@ mod tests {
         let config = ServerConfig::defaults();
         assert_eq!(config.pg_connect_timeout, Duration::from_secs(3));
         assert_eq!(config.pg_read_timeout, Duration::from_secs(60));
-        assert_eq!(config.pg_max_concurrency, Concurrency::Fixed(40));
+        assert_eq!(config.pg_max_concurrency, Concurrency::Auto);
         assert_eq!(config.page_config(), PageConfig::DEFAULT);
         assert_eq!(config.validate(), Ok(()));
     }

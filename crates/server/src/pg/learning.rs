@@ -24,8 +24,10 @@
 pub const FLOOR: u32 = 4;
 /// The highest a learned limit goes.
 pub const CEILING: u32 = 1_000;
-/// Where a learned limit starts; slow start takes it up quickly.
-pub const INITIAL: u32 = 8;
+/// Where a learned limit starts: the fixed cap's old default, so a shop that
+/// learns never turns away more in its first seconds than one with a fixed cap
+/// of 40 would; slow start takes it up quickly from there, an overload down.
+pub const INITIAL: u32 = 40;
 /// What one overload keeps of the limit.
 const DECREASE_TO: f64 = 0.95;
 
