@@ -48,6 +48,17 @@ function optionalServerFlags(): string[] {
   return ownFlags;
 }
 
+/** `flags` (pairs of a flag and its value) less those `overrides` gives again,
+ * then `overrides`: the server refuses a flag given twice. */
+function overridden(flags: string[], overrides: string[]): string[] {
+  const given = new Set(overrides.filter((arg) => arg.startsWith('--')));
+  const kept: string[] = [];
+  for (let index = 0; index < flags.length; index += 2) {
+    if (!given.has(flags[index])) kept.push(flags[index], flags[index + 1]);
+  }
+  return [...kept, ...overrides];
+}
+
 export interface PgStats {
   confirm_requests: number;
   processings: number;
@@ -132,8 +143,13 @@ export class Stack {
     const url = `http://127.0.0.1:${port}`;
     const servers = [];
     for (let index = 0; index < CLUSTER_SERVERS; index++) {
-      // The PG window sends customers back through the balancer.
-      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, ['--public-url', url]));
+      // The PG window sends customers back through the balancer. The page checks
+      // for 15 s, not 6: a server killed mid-confirm holds the payment for its
+      // confirm's lease (6 s at these timings) before another may ask the PG, and
+      // the killed server's POST may come back at once, as a 409 from another
+      // server, when the connection is retried under it.
+      const cluster = ['--public-url', url, '--poll-attempts', '30'];
+      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, cluster));
     }
     const config = path.join(dir, 'haproxy.cfg');
     script('haproxy', `haproxy_config ${config} ${port} ${servers.map((server) => server.url).join(' ')}`);
@@ -164,9 +180,7 @@ export class Stack {
         '--db', db,
         '--static-dir', process.env.PAYONCE_DIST ?? path.join(repoRoot, 'dist'),
         '--pg-url', pgUrl,
-        ...serverFlags[timings],
-        ...optionalServerFlags(),
-        ...extra,
+        ...overridden([...serverFlags[timings], ...optionalServerFlags()], extra),
       ],
       path.join(dir, `server-${index}.log`),
       (line) => logs.server.push(line),

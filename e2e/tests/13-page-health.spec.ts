@@ -47,7 +47,7 @@ test('the landing cart fetches the whole app ahead, so the return from the payme
   await cdp.send('Network.enable');
   const loads: { url: string; cached: boolean }[] = [];
   cdp.on('Network.responseReceived', ({ response }) => {
-    if (wholeApp.test(response.url)) loads.push({ url: response.url, cached: response.fromDiskCache || response.fromPrefetchCache });
+    if (wholeApp.test(response.url)) loads.push({ url: response.url, cached: Boolean(response.fromDiskCache || response.fromPrefetchCache) });
   });
   const confirm = await (await cart.payAndOpenWindow()).choose('approve');
   await confirm.expectState('paid');
