@@ -4,9 +4,8 @@
 //! (503), never open. Every action (each POST that was carried out) is written
 //! to the audit log.
 
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{RawQuery, Request, State};
