@@ -29,10 +29,13 @@ test('a reload after the attempt could not be stored checks the payment without 
   await page.reload();
 
   await confirm.expectState('paid', 20_000);
-  expect(states.byPageLoad).toEqual([
-    ['submitting', 'checking'],
-    ['checking', 'paid'],
-  ]);
+  const [beforeReload, afterReload, ...more] = states.byPageLoad;
+  expect(beforeReload).toEqual(['submitting', 'checking']);
+  // The reloaded page asks the server and never submits: it shows "checking" while
+  // the PG is still charging, or "paid" at once when a busy machine took longer to
+  // load it than the PG took to charge.
+  expect([['checking', 'paid'], ['paid']]).toContainEqual(afterReload);
+  expect(more).toEqual([]);
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
 });
