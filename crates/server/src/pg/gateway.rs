@@ -167,18 +167,16 @@ impl PgGateway {
 
     /// Sends a cancel under `slot`, given back once answered. The PG processes it
     /// as it does a confirm, so it tells the limit the same things.
-    pub async fn cancel(&self, mut slot: PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn cancel(&self, slot: PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let answer = self.client.cancel(call).await;
-        tell_limit(&mut slot, &answer);
-        drop(slot);
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Cancel,
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.record(record, started, &answer).await;
+        self.finish(slot, record, started, &answer).await;
         answer
     }
 
@@ -201,16 +199,22 @@ impl PgGateway {
                 }
             }
         };
-        tell_limit(&mut slot, &answer);
-        drop(slot);
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Confirm,
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.record(record, started, &answer).await;
+        self.finish(slot, record, started, &answer).await;
         answer
+    }
+
+    /// Tells the limit what a processing call's answer showed, gives its place
+    /// back, then records the call.
+    async fn finish(&self, mut slot: PgSlot, call: Call<'_>, started: (i64, Instant), answer: &PgAnswer) {
+        tell_limit(&mut slot, answer);
+        drop(slot);
+        self.record(call, started, answer).await;
     }
 }
 
