@@ -110,9 +110,7 @@ function script(source: string, command: string): string {
 }
 
 export class Stack {
-  /** Confirm POSTs answered by server processes that have since been killed. */
-  private retiredConfirmRequests = 0;
-  /** When a server was killed (`Date.now()`), for POSTs cut off by it. */
+  /** When a server began to be killed (`Date.now()`), for POSTs caught in it. */
   readonly killedAt: number[] = [];
 
   private constructor(
@@ -217,16 +215,6 @@ export class Stack {
     return admin;
   }
 
-  /** Where a server's metrics are: its operators' listener, or the public one. */
-  private metricsUrlOf(server: Running): string {
-    const admin = server.banner.match(/admin (http:\/\/[\d.:]+)/)?.[1];
-    return `${admin ?? server.url}/metrics`;
-  }
-
-  private get live(): Running[] {
-    return this.servers.filter((server) => server.process.exitCode === null && server.process.signalCode === null);
-  }
-
   /** The cluster's server that stored `orderId`'s payment attempt: the one that took its confirm. */
   serverThatStored(orderId: string): number {
     const stored = (line: string) => {
@@ -244,10 +232,8 @@ export class Stack {
   }
 
   /** SIGKILL an order server (the only one, by default): no shutdown code runs,
-   *  as in a crash. Its count of confirm POSTs is read first, so that counting
-   *  goes on across the restart. */
+   *  as in a crash. */
   async killServer(index = 0): Promise<void> {
-    this.retiredConfirmRequests += await this.countConfirmRequests(this.servers[index]);
     this.killedAt.push(Date.now());
     await stop(this.servers[index], 'SIGKILL');
   }
@@ -289,19 +275,11 @@ export class Stack {
     if (!response.ok) throw new Error(`fake PG config refused: ${await response.text()}`);
   }
 
-  /** How many confirm POSTs the order server has answered (or seen hung up on),
-   *  from its metrics, summed over every server process this stack ran. */
-  async serverConfirmRequests(): Promise<number> {
-    const live = await Promise.all(this.live.map((server) => this.countConfirmRequests(server)));
-    return this.retiredConfirmRequests + live.reduce((sum, count) => sum + count, 0);
-  }
-
-  private async countConfirmRequests(server: Running): Promise<number> {
-    const metrics = await (await fetch(this.metricsUrlOf(server))).text();
-    return metrics
-      .split('\n')
-      .filter((line) => line.startsWith('http_requests_total{') && line.includes('route="/api/orders/{order_id}/confirm"'))
-      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+  /** How many customers' confirm POSTs the order servers received since `mark`,
+   *  over every server process this stack ran: each logs a confirm as it
+   *  arrives, so one whose server was killed mid-request is counted too. */
+  confirmsReceivedSince(mark: LogMark): number {
+    return this.logs.since(mark).server.filter((line) => line.includes("customer's confirm received")).length;
   }
 }
 

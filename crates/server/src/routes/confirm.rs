@@ -42,6 +42,10 @@ async fn orders_confirm(
     headers: HeaderMap,
     body: Result<Json<ConfirmRequest>, AppError>,
 ) -> Result<(StatusCode, Json<Order>), AppError> {
+    // Written as the request arrives, not when it is answered: a confirm whose
+    // server dies mid-payment is still on record as received (the journeys'
+    // invariants count these lines across restarts).
+    tracing::info!(order_id = %order_id, "customer's confirm received");
     let key = headers.get(IDEMPOTENCY_KEY_HEADER).map(|value| value.to_str().unwrap_or("\u{0}"));
     let key = validate_idempotency_key(key)?;
     let Json(request) = body?;
