@@ -18,7 +18,7 @@ use tokio::runtime::Runtime;
 /// The operators' token of the shop under attack.
 const OPERATOR_TOKEN: &str = "hostile-operator-token";
 
-/// One server for every case, on a runtime of its own (proptest is synchronous).
+/// A server under attack, on a runtime of its own (proptest is synchronous).
 struct Shop {
     runtime: Runtime,
     server: Server,
@@ -26,9 +26,8 @@ struct Shop {
     _pg: FakePg,
 }
 
-fn shop() -> &'static Shop {
-    static SHOP: OnceLock<Shop> = OnceLock::new();
-    SHOP.get_or_init(|| {
+impl Shop {
+    fn open() -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (pg, server, order_id) = runtime.block_on(async {
             let pg = FakePg::start().await;
@@ -38,7 +37,21 @@ fn shop() -> &'static Shop {
             (pg, server, order_id)
         });
         Shop { runtime, server, order_id, _pg: pg }
-    })
+    }
+}
+
+/// Each test compares the database before and after its own requests, so each
+/// has a shop of its own: another test's writes (the operators' cases may
+/// legitimately write) must never land between its two digests. The cases of
+/// one property test run one after another, so they share their test's shop.
+fn customers_shop() -> &'static Shop {
+    static SHOP: OnceLock<Shop> = OnceLock::new();
+    SHOP.get_or_init(Shop::open)
+}
+
+fn operators_shop() -> &'static Shop {
+    static SHOP: OnceLock<Shop> = OnceLock::new();
+    SHOP.get_or_init(Shop::open)
 }
 
 /// A hostile request.
@@ -197,12 +210,8 @@ fn hostile_to_operators() -> impl Strategy<Value = Hostile> {
     })
 }
 
-/// Sends `request` to `base` and reports its status, body, and whether the database changed.
-fn send(base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
-    // One request at a time: the digest around a request must see that request's writes only.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let shop = shop();
+/// Sends `request` to `base` of `shop` and reports its status, body, and whether the database changed.
+fn send(shop: &Shop, base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
     shop.runtime.block_on(async {
         let db = shop.server.db().await;
         let before = db.digest().await.unwrap();
@@ -256,13 +265,15 @@ proptest! {
 
     #[test]
     fn hostile_requests_are_refused_with_a_code_and_change_nothing(request in hostile()) {
-        let (status, body, changed) = send(&shop().server.url, &request);
+        let shop = customers_shop();
+        let (status, body, changed) = send(shop, &shop.server.url, &request);
         assert_refused_cleanly(&request, status, &body, changed)?;
     }
 
     #[test]
     fn hostile_requests_to_the_operators_are_refused_with_a_code_and_change_nothing(request in hostile_to_operators()) {
-        let (status, body, changed) = send(&shop().server.admin_url, &request);
+        let shop = operators_shop();
+        let (status, body, changed) = send(shop, &shop.server.admin_url, &request);
         assert_refused_cleanly(&request, status, &body, changed)?;
         let authorized = request.headers.iter().any(|(name, value)| name == "Authorization" && *value == format!("Bearer {OPERATOR_TOKEN}"));
         prop_assert!(authorized || !changed, "{request:?} changed the database without the token");
@@ -272,7 +283,7 @@ proptest! {
 #[test]
 fn a_truncated_body_changes_nothing_and_the_server_goes_on() {
     use tokio::io::AsyncWriteExt;
-    let shop = shop();
+    let shop = Shop::open();
     shop.runtime.block_on(async {
         let db = shop.server.db().await;
         let before = db.digest().await.unwrap();
