@@ -28,6 +28,7 @@
 //! - `processing`: a confirm's or cancel's detached processing task and its answer.
 //! - `transactions`: the Transaction object and the ledger `GET /v1/transactions` pages.
 //! - `stats`: the counters and the [`Stats`] body.
+//! - `work`: what a processing does (approve or cancel), shared by the store and the counters.
 //! - `html`: the payment window, error and receipt pages; `window_text`: their words
 //!   in Korean and English.
 //! - `routes`: the HTTP surface, one module per route group, the payment SDK
@@ -52,6 +53,7 @@ pub mod stats;
 mod store;
 pub mod transactions;
 mod window_text;
+mod work;
 
 use std::future::Future;
 use std::io;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::faults::FrontDoorFault;
 use crate::payment::Payment;
-use crate::store::Work;
+use crate::work::Work;
 
 /// The body of `GET /__admin/stats`. Public so other crates' tests can decode it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]

@@ -30,6 +30,7 @@ use crate::payment::{self, Failure, Payment, PaymentStatus};
 use crate::scenario::Scenario;
 use crate::stats::{Book, Counters, FaultKind, Stats};
 use crate::transactions::{Ledger, Query, Transaction, UnknownKey};
+use crate::work::Work;
 
 pub(crate) use cancel::CancelRequest;
 
@@ -67,34 +68,6 @@ pub(crate) enum Begin {
     FrontDoor(FrontDoorFault),
     /// A new processing, already counted in flight.
     Start(Ticket),
-}
-
-/// What a processing does once its latency has passed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Work {
-    /// Charge the payment (a confirm).
-    Approve,
-    /// Refund part or all of its balance (a cancel).
-    Cancel { reason: String },
-}
-
-impl Work {
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Work::Approve => "confirm",
-            Work::Cancel { .. } => "cancel",
-        }
-    }
-
-    /// How the work ends when its caller hangs up and processing stops with
-    /// the caller (`continue_after_disconnect: false`): nothing moved.
-    pub(crate) fn abandoned(&self) -> PgError {
-        match self {
-            Work::Approve => PgError::PayProcessAborted,
-            // Toss lists no cancel code for this; its generic 500 says "not done".
-            Work::Cancel { .. } => PgError::FailedInternalSystemProcessing,
-        }
-    }
 }
 
 /// A processing under way: what the processing task needs to settle it.

@@ -6,11 +6,12 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::{Admitted, Inner, Outcome, Refusal, Store, Ticket, Work};
+use super::{Admitted, Inner, Outcome, Refusal, Store, Ticket};
 use crate::clock::{kst, unix_seconds};
 use crate::error::PgError;
 use crate::payment::{Payment, PaymentStatus};
 use crate::transactions::Transaction;
+use crate::work::Work;
 
 /// Toss: of two cancels of one paymentKey within a second, only the first is
 /// processed.
