@@ -6,7 +6,7 @@
 # the page still ends on the truth. Ctrl-C stops it all.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/pg.sh"
+source "$REPO_ROOT/scripts/postgres.sh"
 source "$REPO_ROOT/scripts/haproxy.sh"
 cd "$REPO_ROOT"
 
@@ -29,14 +29,14 @@ stop_all() {
   say "stopping the cluster"
   kill "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
-  pg_stop cluster || true
+  postgres_stop cluster || true
 }
 trap stop_all EXIT
 # Ctrl-C (or a TERM) is how these stop: a clean end, not a failure.
 trap 'stop_all; exit 0' INT TERM
 
-say "PostgreSQL on :$DB_PORT (a fresh throwaway server in target/pg-cluster)"
-pg_start cluster "$DB_PORT" durable
+say "PostgreSQL on :$DB_PORT (a fresh throwaway server in target/postgres-cluster)"
+postgres_start cluster "$DB_PORT" durable
 db_url="$(pg_fresh_database payonce)"
 
 say "fake PG on :$PG_PORT with $PG_LATENCY latency (log: target/cluster/fake-pg.log)"

@@ -8,7 +8,7 @@
 # Usage: scripts/experiment-cluster.sh [customers=120] [pg latency=1s] [cap=40] [contract limit=60]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/pg.sh"
+source "$REPO_ROOT/scripts/postgres.sh"
 source "$REPO_ROOT/scripts/haproxy.sh"
 cd "$REPO_ROOT"
 
@@ -18,9 +18,9 @@ cargo build --quiet --profile server -p payonce-server -p fake-pg
 work="$(mktemp -d)"
 pids=()
 stop_all() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=(); }
-trap 'stop_all; pg_stop experiment; rm -rf "$work"' EXIT
+trap 'stop_all; postgres_stop experiment; rm -rf "$work"' EXIT
 # PostgreSQL as shipped (fsync on): the cost of the shared cap is measured on a durable database.
-pg_start experiment "" durable
+postgres_start experiment "" durable
 
 # These start a process in this shell (so that stop_all can stop it) and set the URLs it prints.
 start_pg() { # name: a fresh fake PG; sets pg_url
@@ -59,7 +59,7 @@ for condition in "1 server, SQLite" "1 server, PostgreSQL" "3 servers, PostgreSQ
         urls+=("$server_url")
         admins="${admins:+$admins,}$admin_url"
       done
-      port="$(pg_free_port)"
+      port="$(postgres_free_port)"
       haproxy_config "$work/haproxy.cfg" "$port" "${urls[@]}"
       /usr/sbin/haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
       pids+=("$!")

@@ -5,7 +5,7 @@
 # "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/pg.sh"
+source "$REPO_ROOT/scripts/postgres.sh"
 cd "$REPO_ROOT"
 # A run builds everything once: incremental caches would only add gigabytes.
 export CARGO_INCREMENTAL=0
@@ -38,15 +38,15 @@ rust_suite cargo-test.log --workspace --no-fail-fast
 
 say "the order server's integration tests again, on PostgreSQL, with the cluster tests and a cluster chaos campaign"
 # In a subshell, so that a server that cannot start counts as a failure instead of ending the run.
-if (pg_start tests "" fast); then
+if (postgres_start tests "" fast); then
   # Each test makes a database of its own on this server.
   export PAYONCE_TEST_DATABASE_URL
-  PAYONCE_TEST_DATABASE_URL="$(pg_url tests)"
+  PAYONCE_TEST_DATABASE_URL="$(postgres_url tests)"
   rust_suite cargo-test-postgres.log -p payonce-server --no-fail-fast --test '*' -- --include-ignored
   # Three servers on one database, killed mid-payment, under every PG fault.
   rust_suite cargo-test-cluster-campaign.log -p payonce-chaos --test cluster -- --include-ignored
   unset PAYONCE_TEST_DATABASE_URL
-  pg_stop tests
+  postgres_stop tests
 else
   rust_failed=$((rust_failed + 1))
 fi

@@ -99,7 +99,7 @@ export class Logs {
 interface Cluster {
   balancer: ChildProcess;
   url: string;
-  /** The throwaway PostgreSQL's name for scripts/pg.sh. */
+  /** The throwaway PostgreSQL's name for scripts/postgres.sh. */
   database: string;
 }
 
@@ -136,8 +136,8 @@ export class Stack {
       return new Stack(timings, dir, logs, pg, [server], db);
     }
     const database = `e2e-${process.pid}`;
-    const db = script('pg', `pg_start ${database} "" fast >/dev/null && pg_url ${database}`);
-    const port = Number(script('pg', 'pg_free_port'));
+    const db = script('postgres', `postgres_start ${database} "" fast >/dev/null && postgres_url ${database}`);
+    const port = Number(script('postgres', 'postgres_free_port'));
     const url = `http://127.0.0.1:${port}`;
     const servers = [];
     for (let index = 0; index < CLUSTER_SERVERS; index++) {
@@ -247,7 +247,7 @@ export class Stack {
     await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg)]);
     if (this.cluster) {
       this.cluster.balancer.kill();
-      script('pg', `pg_stop ${this.cluster.database}`);
+      script('postgres', `postgres_stop ${this.cluster.database}`);
     }
   }
 

@@ -2,7 +2,7 @@
 //! code and nothing half-written, a payment already at the PG is settled once
 //! the database returns, and the server needs no restart.
 //!
-//! The test stops and starts a PostgreSQL server of its own (scripts/pg.sh),
+//! The test stops and starts a PostgreSQL server of its own (scripts/postgres.sh),
 //! so it runs in the test command's PostgreSQL run only.
 
 mod support;
@@ -15,19 +15,19 @@ use reqwest::StatusCode;
 use serde_json::json;
 use support::{FakePg, Server, Store, assert_charges_agree, eventually, test_config};
 
-/// A PostgreSQL server of this test's own, run by scripts/pg.sh.
+/// A PostgreSQL server of this test's own, run by scripts/postgres.sh.
 struct OwnPostgres {
     name: String,
 }
 
 impl OwnPostgres {
     fn script() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
     }
 
     fn run(action: &str, name: &str) -> String {
         let output = std::process::Command::new("bash").arg(Self::script()).args([action, name]).output().unwrap();
-        assert!(output.status.success(), "pg.sh {action} {name}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "postgres.sh {action} {name}: {}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
 

@@ -1,12 +1,13 @@
 # A throwaway PostgreSQL server for tests and the cluster demo, from Debian's
 # `postgresql` package (scripts/setup.sh installs it). Sourced by other scripts:
 #
-#   pg_start NAME [PORT] [durable|fast]   starts a fresh target/pg-NAME on 127.0.0.1:PORT
-#                                         (a free port if none) and sets PG_URL
-#   pg_stop NAME                          stops it (its data stays until the next start)
-#   pg_resume NAME                        starts a stopped one again, data and port kept
+#   postgres_start NAME [PORT] [durable|fast]   starts a fresh target/postgres-NAME on
+#                                               127.0.0.1:PORT (a free port if none) and
+#                                               sets DATABASE_URL
+#   postgres_stop NAME                          stops it (its data stays until the next start)
+#   postgres_resume NAME                        starts a stopped one again, data and port kept
 #
-# or run, for tests that take the database away: `bash scripts/pg.sh start NAME`
+# or run, for tests that take the database away: `bash scripts/postgres.sh start NAME`
 # prints the server's URL; `stop NAME` and `resume NAME` as above.
 #
 # The server runs as an unprivileged user: PostgreSQL refuses to run as root, so
@@ -15,7 +16,7 @@
 # shellcheck shell=bash
 
 # The newest installed PostgreSQL's programs.
-pg_bin_dir() {
+postgres_bin_dir() {
   local dir
   dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
   [ -n "$dir" ] && [ -x "$dir/initdb" ] || die "PostgreSQL is missing: run scripts/setup.sh (it installs Debian's postgresql)"
@@ -23,12 +24,12 @@ pg_bin_dir() {
 }
 
 # Runs a PostgreSQL program as the user the server runs as.
-pg_as_owner() {
+postgres_as_owner() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
 # A TCP port nothing listens on, from 55432 up.
-pg_free_port() {
+postgres_free_port() {
   local port
   for port in $(seq 55432 55632); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
@@ -36,11 +37,11 @@ pg_free_port() {
   die "no free port for PostgreSQL between 55432 and 55632"
 }
 
-# Where the server's files go: target/pg-NAME, or, when the server's user cannot
+# Where the server's files go: target/postgres-NAME, or, when the server's user cannot
 # reach the checkout (a clone under /root, say), a private folder in /tmp that
-# target/pg-NAME links to.
-pg_data_dir() {
-  local name="$1" link="$REPO_ROOT/target/pg-$1"
+# target/postgres-NAME links to.
+postgres_data_dir() {
+  local name="$1" link="$REPO_ROOT/target/postgres-$1"
   mkdir -p "$REPO_ROOT/target"
   if [ -L "$link" ]; then readlink "$link"; return; fi
   if [ "$(id -u)" -ne 0 ] || runuser -u postgres -- test -x "$REPO_ROOT/target"; then
@@ -48,73 +49,73 @@ pg_data_dir() {
     echo "$link"
   else
     local dir
-    dir="$(mktemp -d "/tmp/payonce-pg-$name.XXXXXX")"
+    dir="$(mktemp -d "/tmp/payonce-postgres-$name.XXXXXX")"
     ln -s "$dir" "$link"
     echo "$dir"
   fi
 }
 
-pg_start() {
+postgres_start() {
   local name="$1" port="${2:-}" mode="${3:-durable}" bin dir
-  bin="$(pg_bin_dir)"
-  pg_stop "$name" 2>/dev/null || true
-  dir="$(pg_data_dir "$name")"
-  [ -n "$port" ] || port="$(pg_free_port)"
+  bin="$(postgres_bin_dir)"
+  postgres_stop "$name" 2>/dev/null || true
+  dir="$(postgres_data_dir "$name")"
+  [ -n "$port" ] || port="$(postgres_free_port)"
   # Fresh every time: a throwaway server keeps nothing from the last run.
   find "$dir" -mindepth 1 -delete
   [ "$(id -u)" -ne 0 ] || chown postgres: "$dir"
   chmod 700 "$dir"
-  pg_as_owner "$bin/initdb" -D "$dir" -U payonce -A trust -E UTF8 --no-instructions >"$dir.initdb.log" 2>&1 \
+  postgres_as_owner "$bin/initdb" -D "$dir" -U payonce -A trust -E UTF8 --no-instructions >"$dir.initdb.log" 2>&1 \
     || { cat "$dir.initdb.log" >&2; die "initdb failed in $dir"; }
   local options="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300"
   if [ "$mode" = fast ]; then
     options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   fi
   echo "$port $options" >"$dir.options"
-  pg_run "$bin" "$dir" "$options"
-  PG_URL="postgres://payonce@127.0.0.1:$port/postgres"
-  export PG_URL
+  postgres_run "$bin" "$dir" "$options"
+  DATABASE_URL="postgres://payonce@127.0.0.1:$port/postgres"
+  export DATABASE_URL
 }
 
-pg_run() {
+postgres_run() {
   local bin="$1" dir="$2" options="$3"
-  pg_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 -o "$options" start >/dev/null \
+  postgres_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 -o "$options" start >/dev/null \
     || { cat "$dir/server.log" >&2; die "PostgreSQL did not start (log above)"; }
 }
 
 # The URL of server NAME's `postgres` database (started or stopped).
-pg_url() {
+postgres_url() {
   local dir port options
-  dir="$(readlink -f "$REPO_ROOT/target/pg-$1")"
+  dir="$(readlink -f "$REPO_ROOT/target/postgres-$1")"
   read -r port options <"$dir.options"
   echo "postgres://payonce@127.0.0.1:$port/postgres"
 }
 
-pg_resume() {
+postgres_resume() {
   local name="$1" dir port options
-  dir="$(readlink -f "$REPO_ROOT/target/pg-$name")"
+  dir="$(readlink -f "$REPO_ROOT/target/postgres-$name")"
   [ -f "$dir.options" ] || die "no PostgreSQL named $name to resume: start it first"
   read -r port options <"$dir.options"
-  pg_run "$(pg_bin_dir)" "$dir" "$options"
-  PG_URL="postgres://payonce@127.0.0.1:$port/postgres"
-  export PG_URL
+  postgres_run "$(postgres_bin_dir)" "$dir" "$options"
+  DATABASE_URL="postgres://payonce@127.0.0.1:$port/postgres"
+  export DATABASE_URL
 }
 
-pg_stop() {
-  local name="$1" dir="$REPO_ROOT/target/pg-$1"
+postgres_stop() {
+  local name="$1" dir="$REPO_ROOT/target/postgres-$1"
   [ -e "$dir/PG_VERSION" ] || return 0
-  pg_as_owner "$(pg_bin_dir)/pg_ctl" -D "$(readlink -f "$dir")" -m fast -w stop >/dev/null
+  postgres_as_owner "$(postgres_bin_dir)/pg_ctl" -D "$(readlink -f "$dir")" -m fast -w stop >/dev/null
 }
 
-# Creates database DB on the server PG_URL names (dropping one of that name), and
+# Creates database DB on the server DATABASE_URL names (dropping one of that name), and
 # prints its URL.
-pg_fresh_database() {
+postgres_fresh_database() {
   local db="$1" bin
-  bin="$(pg_bin_dir)"
-  PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -q -v ON_ERROR_STOP=1 -d "$PG_URL" \
+  bin="$(postgres_bin_dir)"
+  PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL" \
     -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null \
     || die "could not create database $db"
-  echo "${PG_URL%/postgres}/$db"
+  echo "${DATABASE_URL%/postgres}/$db"
 }
 
 # Run as a program rather than sourced.
@@ -122,9 +123,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
   case "${1:-}" in
-    start) pg_start "$2" "${3:-}" "${4:-fast}" && echo "$PG_URL" ;;
-    stop) pg_stop "$2" ;;
-    resume) pg_resume "$2" && echo "$PG_URL" ;;
-    *) die "usage: scripts/pg.sh start|stop|resume NAME [PORT] [durable|fast]" ;;
+    start) postgres_start "$2" "${3:-}" "${4:-fast}" && echo "$DATABASE_URL" ;;
+    stop) postgres_stop "$2" ;;
+    resume) postgres_resume "$2" && echo "$DATABASE_URL" ;;
+    *) die "usage: scripts/postgres.sh start|stop|resume NAME [PORT] [durable|fast]" ;;
   esac
 fi
