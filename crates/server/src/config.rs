@@ -141,7 +141,7 @@ impl Concurrency {
     pub fn most(self) -> u32 {
         match self {
             Concurrency::Fixed(cap) => cap,
-            Concurrency::Auto => crate::pg::learning::CEILING,
+            Concurrency::Auto => crate::pg::limit::learning::CEILING,
         }
     }
 }

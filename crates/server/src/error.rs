@@ -7,6 +7,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use payonce_api::{ApiErrorBody, ErrorCode, Order};
 
+/// Largest request body the API reads. Carts and confirms are a few hundred
+/// bytes. Here, beside the error that names it, for the routes to apply.
+pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
+
 /// Everything a request can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -212,7 +216,7 @@ impl From<JsonRejection> for AppError {
     fn from(rejection: JsonRejection) -> Self {
         match rejection {
             JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                AppError::PayloadTooLarge { limit: crate::routes::BODY_LIMIT_BYTES }
+                AppError::PayloadTooLarge { limit: BODY_LIMIT_BYTES }
             }
             JsonRejection::BytesRejection(_) if timed_out(&rejection) => AppError::RequestTimeout,
             JsonRejection::MissingJsonContentType(_) => AppError::InvalidRequest {

@@ -4,20 +4,23 @@
 //!
 //! # Layout
 //!
+//! Layered, lowest first (ARCHITECTURE.md; `crates/layers` checks it):
+//!
+//! - `settlement`: the lifecycle and the transitions that move it, pure.
+//! - `metrics`, `serve` (the accept loop), `db` (storage: the only module
+//!   with SQL), `error` (the one error type and the JSON extractor that uses it).
+//! - `pg`: the PG's wire types, HTTP client, concurrency limit and classification.
 //! - `config`: flags, and the refusal of a page window shorter than the PG timeout.
-//! - `routes`: the HTTP surface, one module per route group, plus the built page
-//!   and the security headers; the public router and the operators' one.
-//! - `serve`: the accept loop, with bounds on what a client may send and how slowly.
-//! - `orders`: creating orders from a cart and showing them to their customer.
-//! - `catalog`: the demo products and server-side pricing.
-//! - `payment`: confirm, settle, recovery, backoff and the circuit breaker.
-//! - `pg`: the PG's wire types, HTTP client, concurrency cap and classification.
-//! - `db`: SQLite storage; the only module with SQL.
-//! - `customer`: the anonymous customer cookie.
-//! - `error`: the one error type and the JSON extractor that uses it.
-//! - `metrics`: Prometheus names and the HTTP middleware.
-//! - `state`: the handles every handler shares.
+//! - `resilience`: breaker, retry budget, backoff, leases, recovery's timings.
+//! - `app`: the domain context every payment rule works with.
+//! - `customer` (the anonymous customer cookie), `catalog` (products, pricing).
+//! - `payment`: confirm, settle, recovery, refunds, reconciliation; `orders`:
+//!   creating orders from a cart and showing them to their customer.
+//! - `rate_limits`, `state` (what handlers share), then `routes`: the HTTP
+//!   surface, one module per route group, the built page and the security
+//!   headers; the public router and the operators' one.
 
+pub mod app;
 pub mod catalog;
 pub mod config;
 pub mod customer;
@@ -27,8 +30,11 @@ pub mod metrics;
 pub mod orders;
 pub mod payment;
 pub mod pg;
+pub mod rate_limits;
+pub mod resilience;
 pub mod routes;
 pub mod serve;
+pub mod settlement;
 pub mod state;
 
 use std::future::Future;
@@ -75,8 +81,8 @@ pub async fn run(
     let db = Db::open(&config.db, config.db_max_connections).await?;
     let state = AppState::new(config, db);
     let stopping = state.stopping.clone();
-    let recovery = tokio::spawn(payment::recovery::run(state.clone(), stopping.clone()));
-    let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.clone(), stopping.clone()));
+    let recovery = tokio::spawn(payment::jobs::run(state.app.clone(), stopping.clone()));
+    let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.app.clone(), stopping.clone()));
     tokio::spawn(forget_idle_rate_limits(state.limits.clone(), stopping.clone()));
 
     let signal = stopping.clone();
@@ -113,7 +119,7 @@ pub async fn run(
 }
 
 /// Trims the rate limiters' memory to recent clients, every minute, until shutdown.
-async fn forget_idle_rate_limits(limits: routes::limits::Limits, stopping: CancellationToken) {
+async fn forget_idle_rate_limits(limits: rate_limits::Limits, stopping: CancellationToken) {
     loop {
         tokio::select! {
             () = stopping.cancelled() => return,

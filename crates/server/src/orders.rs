@@ -5,12 +5,12 @@ use std::time::Duration;
 use payonce_api::{CreateOrderRequest, CreatedOrder, Order};
 use uuid::Uuid;
 
+use crate::app::App;
 use crate::catalog;
 use crate::customer::Customer;
 use crate::db::{NewOrder, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::state::AppState;
 
 /// How far back a paid order makes the page warn about a duplicate (an order
 /// still being paid warns however old it is).
@@ -19,11 +19,7 @@ pub const RECENT_WINDOW: Duration = Duration::from_secs(10 * 60);
 const LIST_LIMIT: u32 = 100;
 
 /// Prices the cart, stores the order, and says where to pay for it.
-pub async fn create(
-    state: &AppState,
-    customer: &Customer,
-    request: &CreateOrderRequest,
-) -> Result<CreatedOrder, AppError> {
+pub async fn create(app: &App, customer: &Customer, request: &CreateOrderRequest) -> Result<CreatedOrder, AppError> {
     let cart = catalog::price(&request.items)?;
     let new_order = NewOrder {
         // Toss accepts 6-64 characters of [A-Za-z0-9_-]. Time-ordered (v7), so that
@@ -35,19 +31,19 @@ pub async fn create(
         items: cart.items,
         created_at_ms: now_ms(),
     };
-    state.db.insert_order(&new_order).await?;
-    let order = state.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;
-    let public = state.config.public_base_url();
+    app.db.insert_order(&new_order).await?;
+    let order = app.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;
+    let public = app.config.public_base_url();
     tracing::info!(order_id = order.order_id, amount = order.amount, "order created");
     Ok(CreatedOrder { order, success_url: format!("{public}/pay/success"), fail_url: format!("{public}/pay/fail") })
 }
 
-pub async fn list(state: &AppState, customer: &Customer) -> Result<Vec<Order>, AppError> {
-    Ok(state.db.customer_orders(&customer.0, LIST_LIMIT).await?)
+pub async fn list(app: &App, customer: &Customer) -> Result<Vec<Order>, AppError> {
+    Ok(app.db.customer_orders(&customer.0, LIST_LIMIT).await?)
 }
 
-pub async fn show(state: &AppState, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
-    state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)
+pub async fn show(app: &App, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
+    app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)
 }
 
 /// The order once its status changes, or as it is after `wait`, whichever comes
@@ -56,34 +52,34 @@ pub async fn show(state: &AppState, customer: &Customer, order_id: &str) -> Resu
 /// as many waits as it allows, or is stopping, the order is answered as it is:
 /// the page asks again anyway.
 pub async fn show_after_change(
-    state: &AppState,
+    app: &App,
     customer: &Customer,
     order_id: &str,
     wait: Duration,
 ) -> Result<Order, AppError> {
     if wait.is_zero() {
-        return show(state, customer, order_id).await;
+        return show(app, customer, order_id).await;
     }
-    let Ok(_slot) = state.check_waits.clone().try_acquire_owned() else {
+    let Ok(_slot) = app.check_waits.clone().try_acquire_owned() else {
         metrics::order_wait("full");
-        return show(state, customer, order_id).await;
+        return show(app, customer, order_id).await;
     };
     // Subscribed before reading, so a change committed in between still wakes it.
-    let mut changes = state.db.changes().subscribe(order_id);
-    let seen = show(state, customer, order_id).await?;
-    if seen.status.is_final() || state.stopping.is_cancelled() {
+    let mut changes = app.db.changes().subscribe(order_id);
+    let seen = show(app, customer, order_id).await?;
+    if seen.status.is_final() || app.stopping.is_cancelled() {
         return Ok(seen);
     }
     let waiting = Waiting::start();
     let outcome = tokio::select! {
         () = changes.changed() => "changed",
         () = tokio::time::sleep(wait) => "timeout",
-        () = state.stopping.cancelled() => "stopping",
+        () = app.stopping.cancelled() => "stopping",
     };
     drop(waiting);
     metrics::order_wait(outcome);
     drop(changes);
-    show(state, customer, order_id).await
+    show(app, customer, order_id).await
 }
 
 /// Counts a check among the waiting ones for as long as it waits, also when
@@ -104,7 +100,7 @@ impl Drop for Waiting {
 }
 
 /// The customer's newest order being paid (however old) or paid in the last ten minutes.
-pub async fn recent_payment(state: &AppState, customer: &Customer) -> Result<Option<Order>, AppError> {
+pub async fn recent_payment(app: &App, customer: &Customer) -> Result<Option<Order>, AppError> {
     let since = now_ms() - i64::try_from(RECENT_WINDOW.as_millis()).unwrap_or(i64::MAX);
-    Ok(state.db.recent_payment(&customer.0, since).await?)
+    Ok(app.db.recent_payment(&customer.0, since).await?)
 }

@@ -103,6 +103,37 @@ async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation
 }
 
 #[tokio::test]
+async fn a_stray_charges_refund_left_unanswered_goes_out_once_without_another_pass() {
+    let pg = FakePg::start().await;
+    // No scheduled pass: the one an operator starts is the last to list the charge.
+    let server = server_with_token(&pg).await;
+    charge_directly(&pg, "ord_unanswered", 12_900, "pk_unanswered").await;
+    // The refund's send is cut off before the PG processes it: nothing refunded, outcome unknown.
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+
+    let report = reconcile(&server).await;
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_unanswered".to_owned())], "{report}");
+    let action = report["mismatches"][0]["action"].as_str().unwrap();
+    assert!(action.contains("outcome unknown"), "{report}");
+    assert_eq!(refunded(&pg.stats().await, "ord_unanswered"), 0);
+
+    // The PG answers again: the job engine looks the charge up and sends the
+    // refund again, with its key, without waiting for a pass that lists it.
+    pg.configure(json!({"faults": {"reset_before_processing": 0.0}})).await;
+    let db = server.db().await;
+    let stored = support::eventually("the refund goes out", Duration::from_secs(20), || async {
+        db.orphan_refund("pk_unanswered").await.unwrap().filter(|refund| refund.status == "DONE")
+    })
+    .await;
+    assert_eq!(stored.calls, 2, "sent by the pass, then once more by the engine");
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "ord_unanswered"), stats.cancels_processed), (12_900, 1), "refunded once");
+    assert!(stats.over_refunds.is_empty());
+    let payment = pg.payment("pk_unanswered").await.unwrap();
+    assert_eq!(serde_json::to_value(payment.status).unwrap(), "CANCELED");
+}
+
+#[tokio::test]
 async fn a_second_charge_of_a_paid_order_is_refunded_and_the_order_left_as_it_was() {
     let pg = FakePg::start().await;
     let server = server_with_token(&pg).await;
@@ -286,17 +317,17 @@ async fn one_pass_runs_at_a_time_across_servers_and_a_schedule_waits_its_interva
     let job = payonce_server::db::RECONCILE_JOB;
     let now = payonce_server::db::now_ms();
 
-    assert!(db.claim_job(job, "server-a", now, now + 60_000, None).await.unwrap());
-    assert!(!db.claim_job(job, "server-b", now, now + 60_000, None).await.unwrap(), "a pass is running");
-    assert!(!db.renew_job(job, "server-b", now + 60_000).await.unwrap());
-    assert!(db.renew_job(job, "server-a", now + 60_000).await.unwrap());
-    db.release_job(job, "server-a").await.unwrap();
+    assert!(db.claim_pass_lease(job, "server-a", now, now + 60_000, None).await.unwrap());
+    assert!(!db.claim_pass_lease(job, "server-b", now, now + 60_000, None).await.unwrap(), "a pass is running");
+    assert!(!db.renew_pass_lease(job, "server-b", now + 60_000).await.unwrap());
+    assert!(db.renew_pass_lease(job, "server-a", now + 60_000).await.unwrap());
+    db.release_pass_lease(job, "server-a").await.unwrap();
     // Released: a scheduled pass waits out the interval since the last began; an operator's does not.
-    assert!(!db.claim_job(job, "server-b", now + 1_000, now + 61_000, Some(now - 540_000)).await.unwrap());
-    assert!(db.claim_job(job, "server-b", now + 1_000, now + 61_000, None).await.unwrap());
+    assert!(!db.claim_pass_lease(job, "server-b", now + 1_000, now + 61_000, Some(now - 540_000)).await.unwrap());
+    assert!(db.claim_pass_lease(job, "server-b", now + 1_000, now + 61_000, None).await.unwrap());
     // A lapsed lease (its holder died) is taken over.
-    assert!(db.claim_job(job, "server-c", now + 62_000, now + 122_000, Some(now + 61_000)).await.unwrap());
-    assert!(!db.renew_job(job, "server-b", now + 200_000).await.unwrap(), "the old holder lost it");
+    assert!(db.claim_pass_lease(job, "server-c", now + 62_000, now + 122_000, Some(now + 61_000)).await.unwrap());
+    assert!(!db.renew_pass_lease(job, "server-b", now + 200_000).await.unwrap(), "the old holder lost it");
 }
 
 #[tokio::test]

@@ -196,7 +196,7 @@ async fn a_definitive_answer_arriving_after_recovery_took_over_settles_once() {
     .await;
 
     // As if the confirm task were frozen past its lease: recovery takes over.
-    assert!(server.db().await.recover_now(&order_id).await.unwrap());
+    assert!(server.db().await.recover_now(payonce_server::db::JobKind::Payment, &order_id).await.unwrap());
     eventually("recovery marked it unknown", Duration::from_secs(5), || async {
         (server.order(&order_id).await.status == OrderStatus::Unknown).then_some(())
     })
@@ -223,7 +223,7 @@ async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_pa
         (pg.stats().await.in_flight == 1).then_some(())
     })
     .await;
-    assert!(server.db().await.recover_now(&order_id).await.unwrap());
+    assert!(server.db().await.recover_now(payonce_server::db::JobKind::Payment, &order_id).await.unwrap());
     eventually("recovery marked it unknown", Duration::from_secs(5), || async {
         (server.order(&order_id).await.status == OrderStatus::Unknown).then_some(())
     })
@@ -240,7 +240,8 @@ async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_pa
 #[tokio::test]
 async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     use payonce_api::Failure;
-    use payonce_server::db::{Actor, Transition};
+    use payonce_server::db::{Actor, Lease};
+    use payonce_server::settlement::Transition;
 
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
@@ -253,10 +254,15 @@ async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     let late_decline = Transition::Failed(Failure { code: "REJECT_CARD_PAYMENT".into(), message: "late".into() });
 
     // Both ways: a late decline for a paid order, a late charge for a failed one,
-    // from every status the confirm task or recovery settles from.
-    for from in [OrderStatus::Pending, OrderStatus::Unknown] {
-        assert!(!db.transition(&paid.order.order_id, from, &late_decline, 0, Actor::Confirm).await.unwrap());
-        assert!(!db.transition(&failed.order.order_id, from, &Transition::Paid, 0, Actor::Recovery).await.unwrap());
+    // from every status the confirm task or recovery settles from, and from the
+    // settled status itself (the lifecycle refuses the move).
+    let lease = Lease::Release { next_attempt_at_ms: 0 };
+    for from in [OrderStatus::Pending, OrderStatus::Unknown, OrderStatus::Paid, OrderStatus::Failed] {
+        let late = db.transition(&paid.order.order_id, from, &late_decline, lease, Actor::Confirm).await.unwrap();
+        assert_eq!(late, None, "a late decline from {from:?}");
+        let late =
+            db.transition(&failed.order.order_id, from, &Transition::Paid, lease, Actor::Recovery).await.unwrap();
+        assert_eq!(late, None, "a late charge from {from:?}");
     }
 
     assert_eq!(server.order(&paid.order.order_id).await.status, OrderStatus::Paid);

@@ -5,7 +5,7 @@ use payonce_api::OrderStatus;
 use sqlx::AnyConnection;
 use sqlx::FromRow;
 
-use super::{Db, now_ms};
+use super::{Db, Engine, now_ms};
 
 /// Who changed an attempt's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +58,23 @@ pub(super) struct Change<'a> {
     pub detail: Option<&'a str>,
 }
 
+impl Db {
+    /// Records a status change in the history, in the transaction that makes
+    /// it, and announces it to the other servers (see `change_feed`).
+    pub(super) async fn record_change(
+        &self,
+        transaction: &mut AnyConnection,
+        change: Change<'_>,
+    ) -> Result<(), sqlx::Error> {
+        if self.engine == Engine::Postgres {
+            super::change_feed::announce(transaction, change.order_id).await?;
+        }
+        record(transaction, change).await
+    }
+}
+
 /// Records a change inside the transaction that made it.
-pub(super) async fn record(connection: &mut AnyConnection, change: Change<'_>) -> Result<(), sqlx::Error> {
+async fn record(connection: &mut AnyConnection, change: Change<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO payment_events (order_id, at_ms, actor, from_status, to_status, code, detail) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",

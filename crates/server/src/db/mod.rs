@@ -4,16 +4,18 @@
 //! binds, `ON CONFLICT`, `RETURNING`); the few places they do not are marked.
 
 mod attempts;
-mod budget;
 mod change_feed;
 mod changes;
 mod events;
+mod leases;
 mod location;
 mod operator;
 mod orders;
 mod pg_calls;
+mod pg_places;
 mod reconcile;
 mod refunds;
+mod status;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,16 +23,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Executor};
 
-pub use attempts::{Attempt, NewAttempt, Transition};
-pub use budget::{BudgetRow, SlotClaim, SlotTerms};
+pub use attempts::{Attempt, NewAttempt};
 pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
+pub use leases::JobKind;
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use operator::{AttemptDetail, OperatorOrderRow};
 pub use orders::NewOrder;
 pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
-pub use reconcile::{OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
+pub use pg_places::{LearnedLimitRow, SlotClaim, SlotTerms};
+pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
+pub use status::Lease;
 
 /// How long a request waits for a connection before it is told the database is unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -48,9 +52,9 @@ pub struct Db {
     engine: Engine,
     pool: AnyPool,
     writer: AnyPool,
-    /// For the PG budget's places (see `budget`): on PostgreSQL, connections
+    /// For the cluster's shared PG places (see `pg_places`): on PostgreSQL, connections
     /// that do not wait for their commits to reach the disk.
-    budget: AnyPool,
+    places_pool: AnyPool,
     /// Told of every status change this server commits, for the checks
     /// waiting on an order (see `changes`).
     changes: Arc<OrderChanges>,
@@ -62,7 +66,7 @@ pub struct Db {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Purpose {
     Payments,
-    Budget,
+    Places,
 }
 
 impl Db {
@@ -78,7 +82,7 @@ impl Db {
                 .after_connect(move |connection, _| Box::pin(prepare_connection(engine, purpose, connection)))
         };
         let pool = options(Purpose::Payments).max_connections(max_connections).connect(location.url()).await?;
-        let (writer, budget) = match engine {
+        let (writer, places_pool) = match engine {
             Engine::Sqlite => {
                 let writer = options(Purpose::Payments).max_connections(1).connect(location.url()).await?;
                 (writer.clone(), writer)
@@ -86,12 +90,12 @@ impl Db {
             Engine::Postgres => {
                 // As many as for payments, opened at start: a burst of confirms
                 // takes places side by side, without first waiting for connections.
-                let budget = options(Purpose::Budget)
+                let places_pool = options(Purpose::Places)
                     .min_connections(max_connections)
                     .max_connections(max_connections)
                     .connect(location.url())
                     .await?;
-                (pool.clone(), budget)
+                (pool.clone(), places_pool)
             }
         };
         match engine {
@@ -101,24 +105,23 @@ impl Db {
         let changes = Arc::<OrderChanges>::default();
         let change_feed = (engine == Engine::Postgres)
             .then(|| Arc::new(change_feed::listen(location.url().to_owned(), changes.clone())));
-        Ok(Self { engine, pool, writer, budget, changes, _change_feed: change_feed })
+        Ok(Self { engine, pool, writer, places_pool, changes, _change_feed: change_feed })
     }
 
-    /// Records a status change in the history, in the transaction that makes
-    /// it, and announces it to the other servers (see `change_feed`).
-    async fn record_change(
-        &self,
-        transaction: &mut AnyConnection,
-        change: events::Change<'_>,
-    ) -> Result<(), sqlx::Error> {
-        if self.engine == Engine::Postgres {
-            change_feed::announce(transaction, change.order_id).await?;
+    /// A write transaction that takes the write lock at once. On SQLite a
+    /// transaction that reads before it writes would otherwise start as a
+    /// reader, and could not become a writer if another connection (another
+    /// server on the same file) committed in between: it would fail busy
+    /// instead of waiting its turn.
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.engine {
+            Engine::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
+            Engine::Postgres => self.writer.begin().await,
         }
-        events::record(transaction, change).await
     }
 
     /// Whether other order servers may share this database (and so the PG's
-    /// concurrency budget must be kept in it, not in one server's memory).
+    /// places under the PG's cap must be kept in it, not in one server's memory).
     pub fn shared_by_servers(&self) -> bool {
         self.engine == Engine::Postgres
     }
@@ -127,7 +130,7 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
         self.writer.close().await;
-        self.budget.close().await;
+        self.places_pool.close().await;
     }
 
     /// Where a check subscribes to wait for its order to change.
@@ -153,7 +156,7 @@ async fn prepare_connection(
         // payment's state: its commits need not wait for the disk (a tenth of
         // the time). A database crash may forget the places taken in its last
         // moments; the cluster may then go over its cap by those for one call.
-        (Engine::Postgres, Purpose::Budget) => {
+        (Engine::Postgres, Purpose::Places) => {
             connection.execute("SET synchronous_commit = off").await?;
         }
         (Engine::Postgres, Purpose::Payments) => {}

@@ -33,7 +33,7 @@ pub struct AttemptDetail {
     pub unknown_reason: Option<String>,
     pub last_pg_answer: Option<String>,
     pub recovery_passes: i64,
-    pub next_recovery_at_ms: i64,
+    pub next_attempt_at_ms: i64,
     pub lease_until_ms: i64,
     pub lease_owner: Option<String>,
     pub created_at_ms: i64,
@@ -71,7 +71,7 @@ impl Db {
     pub async fn attempt_detail(&self, order_id: &str) -> Result<Option<AttemptDetail>, sqlx::Error> {
         sqlx::query_as(
             "SELECT idempotency_key, payment_key, amount, status, failure_code, failure_message, unknown_reason, \
-             last_pg_answer, recovery_passes, next_recovery_at_ms, lease_until_ms, lease_owner, created_at_ms, \
+             last_pg_answer, recovery_passes, next_attempt_at_ms, lease_until_ms, lease_owner, created_at_ms, \
              updated_at_ms FROM payment_attempts WHERE order_id = $1",
         )
         .bind(order_id)

@@ -77,6 +77,19 @@ pub struct OrphanRefund {
     pub failure_code: Option<String>,
     pub last_pg_answer: Option<String>,
     pub calls: i64,
+    /// Passes of the job engine in which the PG answered without settling it.
+    pub recovery_passes: i64,
+}
+
+/// A refund of a charge no order made, about to be stored.
+#[derive(Debug, Clone, Copy)]
+pub struct NewOrphanRefund<'a> {
+    pub payment_key: &'a str,
+    /// The PG's orderId, which the shop may not know.
+    pub order_id: &'a str,
+    pub amount: u64,
+    pub pg_idempotency_key: &'a str,
+    pub reason: &'a str,
 }
 
 /// One stored reconciliation pass.
@@ -107,7 +120,7 @@ impl Db {
 
     /// Takes the job's lease if no pass holds it and, with `started_before_ms`,
     /// if the last pass began before then. Says whether it did.
-    pub async fn claim_job(
+    pub async fn claim_pass_lease(
         &self,
         job: &str,
         owner: &str,
@@ -131,7 +144,7 @@ impl Db {
     }
 
     /// Renews `owner`'s lease of the job; says whether it still held it.
-    pub async fn renew_job(&self, job: &str, owner: &str, until_ms: i64) -> Result<bool, sqlx::Error> {
+    pub async fn renew_pass_lease(&self, job: &str, owner: &str, until_ms: i64) -> Result<bool, sqlx::Error> {
         let renewed = sqlx::query(
             "UPDATE job_leases SET lease_until_ms = $1 WHERE job = $2 AND lease_owner = $3 AND lease_until_ms > 0",
         )
@@ -144,7 +157,7 @@ impl Db {
     }
 
     /// Lets go of the job's lease, if `owner` still holds it.
-    pub async fn release_job(&self, job: &str, owner: &str) -> Result<(), sqlx::Error> {
+    pub async fn release_pass_lease(&self, job: &str, owner: &str) -> Result<(), sqlx::Error> {
         sqlx::query("UPDATE job_leases SET lease_until_ms = 0 WHERE job = $1 AND lease_owner = $2")
             .bind(job)
             .bind(owner)
@@ -196,40 +209,44 @@ impl Db {
     pub async fn orphan_refund(&self, payment_key: &str) -> Result<Option<OrphanRefund>, sqlx::Error> {
         sqlx::query_as(
             "SELECT payment_key, order_id, amount, pg_idempotency_key, reason, status, failure_code, \
-             last_pg_answer, calls FROM orphan_refunds WHERE payment_key = $1",
+             last_pg_answer, calls, recovery_passes FROM orphan_refunds WHERE payment_key = $1",
         )
         .bind(payment_key)
         .fetch_optional(&self.pool)
         .await
     }
 
-    /// Stores the refund of a charge no order made, unless the charge has one
-    /// already; returns the charge's refund either way.
+    /// Stores the refund of a charge no order made, held by `lease_owner` until
+    /// `lease_until_ms` (the pass that sends it first), unless the charge has
+    /// one already. Returns the charge's refund, and whether this call stored it.
     pub async fn store_orphan_refund(
         &self,
-        payment_key: &str,
-        order_id: &str,
-        amount: u64,
-        pg_idempotency_key: &str,
-        reason: &str,
-    ) -> Result<OrphanRefund, sqlx::Error> {
+        orphan: &NewOrphanRefund<'_>,
+        lease_owner: &str,
+        lease_until_ms: i64,
+    ) -> Result<(OrphanRefund, bool), sqlx::Error> {
         let now = now_ms();
-        sqlx::query(
+        let stored = sqlx::query(
             "INSERT INTO orphan_refunds (payment_key, order_id, amount, pg_idempotency_key, reason, status, \
-             created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, 'REQUESTED', $6, $7) ON CONFLICT DO NOTHING",
+             lease_owner, lease_until_ms, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, 'REQUESTED', $6, $7, $8, $9) ON CONFLICT DO NOTHING",
         )
-        .bind(payment_key)
-        .bind(order_id)
-        .bind(i64::try_from(amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
-        .bind(pg_idempotency_key)
-        .bind(reason)
+        .bind(orphan.payment_key)
+        .bind(orphan.order_id)
+        .bind(i64::try_from(orphan.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
+        .bind(orphan.pg_idempotency_key)
+        .bind(orphan.reason)
+        .bind(lease_owner)
+        .bind(lease_until_ms)
         .bind(now)
         .bind(now)
         .execute(&self.writer)
         .await?;
-        self.orphan_refund(payment_key)
+        let refund = self
+            .orphan_refund(orphan.payment_key)
             .await?
-            .ok_or_else(|| sqlx::Error::Protocol(format!("the refund of {payment_key} was not stored")))
+            .ok_or_else(|| sqlx::Error::Protocol(format!("the refund of {} was not stored", orphan.payment_key)))?;
+        Ok((refund, stored.rows_affected() == 1))
     }
 
     /// Counts a cancel of an orphan charge about to go to the PG.

@@ -6,8 +6,10 @@
 use payonce_api::OrderStatus;
 use sqlx::FromRow;
 
-use super::events::{Actor, Change};
+use super::events::Actor;
+use super::status::Lease;
 use super::{Db, now_ms};
+use crate::settlement::{Moved, Transition};
 
 /// Who asked for a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,29 +265,16 @@ impl Db {
                 None => Ok(Stored::OrderMoved),
             };
         }
-        let moved = sqlx::query(
-            "UPDATE payment_attempts SET status = 'CANCEL_REQUESTED', updated_at_ms = $1 \
-             WHERE order_id = $2 AND status = $3 AND amount - refunded_amount = $4",
-        )
-        .bind(now)
-        .bind(refund.order_id)
-        .bind(refund.previous_status.as_str())
-        .bind(encode(refund.balance_before)?)
-        .execute(&mut *transaction)
-        .await?;
-        if moved.rows_affected() != 1 {
+        let detail = format!("refund {} of {} KRW: {}", refund.refund_id, refund.amount, refund.reason);
+        let transition = Transition::CancelRequested { balance_before: refund.balance_before };
+        let actor = refund.requested_by.actor();
+        let from = refund.previous_status;
+        let moved = self
+            .write_status(&mut transaction, refund.order_id, from, &transition, Lease::Keep, actor, Some(&detail))
+            .await?;
+        if moved.is_none() {
             return Ok(Stored::OrderMoved);
         }
-        let detail = format!("refund {} of {} KRW: {}", refund.refund_id, refund.amount, refund.reason);
-        let change = Change {
-            order_id: refund.order_id,
-            actor: refund.requested_by.actor(),
-            from: refund.previous_status,
-            to: OrderStatus::CancelRequested,
-            code: None,
-            detail: Some(&detail),
-        };
-        self.record_change(&mut transaction, change).await?;
         if let Some(audit) = refund.audit {
             sqlx::query(
                 "INSERT INTO audit_log (at_ms, operator, action, order_id, detail) VALUES ($1, $2, $3, $4, $5)",
@@ -336,104 +325,26 @@ impl Db {
         }
         // Refunded: CANCELED once nothing is left, else PARTIALLY_REFUNDED.
         // Refused: back to where the order was.
-        let (back_to, refunded_total) = match outcome {
-            RefundOutcome::Done { refunded_total } => (None, Some(encode(*refunded_total)?)),
-            RefundOutcome::Refused { .. } => (Some(refund.previous_status.as_str()), None),
+        let transition = match outcome {
+            RefundOutcome::Done { refunded_total } => Transition::RefundSettled { refunded_total: *refunded_total },
+            RefundOutcome::Refused { code } => {
+                Transition::RefundRefused { back_to: refund.previous_status, code: code.clone() }
+            }
         };
-        let to: Option<String> = sqlx::query_scalar(
-            "UPDATE payment_attempts SET status = COALESCE($1, CASE WHEN $2 >= amount THEN 'CANCELED' \
-             ELSE 'PARTIALLY_REFUNDED' END), refunded_amount = COALESCE($3, refunded_amount), updated_at_ms = $4 \
-             WHERE order_id = $5 AND status = 'CANCEL_REQUESTED' RETURNING status",
-        )
-        .bind(back_to)
-        .bind(refunded_total)
-        .bind(refunded_total)
-        .bind(now)
-        .bind(&refund.order_id)
-        .fetch_optional(&mut *transaction)
-        .await?;
-        let Some(to) = to.as_deref().and_then(OrderStatus::parse) else {
+        let order_id = &refund.order_id;
+        let from = OrderStatus::CancelRequested;
+        let moved = self
+            .write_status(&mut transaction, order_id, from, &transition, Lease::Keep, actor, Some(last_pg_answer))
+            .await?;
+        let Some(Moved { to, .. }) = moved else {
             return Err(sqlx::Error::Protocol(format!(
                 "refund {} was requested but its order {} is not CANCEL_REQUESTED",
                 refund.refund_id, refund.order_id
             )));
         };
-        let change = Change {
-            order_id: &refund.order_id,
-            actor,
-            from: OrderStatus::CancelRequested,
-            to,
-            code: failure_code,
-            detail: Some(last_pg_answer),
-        };
-        self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;
         self.changes.notify(&refund.order_id);
         Ok(Some(to))
-    }
-
-    /// Requested refunds recovery may take now: whose lease has lapsed and
-    /// whose next attempt time has come, those waiting longest first.
-    pub async fn due_refunds(&self, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
-        sqlx::query_scalar(
-            "SELECT refund_id FROM refunds WHERE status = 'REQUESTED' AND next_attempt_at_ms <= $1 \
-             AND lease_until_ms <= $2 ORDER BY next_attempt_at_ms, created_at_ms LIMIT $3",
-        )
-        .bind(now_ms)
-        .bind(now_ms)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-    }
-
-    /// The earliest time a requested refund becomes due.
-    pub async fn next_refund_due_ms(&self) -> Result<Option<i64>, sqlx::Error> {
-        sqlx::query_scalar(
-            "SELECT MIN(CASE WHEN next_attempt_at_ms > lease_until_ms THEN next_attempt_at_ms \
-             ELSE lease_until_ms END) FROM refunds WHERE status = 'REQUESTED'",
-        )
-        .fetch_one(&self.pool)
-        .await
-    }
-
-    /// Takes the lease of a requested refund whose lease has lapsed; `None` if
-    /// it is settled or someone else holds it.
-    pub async fn claim_refund(
-        &self,
-        refund_id: &str,
-        worker: &str,
-        now_ms: i64,
-        lease_until_ms: i64,
-    ) -> Result<Option<Refund>, sqlx::Error> {
-        let claimed = sqlx::query(
-            "UPDATE refunds SET lease_until_ms = $1, lease_owner = $2 WHERE refund_id = $3 \
-             AND status = 'REQUESTED' AND lease_until_ms <= $4",
-        )
-        .bind(lease_until_ms)
-        .bind(worker)
-        .bind(refund_id)
-        .bind(now_ms)
-        .execute(&self.writer)
-        .await?;
-        if claimed.rows_affected() != 1 {
-            return Ok(None);
-        }
-        self.refund(refund_id).await
-    }
-
-    /// Renews `worker`'s lease of a requested refund; says whether it did (not
-    /// if it was settled or taken over, and then the worker must not call the PG).
-    pub async fn renew_refund_lease(&self, refund_id: &str, worker: &str, until_ms: i64) -> Result<bool, sqlx::Error> {
-        let result = sqlx::query(
-            "UPDATE refunds SET lease_until_ms = $1 WHERE refund_id = $2 AND lease_owner = $3 \
-             AND status = 'REQUESTED'",
-        )
-        .bind(until_ms)
-        .bind(refund_id)
-        .bind(worker)
-        .execute(&self.writer)
-        .await?;
-        Ok(result.rows_affected() == 1)
     }
 
     /// Counts a cancel request about to go to the PG.
@@ -458,34 +369,6 @@ impl Db {
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected() == 1)
-    }
-
-    /// Ends a worker's hold on a refund it did not settle: when to try again,
-    /// whether the PG answered (only those passes count toward the alert), and
-    /// what it said. Returns the answered passes so far.
-    pub async fn release_refund(
-        &self,
-        refund_id: &str,
-        worker: &str,
-        next_at_ms: i64,
-        answered: bool,
-        last_pg_answer: Option<&str>,
-    ) -> Result<u32, sqlx::Error> {
-        let passes: Option<i64> = sqlx::query_scalar(
-            "UPDATE refunds SET lease_until_ms = 0, next_attempt_at_ms = $1, \
-             recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer), \
-             updated_at_ms = $4 WHERE refund_id = $5 AND lease_owner = $6 AND status = 'REQUESTED' \
-             RETURNING recovery_passes",
-        )
-        .bind(next_at_ms)
-        .bind(i64::from(answered))
-        .bind(last_pg_answer)
-        .bind(now_ms())
-        .bind(refund_id)
-        .bind(worker)
-        .fetch_optional(&self.writer)
-        .await?;
-        Ok(passes.map_or(0, |passes| u32::try_from(passes).unwrap_or(u32::MAX)))
     }
 
     /// How many refunds are waiting for the PG's answer.

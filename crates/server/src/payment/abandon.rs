@@ -6,16 +6,16 @@
 use payonce_api::{ErrorCode, Failure, Order, OrderStatus};
 
 use super::settle::log_attempt_stored;
+use crate::app::App;
 use crate::customer::Customer;
 use crate::error::AppError;
-use crate::state::AppState;
 
 /// Closes the order as FAILED `CONFIRM_NOT_RECEIVED` if it has no attempt, and
 /// returns the order as stored: closed, or in whatever state its attempt is
 /// (a confirm that arrived first wins; one that arrives later gets
 /// `ORDER_ALREADY_FAILED` and never reaches the PG).
-pub async fn abandon(state: &AppState, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
-    let order = state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
+pub async fn abandon(app: &App, customer: &Customer, order_id: &str) -> Result<Order, AppError> {
+    let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
     if order.status == OrderStatus::Created {
         let failure = Failure {
             code: ErrorCode::ConfirmNotReceived.as_str().to_owned(),
@@ -23,9 +23,9 @@ pub async fn abandon(state: &AppState, customer: &Customer, order_id: &str) -> R
                       You have not been charged; please try again."
                 .to_owned(),
         };
-        if state.db.close_unconfirmed(order_id, order.amount, &failure).await? {
+        if app.db.close_unconfirmed(order_id, order.amount, &failure).await? {
             log_attempt_stored(order_id, "-", OrderStatus::Failed, Some(&failure));
         }
     }
-    state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
+    app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
 }

@@ -3,17 +3,18 @@
 
 use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus};
 
-use super::lease;
 use super::settle::{self, log_attempt_stored};
+use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{Actor, NewAttempt, PgCaller, Transition, now_ms};
+use crate::db::{Actor, NewAttempt, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
     ConfirmVerdict, Expected, PgAnswer, PgConfirm, PgSlot, confirm_answer, customer_message, describe, failure_of,
     first_call_verdict,
 };
-use crate::state::AppState;
+use crate::resilience::lease;
+use crate::settlement::Transition;
 
 /// Longest payment key accepted (Toss keys are under 200 characters).
 const PAYMENT_KEY_MAX_LEN: usize = 200;
@@ -53,7 +54,7 @@ fn validate_payment_key(payment_key: &str) -> Result<(), AppError> {
 /// a customer who hangs up at any point leaves either no attempt, or one whose
 /// PG call goes out and whose answer is stored.
 pub async fn confirm(
-    state: &AppState,
+    app: &App,
     customer: &Customer,
     order_id: &str,
     idempotency_key: &str,
@@ -67,7 +68,7 @@ pub async fn confirm(
         payment_key: request.payment_key.clone(),
         amount: request.amount,
     };
-    let task = state.pg_tasks.spawn(job.run(state.clone()));
+    let task = app.pg_tasks.spawn(job.run(app.clone()));
     task.await.map_err(|error| AppError::Internal(format!("confirm task failed: {error}")))?
 }
 
@@ -81,9 +82,9 @@ struct ConfirmJob {
 }
 
 impl ConfirmJob {
-    async fn run(self, state: AppState) -> Result<Order, AppError> {
-        let order = state.db.customer_order(&self.customer.0, &self.order_id).await?.ok_or(AppError::OrderNotFound)?;
-        if let Some(replay) = answer_existing(&state, &order, &self.idempotency_key).await? {
+    async fn run(self, app: App) -> Result<Order, AppError> {
+        let order = app.db.customer_order(&self.customer.0, &self.order_id).await?.ok_or(AppError::OrderNotFound)?;
+        if let Some(replay) = answer_existing(&app, &order, &self.idempotency_key).await? {
             return Ok(replay);
         }
         if self.amount != order.amount {
@@ -91,7 +92,7 @@ impl ConfirmJob {
         }
 
         // Without a slot the attempt is stored as failed: it never reached the PG.
-        let slot = state.pg.try_slot().await?;
+        let slot = app.pg.try_slot().await?;
         let (status, failure) = match slot {
             Some(_) => (OrderStatus::Pending, None),
             None => (
@@ -104,7 +105,7 @@ impl ConfirmJob {
         };
         // The confirm task owns the attempt until its longest call could have ended;
         // recovery takes over only after that.
-        let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&state.config));
+        let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&app.config));
         let attempt = NewAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
@@ -114,33 +115,33 @@ impl ConfirmJob {
             failure: failure.as_ref(),
             lease_until_ms,
         };
-        if !state.db.insert_attempt(&attempt).await? {
+        if !app.db.insert_attempt(&attempt).await? {
             // A concurrent confirm (or the page closing the order) stored first:
             // answer as if we came after it.
-            return answer_existing(&state, &order, &self.idempotency_key)
+            return answer_existing(&app, &order, &self.idempotency_key)
                 .await?
                 .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match slot {
-            Some(slot) => self.call_pg(&state, slot, order.amount).await,
+            Some(slot) => self.call_pg(&app, slot, order.amount).await,
             None => {
                 metrics::pg_confirm_call("busy");
-                state.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
+                app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
             }
         }
     }
 
     /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
-    async fn call_pg(&self, state: &AppState, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
-        state.budget.record_first_call();
+    async fn call_pg(&self, app: &App, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
+        app.retry_budget.record_first_call();
         let call = PgConfirm {
             payment_key: &self.payment_key,
             order_id: &self.order_id,
             amount,
             idempotency_key: &self.idempotency_key,
         };
-        let answer = state.pg.confirm(slot, call, PgCaller::Customer).await;
+        let answer = app.pg.confirm(slot, call, PgCaller::Customer).await;
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));
         let (outcome, transition) = first_call_transition(verdict, &answer);
@@ -148,34 +149,34 @@ impl ConfirmJob {
         // A definitive answer still settles an attempt that recovery marked UNKNOWN
         // meanwhile (the lease lapsed under a very slow database, say).
         let from = [OrderStatus::Pending, OrderStatus::Unknown];
-        let unknown = transition.status() == OrderStatus::Unknown;
+        let unknown = matches!(transition, Transition::Unknown(_));
         let applied =
-            settle::apply(state, Actor::Confirm, &self.order_id, &self.idempotency_key, &from, transition).await?;
+            settle::apply(app, Actor::Confirm, &self.order_id, &self.idempotency_key, &from, transition).await?;
         if unknown && applied.moved {
             // Recovery may be asleep for a whole interval: let it plan its first look.
-            state.recovery_wake.notify_one();
+            app.recovery_wake.notify_one();
         }
         Ok(applied.order)
     }
 }
 
 /// The answer when this key or this order already has an attempt, or `None` if neither has.
-async fn answer_existing(state: &AppState, order: &Order, idempotency_key: &str) -> Result<Option<Order>, AppError> {
-    if let Some(attempt) = state.db.attempt_by_key(idempotency_key).await? {
+async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Result<Option<Order>, AppError> {
+    if let Some(attempt) = app.db.attempt_by_key(idempotency_key).await? {
         if attempt.order_id != order.order_id {
             return Err(AppError::IdempotencyKeyReused);
         }
-        let current = state.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?;
+        let current = app.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?;
         return if current.status.is_final() {
             Ok(Some(current))
         } else {
             Err(AppError::PaymentInProgress { order: Box::new(current) })
         };
     }
-    if !state.db.has_attempt(&order.order_id).await? {
+    if !app.db.has_attempt(&order.order_id).await? {
         return Ok(None);
     }
-    let current = Box::new(state.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?);
+    let current = Box::new(app.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?);
     Err(match current.status {
         OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested => {
             AppError::OrderAlreadyPaid { order: current }
@@ -214,10 +215,12 @@ mod tests {
     #[test]
     fn the_first_call_stores_what_the_verdict_says() {
         let declined = PgAnswer::Error { http_status: 403, code: "REJECT_CARD_PAYMENT".into(), message: "m".into() };
-        let status = |verdict| first_call_transition(verdict, &declined).1.status();
-        assert_eq!(status(ConfirmVerdict::Paid), OrderStatus::Paid);
-        assert_eq!(status(ConfirmVerdict::Failed), OrderStatus::Failed);
-        assert_eq!(status(ConfirmVerdict::Unknown), OrderStatus::Unknown);
+        let transition = |verdict| first_call_transition(verdict, &declined).1;
+        assert_eq!(transition(ConfirmVerdict::Paid), Transition::Paid);
+        assert!(
+            matches!(transition(ConfirmVerdict::Failed), Transition::Failed(failure) if failure.code == "REJECT_CARD_PAYMENT")
+        );
+        assert!(matches!(transition(ConfirmVerdict::Unknown), Transition::Unknown(_)));
         let not_sent = PgAnswer::NotSent { detail: "refused".into() };
         let (label, transition) = first_call_transition(ConfirmVerdict::Unreachable, &not_sent);
         assert_eq!((label, transition.failure().map(|f| f.code.as_str())), ("unreachable", Some("PG_UNREACHABLE")));

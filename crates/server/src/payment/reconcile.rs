@@ -30,13 +30,14 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::lease;
-use crate::db::{PgCaller, RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
+use super::orphan_recovery;
+use crate::app::App;
+use crate::db::{JobKind, NewOrphanRefund, RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::toss::{PaymentStatus, Transaction};
-use crate::pg::{OrphanCancel, PgCancel, describe, orphan_cancel};
-use crate::state::AppState;
+use crate::pg::toss::Transaction;
+use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
+use crate::resilience::lease;
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
@@ -144,8 +145,8 @@ pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut earlier = 0;
     for transaction in transactions {
-        match transaction.status {
-            PaymentStatus::Done => {
+        match transaction_kind(transaction.status) {
+            TransactionKind::Approval => {
                 if index.contains_key(transaction.payment_key.as_str()) {
                     continue;
                 }
@@ -157,13 +158,11 @@ pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
                     refunded: 0,
                 });
             }
-            PaymentStatus::Canceled | PaymentStatus::PartialCanceled => {
-                match index.get(transaction.payment_key.as_str()) {
-                    Some(&at) => charges[at].refunded += transaction.amount,
-                    None => earlier += 1,
-                }
-            }
-            _ => {}
+            TransactionKind::Cancel => match index.get(transaction.payment_key.as_str()) {
+                Some(&at) => charges[at].refunded += transaction.amount,
+                None => earlier += 1,
+            },
+            TransactionKind::Other => {}
         }
     }
     (charges, earlier)
@@ -245,8 +244,8 @@ pub fn kst(ms: i64) -> String {
 /// Runs a pass every `--reconcile-interval` (none with `0s`), the first one an
 /// interval after start, until shutdown. In a cluster, the server whose timer
 /// fires first runs it; the others find it ran within the interval and wait.
-pub async fn run_periodically(state: AppState, shutdown: CancellationToken) {
-    let interval = state.config.reconcile_interval;
+pub async fn run_periodically(app: App, shutdown: CancellationToken) {
+    let interval = app.config.reconcile_interval;
     if interval.is_zero() {
         return;
     }
@@ -255,7 +254,7 @@ pub async fn run_periodically(state: AppState, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(interval) => {}
         }
-        match run_pass(&state, StartedBy::Schedule).await {
+        match run_pass(&app, StartedBy::Schedule).await {
             Ok(Some(report)) => tracing::info!(
                 run_id = report.run_id,
                 approvals = report.approvals,
@@ -270,35 +269,36 @@ pub async fn run_periodically(state: AppState, shutdown: CancellationToken) {
 
 /// Runs one pass, if this server gets the job's lease: `None` when a scheduled
 /// pass finds another ran within the interval; `ReconcileRunning` when one is running.
-pub async fn run_pass(state: &AppState, started_by: StartedBy) -> Result<Option<Report>, AppError> {
+pub async fn run_pass(app: &App, started_by: StartedBy) -> Result<Option<Report>, AppError> {
     let started = now_ms();
-    let hold = lease::millis(lease::for_confirm(&state.config));
+    let hold = lease::millis(lease::for_confirm(&app.config));
     let started_before = match started_by {
-        StartedBy::Schedule => Some(started - lease::millis(state.config.reconcile_interval.mul_f64(0.9))),
+        StartedBy::Schedule => Some(started - lease::millis(app.config.reconcile_interval.mul_f64(0.9))),
         StartedBy::Operator => None,
     };
-    let claimed = state.db.claim_job(RECONCILE_JOB, &state.worker_id, started, started + hold, started_before).await?;
+    let claimed =
+        app.db.claim_pass_lease(RECONCILE_JOB, &app.worker_id, started, started + hold, started_before).await?;
     if !claimed {
         return match started_by {
             StartedBy::Schedule => Ok(None),
             StartedBy::Operator => Err(AppError::ReconcileRunning),
         };
     }
-    let outcome = reconcile(state, started_by, started).await;
-    state.db.release_job(RECONCILE_JOB, &state.worker_id).await?;
+    let outcome = reconcile(app, started_by, started).await;
+    app.db.release_pass_lease(RECONCILE_JOB, &app.worker_id).await?;
     outcome.map(Some)
 }
 
-async fn reconcile(state: &AppState, started_by: StartedBy, started: i64) -> Result<Report, AppError> {
+async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Report, AppError> {
     let window_start_ms = started - lease::millis(LOOKBACK);
     // To the second, both ends inclusive: the end rounds up past now.
     let window_end_ms = started + 1_000;
-    let transactions = list(state, window_start_ms, window_end_ms).await?;
+    let transactions = list(app, window_start_ms, window_end_ms).await?;
     let (charges, earlier_cancels) = charges(&transactions);
     let mut report = Report {
         run_id: None,
         started_by: started_by.as_str().to_owned(),
-        runner: state.worker_id.to_string(),
+        runner: app.worker_id.to_string(),
         started_at: rfc3339(started),
         finished_at: String::new(),
         window_start: rfc3339(window_start_ms),
@@ -314,18 +314,18 @@ async fn reconcile(state: &AppState, started_by: StartedBy, started: i64) -> Res
         tracing::info!(earlier_cancels, "cancels of payments approved before the window are not compared");
     }
     for charge in &charges {
-        let shop = state.db.shop_payment(&charge.order_id).await?;
+        let shop = app.db.shop_payment(&charge.order_id).await?;
         match classify(charge, shop.as_ref()) {
             Finding::Matches => report.matched += 1,
             Finding::Unsettled => report.skipped_unsettled.push(charge.order_id.clone()),
             Finding::OrphanRefunded => {
                 let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
-                state.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
+                app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
                 report.refunded_orphans.push(charge.payment_key.clone());
             }
             Finding::Mismatch(kind) => {
                 let action = match kind {
-                    MismatchKind::ChargeWithoutOrder => refund_orphan(state, charge).await?,
+                    MismatchKind::ChargeWithoutOrder => refund_orphan(app, charge).await?,
                     _ => "flagged".to_owned(),
                 };
                 report.mismatches.push(mismatch(kind, charge, shop.as_ref(), action));
@@ -334,7 +334,7 @@ async fn reconcile(state: &AppState, started_by: StartedBy, started: i64) -> Res
     }
     let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
     // A second in: the listing's start is to the second, and an attempt is stored before its approval.
-    let charged = state.db.charged_payments_between(window_start_ms + 1_000, started).await?;
+    let charged = app.db.charged_payments_between(window_start_ms + 1_000, started).await?;
     for shop in paid_without_charge(&charged, &approved, started) {
         report.mismatches.push(Mismatch {
             kind: MismatchKind::PaidWithoutCharge,
@@ -361,14 +361,14 @@ async fn reconcile(state: &AppState, started_by: StartedBy, started: i64) -> Res
     let finished = now_ms();
     report.finished_at = rfc3339(finished);
     let json = serde_json::to_string(&report).map_err(|error| AppError::Internal(error.to_string()))?;
-    let id = state
+    let id = app
         .db
-        .store_reconcile_run(started, &state.worker_id, started_by.as_str(), report.mismatches.len(), &json)
+        .store_reconcile_run(started, &app.worker_id, started_by.as_str(), report.mismatches.len(), &json)
         .await?;
     report.run_id = Some(id);
     // Stored again with its id, so the last report reads the same as the answer.
     let json = serde_json::to_string(&report).map_err(|error| AppError::Internal(error.to_string()))?;
-    state.db.update_reconcile_run(id, &json).await?;
+    app.db.update_reconcile_run(id, &json).await?;
     metrics::reconcile_ran(SystemTime::now());
     Ok(report)
 }
@@ -389,14 +389,14 @@ fn mismatch(kind: MismatchKind, charge: &Charge, shop: Option<&ShopPayment>, act
 
 /// Every transaction in the window, a page at a time, holding the job's lease
 /// and a PG place for each call.
-async fn list(state: &AppState, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, AppError> {
+async fn list(app: &App, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, AppError> {
     let (start, end) = (kst(from_ms), kst(to_ms));
     let mut all: Vec<Transaction> = Vec::new();
     loop {
-        renew(state).await?;
-        let slot = state.pg.slot().await?;
+        renew(app).await?;
+        let slot = app.pg.slot().await?;
         let after = all.last().map(|transaction| transaction.transaction_key.clone());
-        let page = state.pg.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
+        let page = app.pg.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
         drop(slot);
         let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
         let full = page.len() == PAGE_LIMIT;
@@ -408,9 +408,9 @@ async fn list(state: &AppState, from_ms: i64, to_ms: i64) -> Result<Vec<Transact
 }
 
 /// Renews the pass's lease; a pass that lost it stops before its next PG call.
-async fn renew(state: &AppState) -> Result<(), AppError> {
-    let until = now_ms() + lease::millis(lease::for_confirm(&state.config));
-    if state.db.renew_job(RECONCILE_JOB, &state.worker_id, until).await? {
+async fn renew(app: &App) -> Result<(), AppError> {
+    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+    if app.db.renew_pass_lease(RECONCILE_JOB, &app.worker_id, until).await? {
         Ok(())
     } else {
         Err(AppError::ReconcileRunning)
@@ -418,57 +418,56 @@ async fn renew(state: &AppState) -> Result<(), AppError> {
 }
 
 /// Refunds a charge no order made, in full, under its derived key: stored
-/// first, then sent (again, on each pass, until the PG settles it). Returns
-/// what was done, for the report.
-async fn refund_orphan(state: &AppState, charge: &Charge) -> Result<String, AppError> {
+/// first, then sent once by this pass; a refund whose outcome that leaves
+/// unknown, or stored by an earlier pass, is the job engine's, which sends it
+/// again with the same key until the PG answers. Returns what was done, for
+/// the report.
+async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
     let key = orphan_refund_key(&charge.payment_key);
-    let refund =
-        state.db.store_orphan_refund(&charge.payment_key, &charge.order_id, charge.amount, &key, ORPHAN_REASON).await?;
-    if refund.status != "REQUESTED" {
-        let code = refund.failure_code.as_deref().unwrap_or("-");
-        return Ok(format!("refund {} earlier ({code}); needs an operator", refund.status));
-    }
-    renew(state).await?;
-    let slot = state.pg.slot().await?;
-    state.db.count_orphan_refund_call(&charge.payment_key).await?;
-    let call = PgCancel {
+    let orphan = NewOrphanRefund {
         payment_key: &charge.payment_key,
         order_id: &charge.order_id,
-        reason: &refund.reason,
-        amount: None,
-        idempotency_key: &refund.pg_idempotency_key,
+        amount: charge.amount,
+        pg_idempotency_key: &key,
+        reason: ORPHAN_REASON,
     };
-    let answer = state.pg.cancel(slot, call, PgCaller::Reconcile).await;
+    // Held by this pass for as long as its send may take; the engine waits for that.
+    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+    let (refund, stored) = app.db.store_orphan_refund(&orphan, &app.worker_id, until).await?;
+    if !stored {
+        return Ok(match refund.status.as_str() {
+            "REQUESTED" => "refund being sent (recovery sends it again with the same key)".to_owned(),
+            status => {
+                let code = refund.failure_code.as_deref().unwrap_or("-");
+                format!("refund {status} earlier ({code}); needs an operator")
+            }
+        });
+    }
+    renew(app).await?;
+    let slot = app.pg.slot().await?;
+    let answer = orphan_recovery::send(app, slot, &refund).await?;
     let described = describe(&answer);
-    tracing::info!(
-        order_id = charge.order_id,
-        payment_key = charge.payment_key,
-        idempotency_key = refund.pg_idempotency_key,
-        answer = described,
-        "reconciliation refund sent"
-    );
-    let action = match orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount) {
-        OrphanCancel::Refunded => {
-            state.db.update_orphan_refund(&charge.payment_key, "DONE", None, &described).await?;
-            metrics::refund_transition("DONE");
-            "refunded".to_owned()
-        }
-        OrphanCancel::Refused(code) => {
-            state.db.update_orphan_refund(&charge.payment_key, "FAILED", Some(&code), &described).await?;
-            metrics::refund_transition("FAILED");
-            format!("refund refused ({code}); needs an operator")
-        }
+    let verdict = orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount);
+    orphan_recovery::settle(app, &refund, &verdict, &described).await?;
+    Ok(match verdict {
+        OrphanCancel::Refunded => "refunded".to_owned(),
+        OrphanCancel::Refused(code) => format!("refund refused ({code}); needs an operator"),
         OrphanCancel::Retry => {
-            state.db.update_orphan_refund(&charge.payment_key, "REQUESTED", None, &described).await?;
-            "refund sent, outcome unknown; sent again with the same key next pass".to_owned()
+            let next_at = now_ms() + app.timings().first_check_delay_ms();
+            let kind = JobKind::OrphanRefund;
+            app.db
+                .release_job(kind, &charge.payment_key, &app.worker_id, Some(next_at), false, Some(&described))
+                .await?;
+            app.recovery_wake.notify_one();
+            "refund sent, outcome unknown; recovery sends it again with the same key".to_owned()
         }
-    };
-    Ok(action)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pg::toss::PaymentStatus;
 
     fn transaction(key: &str, payment_key: &str, order_id: &str, status: PaymentStatus, amount: u64) -> Transaction {
         Transaction {

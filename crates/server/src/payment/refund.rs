@@ -5,16 +5,16 @@
 
 use payonce_api::{Order, OrderStatus};
 
-use super::lease;
+use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{Actor, AuditEntry, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
+use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
     CancelVerdict, Expected, ExpectedRefund, PgAnswer, PgCancel, PgSlot, cancel_answer, cancel_verdict, describe,
     refunded_total, refusal_code,
 };
-use crate::state::AppState;
+use crate::resilience::lease;
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";
@@ -25,13 +25,13 @@ const REASON_MAX_CHARS: usize = 200;
 /// Returns the order as stored: refunded, or still CANCEL_REQUESTED when the PG
 /// has not answered yet. The same request key answers with the same refund.
 pub async fn cancel_for_customer(
-    state: &AppState,
+    app: &App,
     customer: &Customer,
     order_id: &str,
     request_key: &str,
 ) -> Result<Order, AppError> {
-    let order = state.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
-    if state.db.refund_by_request(order_id, request_key).await?.is_some() {
+    let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
+    if app.db.refund_by_request(order_id, request_key).await?.is_some() {
         return Ok(order);
     }
     match order.status {
@@ -45,8 +45,8 @@ pub async fn cancel_for_customer(
             return Err(AppError::OrderNotPaid { order: Box::new(order) });
         }
     }
-    let window = state.config.cancel_window;
-    let paid_at = state.db.paid_at_ms(order_id).await?.unwrap_or_else(now_ms);
+    let window = app.config.cancel_window;
+    let paid_at = app.db.paid_at_ms(order_id).await?.unwrap_or_else(now_ms);
     if now_ms() - paid_at > lease::millis(window) {
         return Err(AppError::CancelWindowPassed { window: humantime::format_duration(window).to_string() });
     }
@@ -60,13 +60,13 @@ pub async fn cancel_for_customer(
         previous_status: order.status,
         operator: None,
     };
-    run_detached(state, ask).await
+    run_detached(app, ask).await
 }
 
 /// An operator refunds `amount` of what is left of a paid order (all of it
 /// without one), at any time. The refund and the audit line are stored together.
 pub async fn cancel_for_operator(
-    state: &AppState,
+    app: &App,
     operator: &str,
     order_id: &str,
     request_key: &str,
@@ -77,8 +77,8 @@ pub async fn cancel_for_operator(
     if reason.is_empty() || reason.chars().count() > REASON_MAX_CHARS {
         return Err(AppError::InvalidRequest { message: format!("reason must be 1 to {REASON_MAX_CHARS} characters") });
     }
-    let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
-    if state.db.refund_by_request(order_id, request_key).await?.is_some() {
+    let order = app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    if app.db.refund_by_request(order_id, request_key).await?.is_some() {
         return Ok(order);
     }
     match order.status {
@@ -106,7 +106,7 @@ pub async fn cancel_for_operator(
         previous_status: order.status,
         operator: Some(operator.to_owned()),
     };
-    run_detached(state, ask).await
+    run_detached(app, ask).await
 }
 
 /// A validated refund, owned so that it can outlive its request.
@@ -123,13 +123,13 @@ struct Ask {
 
 /// Stores and sends the refund in a task detached from the request: a caller
 /// who hangs up leaves either no refund, or one that goes out.
-async fn run_detached(state: &AppState, ask: Ask) -> Result<Order, AppError> {
-    let task = state.pg_tasks.spawn(ask.run(state.clone()));
+async fn run_detached(app: &App, ask: Ask) -> Result<Order, AppError> {
+    let task = app.pg_tasks.spawn(ask.run(app.clone()));
     task.await.map_err(|error| AppError::Internal(format!("refund task failed: {error}")))?
 }
 
 impl Ask {
-    async fn run(self, state: AppState) -> Result<Order, AppError> {
+    async fn run(self, app: App) -> Result<Order, AppError> {
         let refund_id = format!("rf_{}", uuid::Uuid::new_v4().simple());
         let pg_key = uuid::Uuid::new_v4().to_string();
         let audit_detail = format!("cancel {} KRW of {} left: {}", self.amount, self.balance_before, self.reason);
@@ -145,18 +145,18 @@ impl Ask {
             requested_by: self.requested_by,
             previous_status: self.previous_status,
             // This task owns the refund until its call could have ended; recovery takes over after that.
-            lease_until_ms: now_ms() + lease::millis(lease::for_confirm(&state.config)),
-            lease_owner: &state.worker_id,
+            lease_until_ms: now_ms() + lease::millis(lease::for_confirm(&app.config)),
+            lease_owner: &app.worker_id,
             audit: self.operator.as_deref().map(|operator| AuditEntry {
                 operator,
                 action: "cancel",
                 detail: &audit_detail,
             }),
         };
-        match state.db.store_refund(&new).await? {
+        match app.db.store_refund(&new).await? {
             Stored::Stored => {}
-            Stored::SameRequest(_) => return current(&state, &self.order_id).await,
-            Stored::OrderMoved => return Err(moved_error(current(&state, &self.order_id).await?)),
+            Stored::SameRequest(_) => return current(&app, &self.order_id).await,
+            Stored::OrderMoved => return Err(moved_error(current(&app, &self.order_id).await?)),
         }
         metrics::refund_transition("REQUESTED");
         tracing::info!(
@@ -167,36 +167,36 @@ impl Ask {
             operator = self.operator,
             "refund requested"
         );
-        let refund = state.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let Some(slot) = state.pg.try_slot().await? else {
+        let refund = app.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
+        let Some(slot) = app.pg.try_slot().await? else {
             // Every PG slot is taken: recovery, which waits for one, sends it.
             metrics::refund_call("first", "busy");
-            state.db.release_refund(&refund.refund_id, &state.worker_id, now_ms(), false, None).await?;
-            state.recovery_wake.notify_one();
-            return current(&state, &self.order_id).await;
+            app.db.release_job(JobKind::Refund, &refund.refund_id, &app.worker_id, None, false, None).await?;
+            app.recovery_wake.notify_one();
+            return current(&app, &self.order_id).await;
         };
-        state.budget.record_first_call();
+        app.retry_budget.record_first_call();
         let caller = match self.requested_by {
             RequestedBy::Customer => PgCaller::Customer,
             RequestedBy::Operator => PgCaller::Operator,
         };
-        let answer = send(&state, slot, &refund, caller).await?;
-        let settled = settle_by_answer(&state, &refund, &answer, Actor::Cancel).await?;
+        let answer = send(&app, slot, &refund, caller).await?;
+        let settled = settle_by_answer(&app, &refund, &answer, Actor::Cancel).await?;
         metrics::refund_call("first", settled.label());
         if !settled.is_settled() {
-            let next_at = now_ms() + super::recovery::first_check_delay_ms(&state);
-            state
-                .db
-                .release_refund(&refund.refund_id, &state.worker_id, next_at, false, Some(&describe(&answer)))
+            let next_at = now_ms() + app.timings().first_check_delay_ms();
+            let answer = describe(&answer);
+            app.db
+                .release_job(JobKind::Refund, &refund.refund_id, &app.worker_id, Some(next_at), false, Some(&answer))
                 .await?;
-            state.recovery_wake.notify_one();
+            app.recovery_wake.notify_one();
         }
-        current(&state, &self.order_id).await
+        current(&app, &self.order_id).await
     }
 }
 
-async fn current(state: &AppState, order_id: &str) -> Result<Order, AppError> {
-    state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
+async fn current(app: &App, order_id: &str) -> Result<Order, AppError> {
+    app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
 }
 
 /// Why a refund could not be stored: the order moved since it was read.
@@ -219,13 +219,8 @@ pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_>
 
 /// Sends the refund's cancel under `slot` (given back once answered), with its
 /// own key. The caller holds its lease.
-pub(super) async fn send(
-    state: &AppState,
-    slot: PgSlot,
-    refund: &Refund,
-    caller: PgCaller,
-) -> Result<PgAnswer, AppError> {
-    state.db.count_refund_call(&refund.refund_id).await?;
+pub(super) async fn send(app: &App, slot: PgSlot, refund: &Refund, caller: PgCaller) -> Result<PgAnswer, AppError> {
+    app.db.count_refund_call(&refund.refund_id).await?;
     let call = PgCancel {
         payment_key: &refund.payment_key,
         order_id: &refund.order_id,
@@ -233,7 +228,7 @@ pub(super) async fn send(
         amount: (!refund.full_cancel).then_some(refund.amount),
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = state.pg.cancel(slot, call, caller).await;
+    let answer = app.pg.cancel(slot, call, caller).await;
     tracing::info!(
         order_id = refund.order_id,
         refund_id = refund.refund_id,
@@ -271,23 +266,23 @@ impl Settled {
 
 /// Stores what a cancel's answer proves (see `CANCEL_VERDICTS`).
 pub(super) async fn settle_by_answer(
-    state: &AppState,
+    app: &App,
     refund: &Refund,
     answer: &PgAnswer,
     actor: Actor,
 ) -> Result<Settled, AppError> {
-    let order_amount = current(state, &refund.order_id).await?.amount;
+    let order_amount = current(app, &refund.order_id).await?.amount;
     match cancel_verdict(cancel_answer(answer, expected(refund, order_amount))) {
-        CancelVerdict::Refunded => settle_refunded(state, refund, answer, actor).await,
+        CancelVerdict::Refunded => settle_refunded(app, refund, answer, actor).await,
         CancelVerdict::Refused => {
             let outcome = RefundOutcome::Refused { code: refusal_code(answer) };
-            settle(state, refund, &outcome, answer, actor).await?;
+            settle(app, refund, &outcome, answer, actor).await?;
             Ok(Settled::Done)
         }
         CancelVerdict::NewKey => {
             // The PG refunded nothing and replays that answer for this key: only a new key goes out.
             let new_key = uuid::Uuid::new_v4().to_string();
-            state.db.replace_refund_key(&refund.refund_id, &state.worker_id, &new_key).await?;
+            app.db.replace_refund_key(&refund.refund_id, &app.worker_id, &new_key).await?;
             Ok(Settled::NewKey)
         }
         CancelVerdict::Retry => Ok(Settled::Unknown),
@@ -296,26 +291,26 @@ pub(super) async fn settle_by_answer(
 
 /// Settles a refund the PG shows done (in a cancel's answer or a lookup).
 pub(super) async fn settle_refunded(
-    state: &AppState,
+    app: &App,
     refund: &Refund,
     answer: &PgAnswer,
     actor: Actor,
 ) -> Result<Settled, AppError> {
     let refunded_total =
         refunded_total(answer).ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
-    settle(state, refund, &RefundOutcome::Done { refunded_total }, answer, actor).await?;
+    settle(app, refund, &RefundOutcome::Done { refunded_total }, answer, actor).await?;
     Ok(Settled::Done)
 }
 
 async fn settle(
-    state: &AppState,
+    app: &App,
     refund: &Refund,
     outcome: &RefundOutcome,
     answer: &PgAnswer,
     actor: Actor,
 ) -> Result<(), AppError> {
     let described = describe(answer);
-    if let Some(to) = state.db.settle_refund(refund, outcome, &described, actor).await? {
+    if let Some(to) = app.db.settle_refund(refund, outcome, &described, actor).await? {
         let (label, code) = match outcome {
             RefundOutcome::Done { .. } => ("DONE", None),
             RefundOutcome::Refused { code } => ("FAILED", Some(code.as_str())),

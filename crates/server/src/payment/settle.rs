@@ -4,11 +4,11 @@
 
 use payonce_api::{Failure, Order, OrderStatus};
 
-use super::can_transition;
-use crate::db::{Actor, Transition, now_ms};
+use crate::app::App;
+use crate::db::{Actor, Lease, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::state::AppState;
+use crate::settlement::{Moved, Transition};
 
 /// The order as stored after a transition was tried, and whether this call moved it.
 #[derive(Debug)]
@@ -17,31 +17,30 @@ pub struct Applied {
     pub moved: bool,
 }
 
-/// Moves the order's attempt from whichever of `from` it is in (skipping the
-/// pairs the lifecycle forbids, such as UNKNOWN to UNKNOWN), and returns the
+/// Moves the order's attempt from whichever of `from` it is in (the lifecycle
+/// skips the moves it forbids, such as UNKNOWN to UNKNOWN), and returns the
 /// order as stored afterwards. If another worker moved it elsewhere first,
 /// the stored order wins and nothing is logged.
 pub async fn apply(
-    state: &AppState,
+    app: &App,
     actor: Actor,
     order_id: &str,
     idempotency_key: &str,
     from: &[OrderStatus],
     transition: Transition,
 ) -> Result<Applied, AppError> {
-    let to = transition.status();
     // An unsettled attempt is looked at again after a first short wait; recovery
     // backs off from there.
-    let next_recovery_at = now_ms() + super::recovery::first_check_delay_ms(state);
-    for &status in from.iter().filter(|&&status| can_transition(status, to)) {
-        if state.db.transition(order_id, status, &transition, next_recovery_at, actor).await? {
-            log_transition(order_id, idempotency_key, status, &transition);
-            let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    let lease = Lease::Release { next_attempt_at_ms: now_ms() + app.timings().first_check_delay_ms() };
+    for &status in from {
+        if let Some(moved) = app.db.transition(order_id, status, &transition, lease, actor).await? {
+            log_transition(order_id, idempotency_key, moved, &transition);
+            let order = app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
             return Ok(Applied { order, moved: true });
         }
     }
-    tracing::debug!(order_id, idempotency_key, to = to.as_str(), "transition not applied: settled elsewhere");
-    let order = state.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    tracing::debug!(order_id, idempotency_key, ?transition, "transition not applied: settled elsewhere");
+    let order = app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
     Ok(Applied { order, moved: false })
 }
 
@@ -53,16 +52,14 @@ pub fn log_attempt_stored(order_id: &str, idempotency_key: &str, status: OrderSt
 }
 
 /// One line per payment transition, with what operators search by.
-pub fn log_transition(order_id: &str, idempotency_key: &str, from: OrderStatus, transition: &Transition) {
-    let to = transition.status();
-    metrics::order_transition(to);
-    let code = transition.failure().map(|failure| failure.code.as_str());
+pub fn log_transition(order_id: &str, idempotency_key: &str, moved: Moved, transition: &Transition) {
+    metrics::order_transition(moved.to);
     tracing::info!(
         order_id,
         idempotency_key,
-        from = from.as_str(),
-        to = to.as_str(),
-        code,
+        from = moved.from.as_str(),
+        to = moved.to.as_str(),
+        code = transition.code(),
         reason = transition.unknown_reason(),
         "payment transition"
     );

@@ -2,7 +2,7 @@
 //! from recovery, holds a place under it; the limit protects the PG contract
 //! and our sockets. Confirms tell the limit what they showed: taken, or refused
 //! for load (see `learning`). One server keeps the limit in memory; servers
-//! sharing a database keep it there, as one budget for the cluster.
+//! sharing a database keep it there, as one set of places for the cluster.
 //!
 //! Every call about an order goes through here, and is recorded here once it has
 //! returned (`pg_calls`, for operators): never during the call, after its place
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::classify::describe;
 use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
-use super::cluster_limit::{ClusterLimit, ClusterPlace};
+use super::limit::cluster::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
 use crate::db::{Db, NewPgCall, PgCallKind, PgCaller, now_ms};
 

@@ -1,20 +1,19 @@
 //! Everything about talking to the PG: its wire types, the HTTP client with its
-//! timeouts, the concurrency cap (one server's, or a cluster's), and the one place its answers are classified.
+//! timeouts, the concurrency limit (`limit/`: one server's, or a cluster's, and
+//! how it is learned), and the one place its answers are classified.
 
 mod classify;
 mod client;
-mod cluster_limit;
 mod gateway;
-pub mod learning;
 pub mod limit;
 mod messages;
 pub mod toss;
 
 pub use classify::{
     CancelAnswer, CancelVerdict, ConfirmAnswer, ConfirmVerdict, Expected, ExpectedRefund, OrphanCancel, RefundLookup,
-    RefundLookupVerdict, StatusAnswer, StatusVerdict, cancel_answer, cancel_verdict, confirm_answer, describe,
-    failure_of, first_call_verdict, orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code,
-    resend_verdict, status_answer, status_verdict,
+    RefundLookupVerdict, StatusAnswer, StatusVerdict, TransactionKind, cancel_answer, cancel_verdict, confirm_answer,
+    describe, failure_of, first_call_verdict, orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_total,
+    refusal_code, resend_verdict, status_answer, status_verdict, transaction_kind,
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{PgGateway, PgSlot};

@@ -6,7 +6,6 @@ mod catalog;
 mod config;
 mod confirm;
 mod console;
-pub mod limits;
 mod operator;
 mod operator_views;
 mod ops;
@@ -28,11 +27,8 @@ use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::error::AppError;
+use crate::error::{AppError, BODY_LIMIT_BYTES};
 use crate::state::AppState;
-
-/// Largest request body the API reads. Carts and confirms are a few hundred bytes.
-pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
 /// The API's description, served at `GET /api/openapi.json`. The paths come
 /// from the same routers that serve them, so the two cannot drift apart.

@@ -23,18 +23,12 @@ use utoipa_axum::routes;
 use super::cancel::refund_status;
 use super::operator_views::{OrderList, OrderRow, OrderStory, RefundView};
 use super::order_id::OrderIdPath;
-use crate::db::now_ms;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::validate_idempotency_key;
-use crate::payment::reconcile::{Report, StartedBy, run_pass};
+use crate::payment::operator::{self, Asked};
+use crate::payment::reconcile::Report;
 use crate::payment::refund::cancel_for_operator;
 use crate::state::AppState;
-
-/// The most orders one list answers with.
-const LIST_LIMIT: u32 = 500;
-/// How long "ask the PG now" waits for the answer to settle the order before
-/// answering 202 with the order as it stands.
-const RECOVER_WAIT: Duration = Duration::from_secs(10);
 
 /// Who an action is recorded as when the request does not say.
 const DEFAULT_OPERATOR: &str = "operator";
@@ -202,9 +196,7 @@ async fn admin_orders_list(
             }
         }
     }
-    let now = now_ms();
-    let before = now - i64::try_from(older_than.as_millis()).unwrap_or(i64::MAX).min(now);
-    let rows = state.db.operator_orders(status.map(OrderStatus::as_str), before, LIST_LIMIT).await?;
+    let (rows, now) = operator::orders(&state, status, older_than).await?;
     let orders = rows.into_iter().map(|row| OrderRow::new(row, now)).collect();
     Ok(Json(OrderList { orders }))
 }
@@ -226,14 +218,14 @@ async fn admin_order_detail(
     State(state): State<AppState>,
     OrderIdPath(order_id): OrderIdPath,
 ) -> Result<Json<OrderStory>, AppError> {
-    let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
+    let story = operator::story(&state, &order_id).await?;
     Ok(Json(OrderStory {
-        order,
-        attempt: state.db.attempt_detail(&order_id).await?.map(Into::into),
-        history: state.db.events(&order_id).await?.into_iter().map(Into::into).collect(),
-        refunds: state.db.refunds(&order_id).await?.iter().map(RefundView::from).collect(),
-        audit: state.db.audit_log(&order_id).await?.into_iter().map(Into::into).collect(),
-        pg_calls: state.db.pg_calls(&order_id).await?.into_iter().map(Into::into).collect(),
+        order: story.order,
+        attempt: story.attempt.map(Into::into),
+        history: story.history.into_iter().map(Into::into).collect(),
+        refunds: story.refunds.iter().map(RefundView::from).collect(),
+        audit: story.audit.into_iter().map(Into::into).collect(),
+        pg_calls: story.pg_calls.into_iter().map(Into::into).collect(),
     }))
 }
 
@@ -261,34 +253,9 @@ async fn admin_orders_recover(
     OrderIdPath(order_id): OrderIdPath,
     headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Order>), AppError> {
-    let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
-    let operator = operator_name(&headers);
-    // Subscribed before recovery is woken, so a settlement committed at once still wakes this.
-    let mut changes = state.db.changes().subscribe(&order_id);
-    if !state.db.recover_now(&order_id).await? {
-        tracing::warn!(operator, order_id, status = order.status.as_str(), "operator recover refused: not unsettled");
-        return Err(AppError::NotUnsettled { order: Box::new(order) });
-    }
-    let detail = format!("asked the PG now about a {} payment", order.status.as_str());
-    state.db.audit(&operator, "recover", Some(&order_id), &detail).await?;
-    tracing::info!(operator, order_id, "operator asked the PG now");
-    state.recovery_wake.notify_one();
-    let deadline = tokio::time::sleep(RECOVER_WAIT);
-    tokio::pin!(deadline);
-    let mut waited_out = false;
-    loop {
-        let order = state.db.order(&order_id).await?.ok_or(AppError::OrderNotFound)?;
-        if !matches!(order.status, OrderStatus::Pending | OrderStatus::Unknown) {
-            return Ok((StatusCode::OK, Json(order)));
-        }
-        if waited_out {
-            return Ok((StatusCode::ACCEPTED, Json(order)));
-        }
-        // Recovery moving the order, on this server or another, wakes this at once.
-        tokio::select! {
-            () = changes.changed() => {}
-            () = &mut deadline => waited_out = true,
-        }
+    match operator::ask_pg_now(&state, &operator_name(&headers), &order_id).await? {
+        Asked::Settled(order) => Ok((StatusCode::OK, Json(order))),
+        Asked::StillOpen(order) => Ok((StatusCode::ACCEPTED, Json(order))),
     }
 }
 
@@ -306,23 +273,7 @@ async fn admin_orders_recover(
     )
 )]
 async fn admin_reconcile_run(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Report>, AppError> {
-    let operator = operator_name(&headers);
-    let report = match run_pass(&state, StartedBy::Operator).await {
-        Ok(Some(report)) => report,
-        Ok(None) => return Err(AppError::ReconcileRunning),
-        Err(error) => {
-            tracing::warn!(operator, %error, "operator reconciliation did not run");
-            return Err(error);
-        }
-    };
-    let detail = format!(
-        "reconciliation run {}: {} approvals, {} mismatches",
-        report.run_id.unwrap_or_default(),
-        report.approvals,
-        report.mismatches.len()
-    );
-    state.db.audit(&operator, "reconcile", None, &detail).await?;
-    Ok(Json(report))
+    Ok(Json(operator::reconcile_now(&state, &operator_name(&headers)).await?))
 }
 
 /// The last pass's report.
@@ -337,8 +288,5 @@ async fn admin_reconcile_run(State(state): State<AppState>, headers: HeaderMap) 
     )
 )]
 async fn admin_reconcile_last(State(state): State<AppState>) -> Result<Json<Report>, AppError> {
-    let run = state.db.last_reconcile_run().await?.ok_or(AppError::NotFound)?;
-    let report: Report =
-        serde_json::from_str(&run.report).map_err(|error| AppError::Internal(format!("run {}: {error}", run.id)))?;
-    Ok(Json(report))
+    Ok(Json(operator::last_reconcile(&state).await?))
 }

@@ -101,7 +101,7 @@ impl From<AttemptDetail> for AttemptView {
             unknown_reason: attempt.unknown_reason,
             last_pg_answer: attempt.last_pg_answer,
             recovery_passes: attempt.recovery_passes,
-            next_recovery_at: instant(attempt.next_recovery_at_ms),
+            next_recovery_at: instant(attempt.next_attempt_at_ms),
             lease_until: instant(attempt.lease_until_ms),
             lease_owner: attempt.lease_owner,
             created_at: rfc3339(attempt.created_at_ms),

@@ -28,7 +28,7 @@ const RATIO: f64 = 0.1;
 
 /// Counts of calls over the last minute, in one-second buckets.
 #[derive(Debug)]
-pub struct RecoveryBudget {
+pub struct RetryBudget {
     counts: Mutex<Counts>,
     /// The window the budget looks back over.
     window: Duration,
@@ -44,7 +44,7 @@ struct Counts {
     window: Duration,
 }
 
-impl RecoveryBudget {
+impl RetryBudget {
     pub fn new(window: Duration) -> Self {
         let counts = Counts { buckets: [(0, 0); BUCKETS], current: 0, origin: Instant::now(), window };
         Self { counts: Mutex::new(counts), window }
@@ -105,19 +105,19 @@ impl Counts {
 mod tests {
     use super::*;
 
-    fn recovery_calls_allowed(budget: &RecoveryBudget) -> u64 {
+    fn recovery_calls_allowed(budget: &RetryBudget) -> u64 {
         (0..100_000).take_while(|_| budget.try_recovery_call()).count() as u64
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_quiet_shop_gets_the_floor() {
-        let budget = RecoveryBudget::new(Duration::from_secs(60));
+        let budget = RetryBudget::new(Duration::from_secs(60));
         assert_eq!(recovery_calls_allowed(&budget), FLOOR_PER_WINDOW);
     }
 
     #[tokio::test(start_paused = true)]
     async fn under_load_recovery_adds_at_most_a_tenth() {
-        let budget = RecoveryBudget::new(Duration::from_secs(60));
+        let budget = RetryBudget::new(Duration::from_secs(60));
         for _ in 0..3_000 {
             budget.record_first_call();
         }
@@ -126,7 +126,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn calls_older_than_a_minute_no_longer_count() {
-        let budget = RecoveryBudget::new(Duration::from_secs(60));
+        let budget = RetryBudget::new(Duration::from_secs(60));
         assert_eq!(recovery_calls_allowed(&budget), FLOOR_PER_WINDOW);
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(recovery_calls_allowed(&budget), 0, "still inside the minute");

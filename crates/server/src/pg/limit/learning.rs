@@ -1,6 +1,6 @@
 //! The rules of a learned PG concurrency limit (`--pg-max-concurrency auto`),
 //! apart from where the limit is kept: one server's memory (`limit`) or the
-//! database a cluster shares (`cluster_limit`).
+//! database a cluster shares (`cluster`).
 //!
 //! A PG contract caps the confirms in processing at once, and a PG counts the
 //! ones whose caller hung up. It refuses a confirm over its cap at once (429,

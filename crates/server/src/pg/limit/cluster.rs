@@ -1,6 +1,6 @@
-//! The PG concurrency budget of a cluster: every order server sharing the
+//! The PG concurrency limit of a cluster: every order server sharing the
 //! database takes its places under one cap, kept in the database (see
-//! `db::budget`), so three servers send no more to the PG at once than one.
+//! `db::pg_places`), so three servers send no more to the PG at once than one.
 //!
 //! A place is a lease, never a held lock or transaction: taking and freeing one
 //! is one short statement each, and nothing is open while the call is out.
@@ -23,8 +23,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::learning::{CEILING, Learned};
-use super::limit::{Policy, window_ms};
-use crate::db::{BudgetRow, Db, SlotClaim, SlotTerms, now_ms};
+use super::{Policy, window_ms};
+use crate::db::{Db, LearnedLimitRow, SlotClaim, SlotTerms, now_ms};
 use crate::metrics;
 
 /// How long a place outlives its holder's last renewal.
@@ -171,7 +171,7 @@ impl ClusterLimit {
 
     async fn learn_now(&self, room: bool, window_ms: i64) -> Result<(), sqlx::Error> {
         for _ in 0..LEARN_TRIES {
-            let row = self.db.budget_row().await?;
+            let row = self.db.learned_limit_row().await?;
             let mut learned = learned_from(&row);
             let now = now_ms();
             let changed = if room {
@@ -184,7 +184,7 @@ impl ClusterLimit {
             if !changed {
                 return Ok(());
             }
-            if self.db.update_budget_row(&row_from(&learned, row.version)).await? {
+            if self.db.update_learned_limit_row(&row_from(&learned, row.version)).await? {
                 metrics::pg_concurrency_limit(f64::from(learned.cap));
                 return Ok(());
             }
@@ -243,7 +243,7 @@ async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
             tracing::warn!(%error, "could not renew this server's PG places; they lapse unless renewed soon");
         }
         if matches!(limit.policy, Policy::Adaptive { .. }) {
-            match limit.db.budget_row().await {
+            match limit.db.learned_limit_row().await {
                 Ok(row) => {
                     let cap = learned_from(&row).cap;
                     limit.cap_seen.store(cap, Ordering::Relaxed);
@@ -282,7 +282,7 @@ impl Drop for ClusterPlace {
     }
 }
 
-fn learned_from(row: &BudgetRow) -> Learned {
+fn learned_from(row: &LearnedLimitRow) -> Learned {
     Learned {
         cap: u32::try_from(row.cap).unwrap_or(CEILING).min(CEILING),
         slow_start: row.slow_start != 0,
@@ -291,8 +291,8 @@ fn learned_from(row: &BudgetRow) -> Learned {
     }
 }
 
-fn row_from(learned: &Learned, version: i64) -> BudgetRow {
-    BudgetRow {
+fn row_from(learned: &Learned, version: i64) -> LearnedLimitRow {
+    LearnedLimitRow {
         cap: i64::from(learned.cap),
         slow_start: i64::from(learned.slow_start),
         last_decrease_ms: learned.last_decrease_ms,

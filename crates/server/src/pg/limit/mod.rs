@@ -1,6 +1,9 @@
 //! How many calls may be out at the PG at once, kept in this server's memory:
 //! a fixed cap, or a limit learned from the PG's own answers (see `learning`).
-//! A cluster keeps its budget in the database instead (`cluster_limit`).
+//! A cluster keeps its places in the database instead (`cluster`).
+
+pub(super) mod cluster;
+pub mod learning;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,8 +11,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::learning::Learned;
 use crate::metrics;
+use learning::Learned;
 
 /// How the cap is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +164,7 @@ impl Drop for Place {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pg::learning::FLOOR;
+    use crate::pg::limit::learning::FLOOR;
 
     const WINDOW: Duration = Duration::from_secs(5);
 

@@ -1,5 +1,5 @@
-//! The PG's concurrency budget shared by the servers of a cluster: places
-//! under the cap as leased rows, and the learned limit as one versioned row.
+//! The PG's places shared by the servers of a cluster: places under the cap
+//! as leased rows, and the learned limit as one versioned row.
 //! No transaction is held while a place is in use: a place is a lease with an
 //! expiry its holder keeps renewing, so a killed holder's places come back.
 
@@ -14,9 +14,9 @@ pub struct SlotClaim {
     pub call_id: String,
 }
 
-/// The learned limit as stored: see `pg::learning` for the rules.
+/// The learned limit as stored: see `pg::limit::learning` for the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
-pub struct BudgetRow {
+pub struct LearnedLimitRow {
     pub cap: i64,
     pub slow_start: i64,
     pub last_decrease_ms: Option<i64>,
@@ -79,7 +79,7 @@ impl Db {
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
             .bind(cap.map(i64::from))
-            .fetch_optional(&self.budget)
+            .fetch_optional(&self.places_pool)
             .await
     }
 
@@ -104,7 +104,7 @@ impl Db {
             .bind(terms.lapse_ms)
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
-            .execute(&self.budget)
+            .execute(&self.places_pool)
             .await?;
         Ok(renewed.rows_affected())
     }
@@ -124,7 +124,7 @@ impl Db {
         )
         .bind(claim.slot)
         .bind(&claim.call_id)
-        .execute(&self.budget)
+        .execute(&self.places_pool)
         .await?;
         Ok(())
     }
@@ -136,7 +136,7 @@ impl Db {
             .bind(until_ms)
             .bind(claim.slot)
             .bind(&claim.call_id)
-            .execute(&self.budget)
+            .execute(&self.places_pool)
             .await?;
         Ok(())
     }
@@ -145,12 +145,12 @@ impl Db {
     pub async fn slots_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")
             .bind(now_ms)
-            .fetch_one(&self.budget)
+            .fetch_one(&self.places_pool)
             .await
     }
 
     /// The learned limit as stored.
-    pub async fn budget_row(&self) -> Result<BudgetRow, sqlx::Error> {
+    pub async fn learned_limit_row(&self) -> Result<LearnedLimitRow, sqlx::Error> {
         sqlx::query_as("SELECT cap, slow_start, last_decrease_ms, last_increase_ms, version FROM pg_limit WHERE id = 1")
             .fetch_one(&self.writer)
             .await
@@ -158,7 +158,7 @@ impl Db {
 
     /// Stores a changed learned limit unless another server changed it since
     /// `row` was read; says whether it did. The stored version moves on by one.
-    pub async fn update_budget_row(&self, row: &BudgetRow) -> Result<bool, sqlx::Error> {
+    pub async fn update_learned_limit_row(&self, row: &LearnedLimitRow) -> Result<bool, sqlx::Error> {
         let result = sqlx::query(
             "UPDATE pg_limit SET cap = $1, slow_start = $2, last_decrease_ms = $3, last_increase_ms = $4, \
              version = version + 1 WHERE id = 1 AND version = $5",

@@ -1,0 +1,73 @@
+//! The layer rules of ARCHITECTURE.md, checked on every test run: no import
+//! circle in the order server or the fake PG, and in the order server no
+//! module importing from a layer above its own.
+
+use std::path::Path;
+
+use payonce_layers::ImportGraph;
+
+fn crate_sources(name: &str) -> ImportGraph {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name).join("src");
+    ImportGraph::of_crate(&src).unwrap_or_else(|error| panic!("cannot read {name}: {error:?}"))
+}
+
+/// The order server's layers, lowest first: a module may import from its own
+/// layer (without a circle) and from the layers below it.
+const SERVER_LAYERS: &[&[&str]] = &[
+    // The settlement rules, pure.
+    &["settlement"],
+    // Foundations: storage, metrics, the accept loop, the error type.
+    &["metrics", "serve", "db", "error"],
+    // The PG's client, classification and concurrency; the flags.
+    &["pg"],
+    &["config"],
+    // Breaker, retry budget, backoff, leases and recovery's timings.
+    &["resilience"],
+    // The domain context: what the payment rules and orders work with.
+    &["app"],
+    &["customer", "catalog"],
+    // The domain: payments, refunds, recovery, reconciliation; orders.
+    &["payment", "orders"],
+    // HTTP: the rate limits and the handlers' state, then the routes.
+    &["rate_limits", "state"],
+    &["routes"],
+];
+
+#[test]
+fn the_order_server_has_no_import_circle() {
+    assert_eq!(crate_sources("server").circles(), Vec::<Vec<String>>::new());
+}
+
+#[test]
+fn the_order_servers_layers_import_only_downward() {
+    assert_eq!(crate_sources("server").upward_imports(SERVER_LAYERS), Vec::<String>::new());
+}
+
+#[test]
+fn the_fake_pg_has_no_import_circle() {
+    assert_eq!(crate_sources("fake-pg").circles(), Vec::<Vec<String>>::new());
+}
+
+/// One writer for an order's status: no statement but `db/status.rs`'s sets it.
+#[test]
+fn only_the_one_writer_updates_an_orders_status() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/src");
+    let mut writers = Vec::new();
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|extension| extension != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        // A statement may span lines: from each UPDATE to the end of its string
+        // literal, and of that the SET clause.
+        for (at, _) in text.match_indices("UPDATE payment_attempts SET") {
+            let statement = &text[at..text[at..].find('"').map_or(text.len(), |end| at + end)];
+            let set_clause = statement.split("WHERE").next().unwrap_or(statement);
+            if set_clause.contains("SET status") || set_clause.contains(" status = ") {
+                writers.push(entry.path().strip_prefix(&src).unwrap().display().to_string());
+            }
+        }
+    }
+    assert_eq!(writers, ["db/status.rs"]);
+}

@@ -1,0 +1,69 @@
+//! The domain context: what the payment rules, recovery and orders work with.
+//! Cheap to clone: all handles. It knows nothing of HTTP; the handlers' state
+//! (`state.rs`) wraps it with the rate limits and the metrics' renderer.
+
+use std::sync::Arc;
+
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::ServerConfig;
+use crate::db::Db;
+use crate::pg::{PgClient, PgGateway};
+use crate::resilience::{CircuitBreaker, RetryBudget, Timings};
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub config: Arc<ServerConfig>,
+    pub db: Db,
+    pub pg: PgGateway,
+    /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
+    pub breaker: Arc<CircuitBreaker>,
+    /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
+    pub retry_budget: Arc<RetryBudget>,
+    /// This server's name in the leases it takes: of attempts, and of places under a shared PG cap.
+    pub worker_id: Arc<str>,
+    /// Wakes the recovery job early, when a confirm has just ended unknown.
+    pub recovery_wake: Arc<Notify>,
+    /// PG calls detached from their requests; shutdown waits for them.
+    pub pg_tasks: TaskTracker,
+    /// One permit per check that may wait for its order at once, server-wide.
+    pub check_waits: Arc<Semaphore>,
+    /// Cancelled when the server begins to stop: waiting checks answer at once.
+    pub stopping: CancellationToken,
+}
+
+impl App {
+    pub fn new(config: ServerConfig, db: Db) -> Self {
+        let client =
+            PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
+        let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
+        let pg = if db.shared_by_servers() {
+            // The longest a call can be out: the PG counts it until then.
+            let call_deadline = config.max_processing();
+            PgGateway::shared(client, config.pg_limit_policy(), db.clone(), worker_id.clone(), call_deadline)
+        } else {
+            PgGateway::new(client, config.pg_limit_policy())
+        }
+        .recording(db.clone(), worker_id.clone());
+        let check_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);
+        Self {
+            breaker: Arc::new(CircuitBreaker::new(Timings::new(config.recovery_interval).breaker_cool_down)),
+            retry_budget: Arc::new(RetryBudget::new(config.recovery_interval)),
+            config: Arc::new(config),
+            db,
+            pg,
+            worker_id,
+            recovery_wake: Arc::new(Notify::new()),
+            pg_tasks: TaskTracker::new(),
+            check_waits: Arc::new(Semaphore::new(check_waits)),
+            stopping: CancellationToken::new(),
+        }
+    }
+
+    /// Recovery's timings, from the configured interval.
+    pub fn timings(&self) -> Timings {
+        Timings::new(self.config.recovery_interval)
+    }
+}

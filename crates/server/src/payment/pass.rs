@@ -1,0 +1,217 @@
+//! One background pass over a job (a payment, a refund, a refund of a charge
+//! no order made): what it can come to, how it ends when it settled nothing
+//! (released with when to look again, and an alert every so often), what the
+//! passes since the last look add up to, and the gate every one of its PG
+//! calls goes through (the retry budget, then the breaker).
+
+use crate::app::App;
+use crate::db::{JobKind, PgCaller, now_ms};
+use crate::error::AppError;
+use crate::metrics;
+use crate::pg::{PgAnswer, describe};
+use crate::resilience::backoff::{full_jitter, half_jitter};
+use crate::resilience::lease;
+
+/// Lookups per attempt in one pass while the PG gives no usable answer.
+pub(super) const LOOKUP_TRIES: u32 = 3;
+/// Every this many answered passes, a job still open is reported as needing an operator.
+pub(super) const PASSES_BEFORE_ALERT: u32 = 10;
+
+/// What recovery did since it last looked.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassReport {
+    pub settled: usize,
+    pub unsettled: usize,
+    /// Attempts left for later without an answer from the PG: the breaker
+    /// refused the call, or the PG gave no usable answer.
+    pub held_back: usize,
+    /// Attempts left for later because the retry budget was spent.
+    pub over_budget: usize,
+}
+
+/// What one pass over a job came to, the PG's last answer (for operators),
+/// and the answered passes the job had before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Pass {
+    pub recovered: Recovered,
+    pub last_answer: Option<String>,
+    pub passes_before: u32,
+}
+
+impl Pass {
+    /// A pass that found the job settled, or taken over, before it acted.
+    pub(super) fn not_ours() -> Self {
+        Pass { recovered: Recovered::NotOurs, last_answer: None, passes_before: 0 }
+    }
+}
+
+/// What recovering one job came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Recovered {
+    /// This worker settled it.
+    Settled,
+    /// The PG answered, but nothing settles it yet.
+    Unsettled,
+    /// The breaker refused the call: the PG was not asked.
+    HeldBack,
+    /// The PG was asked and gave no usable answer (no answer, 5xx, 429).
+    Unavailable,
+    /// The retry budget was spent.
+    OverBudget,
+    /// Someone else holds it, or settled it first.
+    NotOurs,
+}
+
+impl PassReport {
+    pub(super) fn count(&mut self, outcome: Result<Recovered, AppError>) {
+        match outcome {
+            Ok(Recovered::Settled) => self.settled += 1,
+            Ok(Recovered::Unsettled) => self.unsettled += 1,
+            Ok(Recovered::HeldBack | Recovered::Unavailable) => self.held_back += 1,
+            Ok(Recovered::OverBudget) => self.over_budget += 1,
+            Ok(Recovered::NotOurs) => {}
+            Err(error) => {
+                self.unsettled += 1;
+                tracing::error!(?error, "recovering a payment failed");
+            }
+        }
+    }
+}
+
+/// Why the breaker or the budget does not let one more recovery call go now,
+/// or `None` when it may go (and is counted against the budget).
+pub(super) fn refusal(app: &App) -> Option<Recovered> {
+    // The budget first: a half-open breaker lets one probe through, and a probe
+    // granted but never sent would leave it half-open for good.
+    if !app.retry_budget.has_room() {
+        metrics::recovery_over_budget();
+        return Some(Recovered::OverBudget);
+    }
+    if !app.breaker.allows_call() {
+        return Some(Recovered::HeldBack);
+    }
+    // Another worker may have taken the last call since; going over by one is fine.
+    app.retry_budget.try_recovery_call();
+    None
+}
+
+/// Feeds the breaker: only a PG that gives no usable answer counts against it.
+pub(super) fn note_health(app: &App, answer: &PgAnswer) {
+    if answer.shows_pg_unavailable() {
+        app.breaker.record_failure();
+    } else if app.breaker.record_answer() {
+        // What the open breaker held back can go now.
+        app.recovery_wake.notify_one();
+    }
+}
+
+/// Ends the pass over a job it did not settle: releases the job with when to
+/// look again, and raises the alert every `PASSES_BEFORE_ALERT` answered
+/// passes. Only a pass in which the PG answered backs off (doubling, with
+/// jitter so many jobs spread out) and counts toward the alert; one it answered
+/// with nothing usable waits a first step, so as not to spin on it; one the
+/// breaker or the budget held back is due again at once.
+pub(super) async fn release(
+    app: &App,
+    kind: JobKind,
+    key: &str,
+    pass: &Result<Pass, AppError>,
+) -> Result<(), AppError> {
+    let timings = app.timings();
+    let after = |wait| Some(now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
+    let (answered, next_at, last_answer) = match pass {
+        Ok(Pass { recovered: Recovered::Settled | Recovered::NotOurs, .. }) => return Ok(()),
+        Ok(Pass { recovered: Recovered::Unsettled, last_answer, passes_before }) => {
+            (true, after(timings.pass_backoff(passes_before + 1)), last_answer.as_deref())
+        }
+        Ok(Pass { recovered: Recovered::Unavailable, last_answer, .. }) => {
+            (false, after(timings.backoff_base), last_answer.as_deref())
+        }
+        Ok(Pass { recovered: Recovered::HeldBack | Recovered::OverBudget, last_answer, .. }) => {
+            (false, None, last_answer.as_deref())
+        }
+        // The database failed under it: not at once again.
+        Err(_) => (false, after(timings.backoff_base), None),
+    };
+    let passes = app.db.release_job(kind, key, &app.worker_id, next_at, answered, last_answer).await?;
+    if !answered {
+        return Ok(());
+    }
+    if kind == JobKind::Payment {
+        metrics::recovery_exhausted();
+    }
+    if passes > 0 && passes % PASSES_BEFORE_ALERT == 0 {
+        match kind {
+            JobKind::Payment => metrics::recovery_alert(),
+            JobKind::Refund | JobKind::OrphanRefund => metrics::refund_alert(),
+        }
+        tracing::error!(
+            job = kind.as_str(),
+            key,
+            passes,
+            last_pg_answer = last_answer,
+            "still not settled after many passes; it needs an operator's eye"
+        );
+    }
+    Ok(())
+}
+
+/// How a job's lookup of its payment went.
+pub(super) enum Lookup {
+    Answered(PgAnswer),
+    /// Every try got no usable answer (the last one is kept).
+    Unavailable(PgAnswer),
+    /// The breaker or the budget refused the call.
+    Refused(Recovered),
+    /// The job was settled, or taken over, by someone else before the call.
+    NotOurs,
+}
+
+impl Lookup {
+    /// The answer, or what the pass comes to without one.
+    pub(super) fn answer(self) -> Result<PgAnswer, (Recovered, Option<String>)> {
+        match self {
+            Lookup::Answered(answer) => Ok(answer),
+            Lookup::Unavailable(answer) => Err((Recovered::Unavailable, Some(describe(&answer)))),
+            Lookup::Refused(refused) => Err((refused, None)),
+            Lookup::NotOurs => Err((Recovered::NotOurs, None)),
+        }
+    }
+}
+
+/// The payment a job is about (`order_id`, `payment_key`), as the PG shows it:
+/// each try goes through the gate, under a PG place, after renewing the job's
+/// lease (one settled or taken over meanwhile is not looked up), and is retried
+/// with full jitter while `usable` says the answer told nothing.
+pub(super) async fn look_up(
+    app: &App,
+    kind: JobKind,
+    key: &str,
+    (order_id, payment_key): (&str, &str),
+    caller: PgCaller,
+    usable: impl Fn(&PgAnswer) -> bool,
+) -> Result<Lookup, AppError> {
+    let mut last = None;
+    for retry in 0..LOOKUP_TRIES {
+        if retry > 0 {
+            metrics::recovery_retry();
+            let wait = full_jitter(retry - 1, &mut rand::rng());
+            tokio::time::sleep(wait).await;
+        }
+        if let Some(refused) = refusal(app) {
+            return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
+        }
+        let slot = app.pg.slot().await?;
+        let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
+        if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
+            return Ok(Lookup::NotOurs);
+        }
+        let answer = app.pg.lookup(slot, order_id, payment_key, caller).await;
+        note_health(app, &answer);
+        if usable(&answer) {
+            return Ok(Lookup::Answered(answer));
+        }
+        last = Some(answer);
+    }
+    Ok(Lookup::Unavailable(last.expect("at least one try")))
+}

@@ -1,0 +1,235 @@
+//! A cancel's answer and what it means for a refund; what a lookup shows of a
+//! refund; and a reconciliation refund's answer, read the same way.
+
+use payonce_api::ErrorCode;
+
+use super::Expected;
+use crate::pg::client::PgAnswer;
+use crate::pg::toss::Payment;
+
+/// What one answer to a cancel is, before it means anything for a refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelAnswer {
+    /// 200 with the refund's payment, its balance lowered by this refund.
+    Refunded,
+    /// 200 with a payment whose balance does not show this refund as expected,
+    /// or that is not the refund's payment.
+    NotThisRefund,
+    /// `NOT_CANCELABLE_AMOUNT`, `NOT_CANCELABLE_PAYMENT`, `NOT_FOUND_PAYMENT`:
+    /// the PG will not refund this, however often it is asked.
+    NotCancelable,
+    /// `ALREADY_CANCELED_PAYMENT`: nothing is left, perhaps because of this very
+    /// refund, whose answer was lost. Only a lookup tells.
+    AlreadyCanceled,
+    /// `PROVIDER_ERROR`: processed and refused at the card company, nothing
+    /// refunded; the PG replays that answer for the key.
+    ProviderRefused,
+    /// Refused before processing: 429, `FORBIDDEN_CONSECUTIVE_REQUEST` (another
+    /// cancel of the payment within a second), credentials.
+    TurnedAway,
+    /// 409 `IDEMPOTENT_REQUEST_PROCESSING`: the first send with this key is still processing.
+    StillProcessing,
+    /// 5xx, or a documented "temporary error" code.
+    ServerError,
+    /// A code Toss does not document for cancels, or an unreadable body.
+    Undocumented,
+    /// The request never left.
+    NotSent,
+    /// The request left and no complete answer came back.
+    NoAnswer,
+}
+
+/// What a cancel's answer means for the refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelVerdict {
+    /// DONE: refunded, as the answer shows.
+    Refunded,
+    /// FAILED with the PG's code: nothing refunded, and nothing will be.
+    Refused,
+    /// Still REQUESTED; a lookup settles it or sends it again, with the same key.
+    Retry,
+    /// Still REQUESTED; nothing was refunded and the key's answer is spent: the
+    /// next send, after a lookup, goes under a new key.
+    NewKey,
+}
+
+use CancelAnswer as C;
+use CancelVerdict as K;
+
+/// What each kind of cancel answer means. The same on the first send and on
+/// recovery's: a refund is sent until it goes out, so only a documented
+/// refusal ends it, and an answer that may hide a done refund is looked up.
+pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict); 11] = [
+    (C::Refunded, K::Refunded),
+    (C::NotCancelable, K::Refused),
+    (C::ProviderRefused, K::NewKey),
+    (C::AlreadyCanceled, K::Retry),
+    (C::NotThisRefund, K::Retry),
+    (C::TurnedAway, K::Retry),
+    (C::StillProcessing, K::Retry),
+    (C::ServerError, K::Retry),
+    (C::Undocumented, K::Retry),
+    (C::NotSent, K::Retry),
+    (C::NoAnswer, K::Retry),
+];
+
+/// Codes Toss documents for `POST /v1/payments/{paymentKey}/cancel` (and for
+/// every API), with what each says. Anything else is [`CancelAnswer::Undocumented`].
+const CANCEL_CODES: [(&str, CancelAnswer); 14] = [
+    ("NOT_CANCELABLE_AMOUNT", C::NotCancelable),
+    ("NOT_CANCELABLE_PAYMENT", C::NotCancelable),
+    ("NOT_FOUND_PAYMENT", C::NotCancelable),
+    ("ALREADY_CANCELED_PAYMENT", C::AlreadyCanceled),
+    ("PROVIDER_ERROR", C::ProviderRefused),
+    ("IDEMPOTENT_REQUEST_PROCESSING", C::StillProcessing),
+    ("FAILED_INTERNAL_SYSTEM_PROCESSING", C::ServerError),
+    ("FAILED_REFUND_PROCESS", C::ServerError),
+    ("FAILED_METHOD_HANDLING_CANCEL", C::ServerError),
+    ("TOO_MANY_REQUESTS", C::TurnedAway),
+    ("FORBIDDEN_CONSECUTIVE_REQUEST", C::TurnedAway),
+    ("FORBIDDEN_REQUEST", C::TurnedAway),
+    ("UNAUTHORIZED_KEY", C::TurnedAway),
+    ("INVALID_API_KEY", C::TurnedAway),
+];
+
+/// What a lookup of the payment shows of a refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefundLookup {
+    /// The refund's payment, its balance lowered by the refund.
+    Shown,
+    /// The refund's payment, its balance as it was before the refund: not refunded.
+    NotShown,
+    /// No usable answer: not sent, no answer, 429 or 5xx. Worth a retry.
+    Unavailable,
+    /// Any other balance, another payment, an error, an unreadable body.
+    Unexpected,
+}
+
+/// What a lookup means for a requested refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundLookupVerdict {
+    /// DONE, as the lookup shows.
+    Refunded,
+    /// Send the cancel (again, with the refund's key).
+    Send,
+    /// Nothing learned; try the lookup again after a backoff.
+    Retry,
+    /// Settles nothing and sends nothing: look again later (and alert, in time).
+    Nothing,
+}
+
+use RefundLookup as L;
+use RefundLookupVerdict as R;
+
+/// What each lookup of a refund leads to.
+pub const REFUND_LOOKUP_VERDICTS: [(RefundLookup, RefundLookupVerdict); 4] =
+    [(L::Shown, R::Refunded), (L::NotShown, R::Send), (L::Unavailable, R::Retry), (L::Unexpected, R::Nothing)];
+
+/// The payment a refund expects, and its balance before and after the refund.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpectedRefund<'a> {
+    pub payment: Expected<'a>,
+    pub balance_before: u64,
+    pub balance_after: u64,
+}
+
+impl ExpectedRefund<'_> {
+    /// The refund's payment's balance, if the payment is the refund's.
+    fn balance(&self, payment: &Payment) -> Option<u64> {
+        self.payment.matches(payment).then_some(payment.balance_amount).flatten()
+    }
+}
+
+/// The kind of a cancel answer.
+pub fn cancel_answer(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> CancelAnswer {
+    match answer {
+        PgAnswer::Payment { payment, .. } if expected.balance(payment) == Some(expected.balance_after) => C::Refunded,
+        PgAnswer::Payment { .. } => C::NotThisRefund,
+        PgAnswer::Error { http_status, .. } if *http_status >= 500 => C::ServerError,
+        PgAnswer::Error { http_status: 429, .. } => C::TurnedAway,
+        PgAnswer::Error { code, .. } => {
+            CANCEL_CODES.iter().find(|(known, _)| known == code).map_or(C::Undocumented, |(_, meaning)| *meaning)
+        }
+        PgAnswer::Unparsable { http_status } if *http_status >= 500 => C::ServerError,
+        PgAnswer::Unparsable { .. } => C::Undocumented,
+        PgAnswer::NotSent { .. } => C::NotSent,
+        PgAnswer::NoAnswer { .. } => C::NoAnswer,
+    }
+}
+
+/// What a cancel answer means for the refund.
+pub fn cancel_verdict(answer: CancelAnswer) -> CancelVerdict {
+    CANCEL_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(K::Retry, |(_, verdict)| *verdict)
+}
+
+/// What a lookup shows of a refund.
+pub fn refund_lookup(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> RefundLookup {
+    match answer {
+        PgAnswer::Payment { payment, .. } => match expected.balance(payment) {
+            Some(balance) if balance == expected.balance_after => L::Shown,
+            Some(balance) if balance == expected.balance_before => L::NotShown,
+            Some(_) | None => L::Unexpected,
+        },
+        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
+        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+            if *http_status == 429 || *http_status >= 500 =>
+        {
+            L::Unavailable
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Unexpected,
+    }
+}
+
+/// What a lookup means for a requested refund.
+pub fn refund_lookup_verdict(lookup: RefundLookup) -> RefundLookupVerdict {
+    REFUND_LOOKUP_VERDICTS.iter().find(|(kind, _)| *kind == lookup).map_or(R::Nothing, |(_, verdict)| *verdict)
+}
+
+/// What the PG has refunded of a payment, by its answer: its amount less its balance.
+pub fn refunded_total(answer: &PgAnswer) -> Option<u64> {
+    match answer {
+        PgAnswer::Payment { payment, .. } => {
+            payment.balance_amount.map(|balance| payment.total_amount.saturating_sub(balance))
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => {
+            None
+        }
+    }
+}
+
+/// The code a refused cancel is stored with.
+pub fn refusal_code(answer: &PgAnswer) -> String {
+    match answer {
+        PgAnswer::Error { code, .. } => code.clone(),
+        PgAnswer::Payment { .. }
+        | PgAnswer::Unparsable { .. }
+        | PgAnswer::NotSent { .. }
+        | PgAnswer::NoAnswer { .. } => ErrorCode::CancelRefused.as_str().to_owned(),
+    }
+}
+
+/// What a cancel of a charge no order made (a reconciliation refund, sent in
+/// full under a key derived from its paymentKey) came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrphanCancel {
+    /// Refunded in full, as the answer shows.
+    Refunded,
+    /// Refused with this code; the same key would only replay it: an operator's now.
+    Refused(String),
+    /// Not known yet: the job engine sends it again, with the same key.
+    Retry,
+}
+
+/// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's.
+pub fn orphan_cancel(answer: &PgAnswer, payment_key: &str, order_id: &str, amount: u64) -> OrphanCancel {
+    let expected = ExpectedRefund {
+        payment: Expected { payment_key, order_id, amount },
+        balance_before: amount,
+        balance_after: 0,
+    };
+    match cancel_verdict(cancel_answer(answer, expected)) {
+        CancelVerdict::Refunded => OrphanCancel::Refunded,
+        CancelVerdict::Refused | CancelVerdict::NewKey => OrphanCancel::Refused(refusal_code(answer)),
+        CancelVerdict::Retry => OrphanCancel::Retry,
+    }
+}

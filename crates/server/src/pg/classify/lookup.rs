@@ -1,0 +1,102 @@
+//! What a lookup of the payment shows, what that settles for an attempt, and
+//! what a line of the PG's transaction listing records.
+
+use super::Expected;
+use crate::pg::client::PgAnswer;
+use crate::pg::toss::PaymentStatus;
+
+/// What a lookup of the payment (`GET /v1/payments/{paymentKey}`) showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatusAnswer {
+    /// The attempt's payment, in this status.
+    Payment(PaymentStatus),
+    /// 404: the PG has no payment under this key (never confirmed, never opened).
+    NotFound,
+    /// A payment, but not this attempt's (another key, order or amount).
+    NotThisPayment,
+    /// No usable answer: not sent, no answer, 429 or 5xx. Worth a retry.
+    Unavailable,
+    /// Any other error, or an unreadable body.
+    Unexpected,
+}
+
+/// What a lookup means for an unsettled attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusVerdict {
+    Paid,
+    /// FAILED: approval failed, or the session expired before any confirm.
+    Failed,
+    Canceled,
+    PartiallyRefunded,
+    /// Never confirmed (or being processed right now): resend the confirm with
+    /// the attempt's own key, once this pass.
+    NotConfirmed,
+    /// Settles nothing; look again later.
+    Nothing,
+    /// Nothing learned; try the lookup again after a backoff.
+    Retry,
+}
+
+use PaymentStatus as P;
+use StatusAnswer as S;
+use StatusVerdict as Q;
+
+/// What each lookup settles. A payment that is not the attempt's settles nothing.
+pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 13] = [
+    (S::Payment(P::Done), Q::Paid),
+    (S::Payment(P::Aborted), Q::Failed),
+    (S::Payment(P::Expired), Q::Failed),
+    (S::Payment(P::Canceled), Q::Canceled),
+    (S::Payment(P::PartialCanceled), Q::PartiallyRefunded),
+    (S::Payment(P::Ready), Q::NotConfirmed),
+    (S::Payment(P::InProgress), Q::NotConfirmed),
+    (S::NotFound, Q::NotConfirmed),
+    (S::Payment(P::WaitingForDeposit), Q::Nothing),
+    (S::Payment(P::Unrecognised), Q::Nothing),
+    (S::NotThisPayment, Q::Nothing),
+    (S::Unexpected, Q::Nothing),
+    (S::Unavailable, Q::Retry),
+];
+
+/// The kind of a lookup answer.
+pub fn status_answer(answer: &PgAnswer, expected: Expected<'_>) -> StatusAnswer {
+    match answer {
+        PgAnswer::Payment { payment, .. } if expected.matches(payment) => S::Payment(payment.status),
+        PgAnswer::Payment { .. } => S::NotThisPayment,
+        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => S::Unavailable,
+        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+            if *http_status == 429 || *http_status >= 500 =>
+        {
+            S::Unavailable
+        }
+        PgAnswer::Error { http_status: 404, code, .. } if code == "NOT_FOUND_PAYMENT" || code == "NOT_FOUND" => {
+            S::NotFound
+        }
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => S::Unexpected,
+    }
+}
+
+/// What a lookup means for an unsettled attempt.
+pub fn status_verdict(answer: StatusAnswer) -> StatusVerdict {
+    STATUS_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(Q::Nothing, |(_, verdict)| *verdict)
+}
+
+/// What one line of the PG's transaction listing records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionKind {
+    /// A payment approved (charged).
+    Approval,
+    /// Part or all of a payment cancelled (refunded).
+    Cancel,
+    /// Anything else (waiting for a deposit, aborted, expired): no money moved.
+    Other,
+}
+
+/// What a listed transaction records, by its status.
+pub fn transaction_kind(status: PaymentStatus) -> TransactionKind {
+    match status {
+        P::Done => TransactionKind::Approval,
+        P::Canceled | P::PartialCanceled => TransactionKind::Cancel,
+        _ => TransactionKind::Other,
+    }
+}

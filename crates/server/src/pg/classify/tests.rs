@@ -1,0 +1,390 @@
+//! The tables read as documented, one operation at a time.
+
+use std::collections::HashSet;
+
+use super::cancel::{CANCEL_VERDICTS, REFUND_LOOKUP_VERDICTS};
+use super::confirm::{CONFIRM_VERDICTS, row};
+use super::lookup::STATUS_VERDICTS;
+use super::*;
+use crate::pg::toss::{ErrorBody, PaymentStatus};
+use CancelAnswer as C;
+use CancelVerdict as K;
+use ConfirmAnswer as A;
+use ConfirmVerdict as V;
+use PaymentStatus as P;
+use RefundLookup as L;
+use RefundLookupVerdict as R;
+use StatusAnswer as S;
+use StatusVerdict as Q;
+
+const EXPECTED: Expected<'static> = Expected { payment_key: "pk", order_id: "ord", amount: 1000 };
+
+fn payment(status: PaymentStatus) -> PgAnswer {
+    PgAnswer::Payment {
+        http_status: 200,
+        payment: Payment {
+            payment_key: "pk".into(),
+            order_id: "ord".into(),
+            status,
+            total_amount: 1000,
+            balance_amount: Some(1000),
+            failure: None,
+        },
+    }
+}
+
+fn error(http_status: u16, code: &str) -> PgAnswer {
+    PgAnswer::Error { http_status, code: code.into(), message: "PG message".into() }
+}
+
+/// An answer of each kind, as the wire brings it.
+fn confirm_example(kind: ConfirmAnswer) -> Vec<PgAnswer> {
+    match kind {
+        A::Approved => vec![payment(P::Done)],
+        A::NotAnApproval => vec![payment(P::InProgress), payment(P::Canceled), {
+            let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+            PgAnswer::Payment { http_status: 200, payment: Payment { order_id: "other".into(), ..payment } }
+        }],
+        A::Declined => vec![
+            error(403, "REJECT_CARD_PAYMENT"),
+            error(400, "INVALID_CARD_EXPIRATION"),
+            error(400, "INVALID_REQUEST"),
+            error(403, "EXCEED_MAX_AUTH_COUNT"),
+        ],
+        A::SessionGone => vec![error(404, "NOT_FOUND_PAYMENT_SESSION"), error(404, "NOT_FOUND_PAYMENT")],
+        A::TurnedAway => vec![
+            error(429, "TOO_MANY_REQUESTS"),
+            error(429, "ANYTHING"),
+            error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"),
+            error(401, "UNAUTHORIZED_KEY"),
+        ],
+        A::StillProcessing => vec![error(409, "IDEMPOTENT_REQUEST_PROCESSING")],
+        A::AlreadyProcessed => vec![error(400, "ALREADY_PROCESSED_PAYMENT"), error(400, "DUPLICATED_ORDER_ID")],
+        A::ServerError => vec![
+            error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+            error(502, "REJECT_CARD_PAYMENT"),
+            error(400, "PROVIDER_ERROR"),
+            PgAnswer::Unparsable { http_status: 503 },
+        ],
+        A::Undocumented => vec![
+            error(400, "SOMETHING_NEW"),
+            error(400, "REJECT_SOMETHING_NEW"),
+            error(403, "EXCEED_SOMETHING_NEW"),
+            PgAnswer::Unparsable { http_status: 200 },
+            PgAnswer::Unparsable { http_status: 400 },
+        ],
+        A::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
+        A::NoAnswer => vec![PgAnswer::NoAnswer { detail: "read timeout".into(), timed_out: true }],
+    }
+}
+
+fn check_confirm_row(kind: ConfirmAnswer, first: ConfirmVerdict, resend: ConfirmVerdict) {
+    let (_, table_first, table_resend) = row(kind);
+    assert_eq!((table_first, table_resend), (first, resend), "{kind:?}");
+    for answer in confirm_example(kind) {
+        assert_eq!(confirm_answer(&answer, EXPECTED), kind, "{answer:?}");
+    }
+}
+
+#[test]
+fn confirm_approved_is_paid_on_either_call() {
+    check_confirm_row(A::Approved, V::Paid, V::Paid);
+}
+
+#[test]
+fn confirm_declined_fails_on_either_call() {
+    check_confirm_row(A::Declined, V::Failed, V::Failed);
+}
+
+#[test]
+fn confirm_session_gone_fails_on_either_call() {
+    check_confirm_row(A::SessionGone, V::Failed, V::Failed);
+}
+
+#[test]
+fn confirm_turned_away_fails_the_first_call_and_says_nothing_on_a_resend() {
+    check_confirm_row(A::TurnedAway, V::Failed, V::Nothing);
+}
+
+#[test]
+fn confirm_not_sent_is_unreachable_first_and_nothing_on_a_resend() {
+    check_confirm_row(A::NotSent, V::Unreachable, V::Nothing);
+}
+
+#[test]
+fn confirm_still_processing_is_unknown() {
+    check_confirm_row(A::StillProcessing, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn confirm_already_processed_is_unknown() {
+    check_confirm_row(A::AlreadyProcessed, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn confirm_server_errors_are_unknown_whatever_their_code() {
+    check_confirm_row(A::ServerError, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn confirm_no_answer_is_unknown() {
+    check_confirm_row(A::NoAnswer, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn confirm_a_payment_that_is_not_this_approval_is_unknown() {
+    check_confirm_row(A::NotAnApproval, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn confirm_undocumented_codes_are_unknown_whatever_their_prefix() {
+    check_confirm_row(A::Undocumented, V::Unknown, V::Nothing);
+}
+
+#[test]
+fn the_confirm_table_has_one_row_per_answer_and_a_test_above_per_row() {
+    let kinds: HashSet<_> = CONFIRM_VERDICTS.iter().map(|(kind, _, _)| *kind).collect();
+    assert_eq!(kinds.len(), CONFIRM_VERDICTS.len(), "one row per kind");
+    assert_eq!(kinds.len(), 11, "a new kind needs a row, and a test of its own above");
+}
+
+fn status_example(kind: StatusAnswer) -> Vec<PgAnswer> {
+    match kind {
+        S::Payment(status) => vec![payment(status)],
+        S::NotFound => vec![error(404, "NOT_FOUND_PAYMENT"), error(404, "NOT_FOUND")],
+        S::NotThisPayment => {
+            let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+            vec![PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }]
+        }
+        S::Unavailable => vec![
+            PgAnswer::NotSent { detail: String::new() },
+            PgAnswer::NoAnswer { detail: String::new(), timed_out: false },
+            error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+            error(429, "TOO_MANY_REQUESTS"),
+            PgAnswer::Unparsable { http_status: 502 },
+        ],
+        S::Unexpected => vec![error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"), error(400, "SOMETHING_NEW")],
+    }
+}
+
+fn check_status_row(kind: StatusAnswer, verdict: StatusVerdict) {
+    assert_eq!(status_verdict(kind), verdict, "{kind:?}");
+    for answer in status_example(kind) {
+        assert_eq!(status_answer(&answer, EXPECTED), kind, "{answer:?}");
+    }
+}
+
+#[test]
+fn status_done_is_paid() {
+    check_status_row(S::Payment(P::Done), Q::Paid);
+}
+
+#[test]
+fn status_aborted_is_failed() {
+    check_status_row(S::Payment(P::Aborted), Q::Failed);
+}
+
+#[test]
+fn status_expired_is_failed() {
+    check_status_row(S::Payment(P::Expired), Q::Failed);
+}
+
+#[test]
+fn status_canceled_is_canceled_not_paid() {
+    check_status_row(S::Payment(P::Canceled), Q::Canceled);
+}
+
+#[test]
+fn status_partial_canceled_is_partially_refunded() {
+    check_status_row(S::Payment(P::PartialCanceled), Q::PartiallyRefunded);
+}
+
+#[test]
+fn status_ready_is_not_confirmed() {
+    check_status_row(S::Payment(P::Ready), Q::NotConfirmed);
+}
+
+#[test]
+fn status_in_progress_is_not_confirmed() {
+    check_status_row(S::Payment(P::InProgress), Q::NotConfirmed);
+}
+
+#[test]
+fn status_not_found_is_not_confirmed() {
+    check_status_row(S::NotFound, Q::NotConfirmed);
+}
+
+#[test]
+fn status_waiting_for_deposit_settles_nothing() {
+    check_status_row(S::Payment(P::WaitingForDeposit), Q::Nothing);
+}
+
+#[test]
+fn status_unrecognised_settles_nothing() {
+    check_status_row(S::Payment(P::Unrecognised), Q::Nothing);
+}
+
+#[test]
+fn status_of_another_payment_settles_nothing() {
+    check_status_row(S::NotThisPayment, Q::Nothing);
+}
+
+#[test]
+fn status_unexpected_errors_settle_nothing() {
+    check_status_row(S::Unexpected, Q::Nothing);
+}
+
+#[test]
+fn status_unavailable_is_retried() {
+    check_status_row(S::Unavailable, Q::Retry);
+}
+
+#[test]
+fn the_status_table_has_one_row_per_answer() {
+    let kinds: HashSet<_> = STATUS_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(kinds.len(), STATUS_VERDICTS.len());
+    assert_eq!(kinds.len(), 13, "a new kind needs a row, and a test of its own above");
+}
+
+#[test]
+fn failures_carry_the_pg_code_and_words_for_the_customer() {
+    let declined = failure_of(&error(403, "REJECT_CARD_PAYMENT"));
+    assert_eq!(declined.code, "REJECT_CARD_PAYMENT");
+    assert!(declined.message.contains("not been charged"), "{}", declined.message);
+    assert!(!declined.message.contains("PG message"));
+    assert_eq!(failure_of(&PgAnswer::NotSent { detail: String::new() }).code, "PG_UNREACHABLE");
+    assert_eq!(failure_of(&payment(P::Expired)).code, "EXPIRED_PAYMENT");
+    let PgAnswer::Payment { payment: aborted, .. } = payment(P::Aborted) else { unreachable!() };
+    let aborted =
+        Payment { failure: Some(ErrorBody { code: "REJECT_CARD_COMPANY".into(), message: "m".into() }), ..aborted };
+    assert_eq!(failure_of(&PgAnswer::Payment { http_status: 200, payment: aborted }).code, "REJECT_CARD_COMPANY");
+}
+
+/// A refund of 400 of the 1000 payment, from a balance of 1000.
+const REFUND: ExpectedRefund<'static> = ExpectedRefund { payment: EXPECTED, balance_before: 1000, balance_after: 600 };
+
+fn with_balance(status: PaymentStatus, balance: u64) -> PgAnswer {
+    let PgAnswer::Payment { payment, .. } = payment(status) else { unreachable!() };
+    PgAnswer::Payment { http_status: 200, payment: Payment { balance_amount: Some(balance), ..payment } }
+}
+
+fn cancel_example(kind: CancelAnswer) -> Vec<PgAnswer> {
+    match kind {
+        C::Refunded => vec![with_balance(P::PartialCanceled, 600)],
+        C::NotThisRefund => vec![with_balance(P::Done, 1000), with_balance(P::Canceled, 0), {
+            let PgAnswer::Payment { payment, .. } = with_balance(P::PartialCanceled, 600) else { unreachable!() };
+            PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }
+        }],
+        C::NotCancelable => vec![
+            error(403, "NOT_CANCELABLE_AMOUNT"),
+            error(403, "NOT_CANCELABLE_PAYMENT"),
+            error(404, "NOT_FOUND_PAYMENT"),
+        ],
+        C::AlreadyCanceled => vec![error(400, "ALREADY_CANCELED_PAYMENT")],
+        C::ProviderRefused => vec![error(400, "PROVIDER_ERROR")],
+        C::TurnedAway => vec![
+            error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"),
+            error(429, "TOO_MANY_REQUESTS"),
+            error(429, "ANYTHING"),
+            error(401, "UNAUTHORIZED_KEY"),
+        ],
+        C::StillProcessing => vec![error(409, "IDEMPOTENT_REQUEST_PROCESSING")],
+        C::ServerError => vec![
+            error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+            error(500, "NOT_CANCELABLE_AMOUNT"),
+            PgAnswer::Unparsable { http_status: 503 },
+        ],
+        C::Undocumented => vec![error(400, "SOMETHING_NEW"), PgAnswer::Unparsable { http_status: 400 }],
+        C::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
+        C::NoAnswer => vec![PgAnswer::NoAnswer { detail: "reset".into(), timed_out: false }],
+    }
+}
+
+fn check_cancel_row(kind: CancelAnswer, verdict: CancelVerdict) {
+    assert_eq!(cancel_verdict(kind), verdict, "{kind:?}");
+    for answer in cancel_example(kind) {
+        assert_eq!(cancel_answer(&answer, REFUND), kind, "{answer:?}");
+    }
+}
+
+#[test]
+fn cancel_refunded_is_done() {
+    check_cancel_row(C::Refunded, K::Refunded);
+}
+
+#[test]
+fn cancel_documented_refusals_end_the_refund() {
+    check_cancel_row(C::NotCancelable, K::Refused);
+}
+
+#[test]
+fn cancel_refused_by_the_card_company_goes_again_under_a_new_key() {
+    check_cancel_row(C::ProviderRefused, K::NewKey);
+}
+
+#[test]
+fn cancel_already_canceled_is_settled_by_a_lookup() {
+    check_cancel_row(C::AlreadyCanceled, K::Retry);
+}
+
+#[test]
+fn cancel_a_payment_not_showing_this_refund_is_settled_by_a_lookup() {
+    check_cancel_row(C::NotThisRefund, K::Retry);
+}
+
+#[test]
+fn cancel_turned_away_is_sent_again() {
+    check_cancel_row(C::TurnedAway, K::Retry);
+}
+
+#[test]
+fn cancel_still_processing_is_sent_again() {
+    check_cancel_row(C::StillProcessing, K::Retry);
+}
+
+#[test]
+fn cancel_server_errors_are_sent_again_whatever_their_code() {
+    check_cancel_row(C::ServerError, K::Retry);
+}
+
+#[test]
+fn cancel_undocumented_codes_are_sent_again() {
+    check_cancel_row(C::Undocumented, K::Retry);
+}
+
+#[test]
+fn cancel_not_sent_is_sent_again() {
+    check_cancel_row(C::NotSent, K::Retry);
+}
+
+#[test]
+fn cancel_no_answer_is_sent_again() {
+    check_cancel_row(C::NoAnswer, K::Retry);
+}
+
+#[test]
+fn the_cancel_table_has_one_row_per_answer_and_a_test_above_per_row() {
+    let kinds: HashSet<_> = CANCEL_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(kinds.len(), CANCEL_VERDICTS.len(), "one row per kind");
+    assert_eq!(kinds.len(), 11, "a new kind needs a row, and a test of its own above");
+}
+
+#[test]
+fn a_lookup_settles_a_refund_only_by_the_balance_it_leaves() {
+    let cases = [
+        (with_balance(P::PartialCanceled, 600), L::Shown, R::Refunded),
+        (with_balance(P::Done, 1000), L::NotShown, R::Send),
+        (with_balance(P::Canceled, 0), L::Unexpected, R::Nothing),
+        (with_balance(P::PartialCanceled, 300), L::Unexpected, R::Nothing),
+        (error(404, "NOT_FOUND_PAYMENT"), L::Unexpected, R::Nothing),
+        (error(503, "FAILED_INTERNAL_SYSTEM_PROCESSING"), L::Unavailable, R::Retry),
+        (PgAnswer::NoAnswer { detail: String::new(), timed_out: true }, L::Unavailable, R::Retry),
+    ];
+    for (answer, lookup, verdict) in cases {
+        assert_eq!(refund_lookup(&answer, REFUND), lookup, "{answer:?}");
+        assert_eq!(refund_lookup_verdict(lookup), verdict, "{lookup:?}");
+    }
+    let kinds: HashSet<_> = REFUND_LOOKUP_VERDICTS.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(kinds.len(), 4, "a new kind needs a row, and a case above");
+    assert_eq!(refunded_total(&with_balance(P::PartialCanceled, 600)), Some(400));
+}

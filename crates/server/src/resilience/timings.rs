@@ -1,0 +1,73 @@
+//! Recovery's timings, in proportion to the recovery interval.
+
+use std::time::Duration;
+
+use super::lease;
+
+/// Recovery's timings, each a fraction or a multiple of the recovery interval,
+/// so a shop (or a test) that recovers faster keeps the same proportions. The
+/// figures in the comments are those of the default 60 s interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timings {
+    /// Before the first look at a new unknown outcome, and after an attempt's
+    /// first answered-but-unsettled pass; it doubles with each further one (5 s).
+    pub backoff_base: Duration,
+    /// The longest wait between two passes over one attempt (15 min).
+    pub backoff_cap: Duration,
+    /// The shortest pause between two passes, so a busy table is not spun on (1 s).
+    pub min_gap: Duration,
+    /// How long a pass held back by the budget waits before trying again (10 s).
+    pub budget_retry: Duration,
+    /// How long the open breaker refuses calls before its probe (30 s).
+    pub breaker_cool_down: Duration,
+}
+
+impl Timings {
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            backoff_base: interval / 12,
+            backoff_cap: interval * 15,
+            min_gap: interval / 60,
+            budget_retry: interval / 6,
+            breaker_cool_down: interval / 2,
+        }
+    }
+
+    /// How long an attempt waits after its `passes`-th answered-but-unsettled
+    /// pass: doubling from the base up to the cap, so one that the PG cannot
+    /// settle yet is asked less and less often and never crowds out the others.
+    pub fn pass_backoff(&self, passes: u32) -> Duration {
+        self.backoff_base.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(self.backoff_cap)
+    }
+
+    /// How long after a first unknown outcome recovery first looks: soon, but
+    /// not at once (the PG may still be processing what timed out).
+    pub fn first_check_delay_ms(&self) -> i64 {
+        lease::millis(self.backoff_base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attempt_the_pg_cannot_settle_is_asked_less_and_less_often() {
+        let timings = Timings::new(Duration::from_secs(60));
+        let waits: Vec<u64> = (1..=10).map(|passes| timings.pass_backoff(passes).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 320, 640, 900, 900]);
+        assert_eq!(timings.pass_backoff(u32::MAX), timings.backoff_cap);
+    }
+
+    #[test]
+    fn timings_keep_their_proportions_to_the_interval() {
+        let shipped = Timings::new(Duration::from_secs(60));
+        assert_eq!(
+            (shipped.min_gap, shipped.budget_retry, shipped.breaker_cool_down),
+            (Duration::from_secs(1), Duration::from_secs(10), Duration::from_secs(30))
+        );
+        let tenfold = Timings::new(Duration::from_secs(6));
+        assert_eq!(tenfold.backoff_base, Duration::from_millis(500));
+        assert_eq!(tenfold.pass_backoff(3), Duration::from_secs(2));
+    }
+}
