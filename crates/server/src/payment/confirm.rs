@@ -10,11 +10,10 @@ use crate::db::{Actor, NewAttempt, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    ConfirmVerdict, Expected, PgAnswer, PgConfirm, PgSlot, confirm_answer, customer_message, describe, failure_of,
-    first_call_verdict,
+    Expected, PgAnswer, PgConfirm, PgSlot, confirm_answer, customer_message, describe, failure_of, first_call_verdict,
 };
 use crate::resilience::lease;
-use crate::settlement::Transition;
+use crate::settlement::{ConfirmVerdict, Transition, after_first_call};
 
 /// Longest payment key accepted (Toss keys are under 200 characters).
 const PAYMENT_KEY_MAX_LEN: usize = 200;
@@ -188,14 +187,16 @@ async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Res
     })
 }
 
-/// What the first confirm call's verdict means for the order, with the metric label.
+/// What the first confirm call's verdict means for the order (the settlement
+/// rules'), with the metric label.
 fn first_call_transition(verdict: ConfirmVerdict, answer: &PgAnswer) -> (&'static str, Transition) {
-    match verdict {
-        ConfirmVerdict::Paid => ("paid", Transition::Paid),
-        ConfirmVerdict::Failed => ("failed", Transition::Failed(failure_of(answer))),
-        ConfirmVerdict::Unreachable => ("unreachable", Transition::Failed(failure_of(answer))),
-        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => ("unknown", Transition::Unknown(describe(answer))),
-    }
+    let label = match verdict {
+        ConfirmVerdict::Paid => "paid",
+        ConfirmVerdict::Failed => "failed",
+        ConfirmVerdict::Unreachable => "unreachable",
+        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => "unknown",
+    };
+    (label, after_first_call(verdict, || failure_of(answer), || describe(answer)))
 }
 
 #[cfg(test)]

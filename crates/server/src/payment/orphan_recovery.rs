@@ -12,10 +12,11 @@ use crate::db::{JobKind, OrphanRefund, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, ExpectedRefund, OrphanCancel, PgAnswer, PgCancel, RefundLookupVerdict, describe, orphan_cancel,
-    refund_lookup, refund_lookup_verdict,
+    Expected, ExpectedRefund, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
+    refund_lookup_verdict,
 };
 use crate::resilience::lease;
+use crate::settlement::RefundLookupVerdict;
 
 /// One pass over a refund of a charge no order made, whose lease the engine
 /// took for this worker.

@@ -30,11 +30,10 @@ use crate::db::{Actor, Attempt, JobKind, Lease, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    ConfirmVerdict, Expected, PgAnswer, PgConfirm, StatusVerdict, confirm_answer, describe, failure_of, resend_verdict,
-    status_answer, status_verdict,
+    Expected, PgAnswer, PgConfirm, confirm_answer, describe, failure_of, resend_verdict, status_answer, status_verdict,
 };
 use crate::resilience::lease;
-use crate::settlement::Transition;
+use crate::settlement::{ConfirmVerdict, PaymentStep, StatusVerdict, Transition, after_lookup, after_resend};
 
 /// One pass over a payment whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, order_id: &str) -> Result<Pass, AppError> {
@@ -73,15 +72,14 @@ async fn recover_claimed(app: &App, attempt: &Attempt) -> Result<(Recovered, Opt
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
     };
-    let transition = match status_verdict(status_answer(&answer, expected)) {
-        StatusVerdict::Paid => Transition::Paid,
-        StatusVerdict::Failed => Transition::Failed(failure_of(&answer)),
-        StatusVerdict::Canceled => Transition::Canceled,
-        StatusVerdict::PartiallyRefunded => Transition::PartiallyRefunded,
-        StatusVerdict::NotConfirmed => return resend(app, attempt, expected).await,
-        StatusVerdict::Nothing | StatusVerdict::Retry => return Ok((Recovered::Unsettled, Some(describe(&answer)))),
-    };
-    settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, Some(describe(&answer))))
+    let described = Some(describe(&answer));
+    match after_lookup(status_verdict(status_answer(&answer, expected)), || failure_of(&answer)) {
+        PaymentStep::Settle(transition) => {
+            settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, described))
+        }
+        PaymentStep::Resend => resend(app, attempt, expected).await,
+        PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, described)),
+    }
 }
 
 /// Resends the confirm with the attempt's own key, once, after a lookup showed
@@ -110,15 +108,17 @@ async fn resend(app: &App, attempt: &Attempt, expected: Expected<'_>) -> Result<
     let verdict = resend_verdict(confirm_answer(&answer, expected));
     metrics::recovery_call("resend", verdict_label(verdict));
     tracing::info!(order_id = attempt.order_id, answer = describe(&answer), ?verdict, "recovery resent the confirm");
-    let transition = match verdict {
-        ConfirmVerdict::Paid => Transition::Paid,
-        ConfirmVerdict::Failed => Transition::Failed(failure_of(&answer)),
-        ConfirmVerdict::Unreachable | ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => {
-            let recovered = if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
-            return Ok((recovered, Some(describe(&answer))));
+    let described = Some(describe(&answer));
+    match after_resend(verdict, || failure_of(&answer)) {
+        PaymentStep::Settle(transition) => {
+            settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, described))
         }
-    };
-    settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, Some(describe(&answer))))
+        // The rules never resend twice in a pass: the next lookup decides.
+        PaymentStep::Resend | PaymentStep::LookAgainLater => {
+            let recovered = if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
+            Ok((recovered, described))
+        }
+    }
 }
 
 async fn settle_from_recovery(app: &App, attempt: &Attempt, transition: Transition) -> Result<Recovered, AppError> {

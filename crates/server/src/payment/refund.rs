@@ -11,10 +11,11 @@ use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundO
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    CancelVerdict, Expected, ExpectedRefund, PgAnswer, PgCancel, PgSlot, cancel_answer, cancel_verdict, describe,
-    refunded_total, refusal_code,
+    Expected, ExpectedRefund, PgAnswer, PgCancel, PgSlot, cancel_answer, cancel_verdict, describe, refunded_total,
+    refusal_code,
 };
 use crate::resilience::lease;
+use crate::settlement::CancelVerdict;
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";

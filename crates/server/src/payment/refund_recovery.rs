@@ -21,8 +21,9 @@ use crate::app::App;
 use crate::db::{Actor, JobKind, PgCaller, Refund, RefundStatus, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgAnswer, RefundLookupVerdict, describe, refund_lookup, refund_lookup_verdict};
+use crate::pg::{PgAnswer, describe, refund_lookup, refund_lookup_verdict};
 use crate::resilience::lease;
+use crate::settlement::RefundLookupVerdict;
 
 /// One pass over a refund whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, refund_id: &str) -> Result<Pass, AppError> {

@@ -6,6 +6,7 @@ use payonce_api::ErrorCode;
 use super::Expected;
 use crate::pg::client::PgAnswer;
 use crate::pg::toss::Payment;
+use crate::settlement::{CancelVerdict, RefundLookupVerdict};
 
 /// What one answer to a cancel is, before it means anything for a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,20 +38,6 @@ pub enum CancelAnswer {
     NotSent,
     /// The request left and no complete answer came back.
     NoAnswer,
-}
-
-/// What a cancel's answer means for the refund.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelVerdict {
-    /// DONE: refunded, as the answer shows.
-    Refunded,
-    /// FAILED with the PG's code: nothing refunded, and nothing will be.
-    Refused,
-    /// Still REQUESTED; a lookup settles it or sends it again, with the same key.
-    Retry,
-    /// Still REQUESTED; nothing was refunded and the key's answer is spent: the
-    /// next send, after a lookup, goes under a new key.
-    NewKey,
 }
 
 use CancelAnswer as C;
@@ -103,19 +90,6 @@ pub enum RefundLookup {
     Unavailable,
     /// Any other balance, another payment, an error, an unreadable body.
     Unexpected,
-}
-
-/// What a lookup means for a requested refund.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefundLookupVerdict {
-    /// DONE, as the lookup shows.
-    Refunded,
-    /// Send the cancel (again, with the refund's key).
-    Send,
-    /// Nothing learned; try the lookup again after a backoff.
-    Retry,
-    /// Settles nothing and sends nothing: look again later (and alert, in time).
-    Nothing,
 }
 
 use RefundLookup as L;

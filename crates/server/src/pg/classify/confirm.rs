@@ -7,6 +7,7 @@ use super::Expected;
 use crate::pg::client::PgAnswer;
 use crate::pg::messages::customer_message;
 use crate::pg::toss::PaymentStatus as P;
+use crate::settlement::ConfirmVerdict;
 
 /// What one answer to a confirm is, before it means anything for an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,22 +40,6 @@ pub enum ConfirmAnswer {
     NotSent,
     /// The request left and no complete answer came back (read timeout, reset).
     NoAnswer,
-}
-
-/// What a confirm answer means for the attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfirmVerdict {
-    /// PAID.
-    Paid,
-    /// FAILED with the PG's code: nothing was charged.
-    Failed,
-    /// FAILED `PG_UNREACHABLE`: the request never left.
-    Unreachable,
-    /// UNKNOWN: recovery will look the payment up.
-    Unknown,
-    /// Changes nothing (on a resend, an attempt is already UNKNOWN): the next
-    /// lookup decides.
-    Nothing,
 }
 
 use ConfirmAnswer as A;

@@ -4,6 +4,7 @@
 use super::Expected;
 use crate::pg::client::PgAnswer;
 use crate::pg::toss::PaymentStatus;
+use crate::settlement::StatusVerdict;
 
 /// What a lookup of the payment (`GET /v1/payments/{paymentKey}`) showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,23 +19,6 @@ pub enum StatusAnswer {
     Unavailable,
     /// Any other error, or an unreadable body.
     Unexpected,
-}
-
-/// What a lookup means for an unsettled attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusVerdict {
-    Paid,
-    /// FAILED: approval failed, or the session expired before any confirm.
-    Failed,
-    Canceled,
-    PartiallyRefunded,
-    /// Never confirmed (or being processed right now): resend the confirm with
-    /// the attempt's own key, once this pass.
-    NotConfirmed,
-    /// Settles nothing; look again later.
-    Nothing,
-    /// Nothing learned; try the lookup again after a backoff.
-    Retry,
 }
 
 use PaymentStatus as P;

@@ -24,11 +24,11 @@ mod lookup;
 mod tests;
 
 pub use cancel::{
-    CancelAnswer, CancelVerdict, ExpectedRefund, OrphanCancel, RefundLookup, RefundLookupVerdict, cancel_answer,
-    cancel_verdict, orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code,
+    CancelAnswer, ExpectedRefund, OrphanCancel, RefundLookup, cancel_answer, cancel_verdict, orphan_cancel,
+    refund_lookup, refund_lookup_verdict, refunded_total, refusal_code,
 };
-pub use confirm::{ConfirmAnswer, ConfirmVerdict, confirm_answer, failure_of, first_call_verdict, resend_verdict};
-pub use lookup::{StatusAnswer, StatusVerdict, TransactionKind, status_answer, status_verdict, transaction_kind};
+pub use confirm::{ConfirmAnswer, confirm_answer, failure_of, first_call_verdict, resend_verdict};
+pub use lookup::{StatusAnswer, TransactionKind, status_answer, status_verdict, transaction_kind};
 
 use super::client::PgAnswer;
 use super::toss::Payment;

@@ -7,6 +7,7 @@ use super::confirm::{CONFIRM_VERDICTS, row};
 use super::lookup::STATUS_VERDICTS;
 use super::*;
 use crate::pg::toss::{ErrorBody, PaymentStatus};
+use crate::settlement::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, StatusVerdict};
 use CancelAnswer as C;
 use CancelVerdict as K;
 use ConfirmAnswer as A;
