@@ -21,7 +21,7 @@ const SERVER_LAYERS: &[&[&str]] = &[
     // The PG's client, classification and concurrency; the flags.
     &["pg"],
     &["config"],
-    // Breaker, retry budget, backoff, leases and recovery's timings.
+    // Breaker, retry budget, backoff, leases.
     &["resilience"],
     // The domain context: what the payment rules and orders work with.
     &["app"],

@@ -11,7 +11,8 @@ use tokio_util::task::TaskTracker;
 use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::pg::{PgClient, PgGateway};
-use crate::resilience::{CircuitBreaker, RetryBudget, Timings};
+use crate::resilience::{CircuitBreaker, RetryBudget};
+use crate::settlement::Timings;
 
 #[derive(Debug, Clone)]
 pub struct App {

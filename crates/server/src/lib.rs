@@ -11,7 +11,7 @@
 //!   with SQL), `error` (the one error type and the JSON extractor that uses it).
 //! - `pg`: the PG's wire types, HTTP client, concurrency limit and classification.
 //! - `config`: flags, and the refusal of a page window shorter than the PG timeout.
-//! - `resilience`: breaker, retry budget, backoff, leases, recovery's timings.
+//! - `resilience`: breaker, retry budget, backoff, leases.
 //! - `app`: the domain context every payment rule works with.
 //! - `customer` (the anonymous customer cookie), `catalog` (products, pricing).
 //! - `payment`: confirm, settle, recovery, refunds, reconciliation; `orders`:

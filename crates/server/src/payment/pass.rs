@@ -11,11 +11,11 @@ use crate::metrics;
 use crate::pg::{PgAnswer, describe};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
+use crate::settlement;
+pub(super) use crate::settlement::Recovered;
 
 /// Lookups per attempt in one pass while the PG gives no usable answer.
 pub(super) const LOOKUP_TRIES: u32 = 3;
-/// Every this many answered passes, a job still open is reported as needing an operator.
-pub(super) const PASSES_BEFORE_ALERT: u32 = 10;
 
 /// What recovery did since it last looked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -43,23 +43,6 @@ impl Pass {
     pub(super) fn not_ours() -> Self {
         Pass { recovered: Recovered::NotOurs, last_answer: None, passes_before: 0 }
     }
-}
-
-/// What recovering one job came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Recovered {
-    /// This worker settled it.
-    Settled,
-    /// The PG answered, but nothing settles it yet.
-    Unsettled,
-    /// The breaker refused the call: the PG was not asked.
-    HeldBack,
-    /// The PG was asked and gave no usable answer (no answer, 5xx, 429).
-    Unavailable,
-    /// The retry budget was spent.
-    OverBudget,
-    /// Someone else holds it, or settled it first.
-    NotOurs,
 }
 
 impl PassReport {
@@ -105,42 +88,29 @@ pub(super) fn note_health(app: &App, answer: &PgAnswer) {
     }
 }
 
-/// Ends the pass over a job it did not settle: releases the job with when to
-/// look again, and raises the alert every `PASSES_BEFORE_ALERT` answered
-/// passes. Only a pass in which the PG answered backs off (doubling, with
-/// jitter so many jobs spread out) and counts toward the alert; one it answered
-/// with nothing usable waits a first step, so as not to spin on it; one the
-/// breaker or the budget held back is due again at once.
+/// Ends the pass over a job it did not settle: hands it back as the
+/// settlement rules say (`settlement::release`), its wait drawn from the
+/// upper half so many jobs spread out, and raises the alert when they say so.
 pub(super) async fn release(
     app: &App,
     kind: JobKind,
     key: &str,
     pass: &Result<Pass, AppError>,
 ) -> Result<(), AppError> {
-    let timings = app.timings();
-    let after = |wait| Some(now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
-    let (answered, next_at, last_answer) = match pass {
-        Ok(Pass { recovered: Recovered::Settled | Recovered::NotOurs, .. }) => return Ok(()),
-        Ok(Pass { recovered: Recovered::Unsettled, last_answer, passes_before }) => {
-            (true, after(timings.pass_backoff(passes_before + 1)), last_answer.as_deref())
-        }
-        Ok(Pass { recovered: Recovered::Unavailable, last_answer, .. }) => {
-            (false, after(timings.backoff_base), last_answer.as_deref())
-        }
-        Ok(Pass { recovered: Recovered::HeldBack | Recovered::OverBudget, last_answer, .. }) => {
-            (false, None, last_answer.as_deref())
-        }
-        // The database failed under it: not at once again.
-        Err(_) => (false, after(timings.backoff_base), None),
+    let (recovered, passes_before, last_answer) = match pass {
+        Ok(pass) => (Some(pass.recovered), pass.passes_before, pass.last_answer.as_deref()),
+        Err(_) => (None, 0, None),
     };
-    let passes = app.db.release_job(kind, key, &app.worker_id, next_at, answered, last_answer).await?;
-    if !answered {
+    let Some(release) = settlement::release(recovered, passes_before, &app.timings()) else { return Ok(()) };
+    let next_at = release.wait.map(|wait| now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
+    let passes = app.db.release_job(kind, key, &app.worker_id, next_at, release.answered, last_answer).await?;
+    if !release.answered {
         return Ok(());
     }
     if kind == JobKind::Payment {
         metrics::recovery_exhausted();
     }
-    if passes > 0 && passes % PASSES_BEFORE_ALERT == 0 {
+    if settlement::alerts(passes) {
         match kind {
             JobKind::Payment => metrics::recovery_alert(),
             JobKind::Refund | JobKind::OrphanRefund => metrics::refund_alert(),

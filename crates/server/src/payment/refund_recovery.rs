@@ -110,8 +110,8 @@ fn resend_label(settled: Settled, answer: &PgAnswer) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::resilience::Timings;
     use crate::resilience::backoff::half_jitter;
+    use crate::settlement::Timings;
 
     #[test]
     fn passes_over_a_refund_back_off_with_jitter_below_the_cap() {

@@ -1,14 +1,12 @@
 //! What keeps the PG's trouble from becoming ours, shared by every job that
 //! calls it in the background: one circuit breaker, one retry budget, backoff
-//! with jitter, the leases a worker holds a payment or a refund by, and
-//! recovery's timings. None of it knows what a payment is.
+//! with jitter, and the leases a worker holds a payment or a refund by. None of
+//! it knows what a payment is.
 
 pub mod backoff;
 mod breaker;
 pub mod lease;
 mod retry_budget;
-mod timings;
 
 pub use breaker::CircuitBreaker;
 pub use retry_budget::RetryBudget;
-pub use timings::Timings;

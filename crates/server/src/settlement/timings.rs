@@ -2,8 +2,6 @@
 
 use std::time::Duration;
 
-use super::lease;
-
 /// Recovery's timings, each a fraction or a multiple of the recovery interval,
 /// so a shop (or a test) that recovers faster keeps the same proportions. The
 /// figures in the comments are those of the default 60 s interval.
@@ -43,7 +41,7 @@ impl Timings {
     /// How long after a first unknown outcome recovery first looks: soon, but
     /// not at once (the PG may still be processing what timed out).
     pub fn first_check_delay_ms(&self) -> i64 {
-        lease::millis(self.backoff_base)
+        i64::try_from(self.backoff_base.as_millis()).unwrap_or(i64::MAX)
     }
 }
 
