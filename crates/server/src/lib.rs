@@ -6,7 +6,8 @@
 //!
 //! Layered, lowest first (ARCHITECTURE.md; `crates/layers` checks it):
 //!
-//! - `settlement`: the lifecycle and the transitions that move it, pure.
+//! - `settlement`: the settlement rules, pure: the lifecycle, what answers mean
+//!   and lead to, when a job not settled is looked at again.
 //! - `metrics`, `serve` (the accept loop), `db` (storage: the only module
 //!   with SQL), `error` (the one error type and the JSON extractor that uses it).
 //! - `pg`: the PG's wire types, HTTP client, concurrency limit and classification.

@@ -6,16 +6,15 @@
 //! the paymentKey), so the PG refunds it once, whether or not a later
 //! reconciliation still lists the charge.
 
-use super::pass::{Pass, Recovered, look_up, note_health, refusal};
+use super::pass::{Pass, Recovered, look_up, send_under_lease};
 use crate::app::App;
-use crate::db::{JobKind, OrphanRefund, PgCaller, now_ms};
+use crate::db::{JobKind, OrphanRefund, PgCaller};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
     Expected, ExpectedRefund, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
     refund_lookup_verdict,
 };
-use crate::resilience::lease;
 use crate::settlement::RefundLookupVerdict;
 
 /// One pass over a refund of a charge no order made, whose lease the engine
@@ -61,18 +60,11 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
 
 /// Sends the cancel again with the refund's own key, after a lookup showed the charge not refunded.
 async fn resend(app: &App, refund: &OrphanRefund, amount: u64) -> Result<(Recovered, Option<String>), AppError> {
-    if let Some(refused) = refusal(app) {
-        return Ok((refused, None));
-    }
-    let slot = app.pg.slot().await?;
-    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    if !app.db.renew_job(JobKind::OrphanRefund, &refund.payment_key, &app.worker_id, until).await? {
-        return Ok((Recovered::NotOurs, None));
-    }
-    let answer = send(app, slot, refund).await?;
-    let until = now_ms() + lease::millis(lease::margin(&app.config));
-    app.db.renew_job(JobKind::OrphanRefund, &refund.payment_key, &app.worker_id, until).await?;
-    note_health(app, &answer);
+    let sent = send_under_lease(app, JobKind::OrphanRefund, &refund.payment_key, |slot| send(app, slot, refund));
+    let answer = match sent.await? {
+        Ok(answer) => answer,
+        Err(not_sent) => return Ok(not_sent),
+    };
     let described = describe(&answer);
     let verdict = orphan_cancel(&answer, &refund.payment_key, &refund.order_id, amount);
     let recovered = match verdict {

@@ -4,11 +4,13 @@
 //! passes since the last look add up to, and the gate every one of its PG
 //! calls goes through (the retry budget, then the breaker).
 
+use std::future::Future;
+
 use crate::app::App;
 use crate::db::{JobKind, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgAnswer, describe};
+use crate::pg::{PgAnswer, PgSlot, describe};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
 use crate::settlement;
@@ -63,7 +65,7 @@ impl PassReport {
 
 /// Why the breaker or the budget does not let one more recovery call go now,
 /// or `None` when it may go (and is counted against the budget).
-pub(super) fn refusal(app: &App) -> Option<Recovered> {
+fn refusal(app: &App) -> Option<Recovered> {
     // The budget first: a half-open breaker lets one probe through, and a probe
     // granted but never sent would leave it half-open for good.
     if !app.retry_budget.has_room() {
@@ -79,7 +81,7 @@ pub(super) fn refusal(app: &App) -> Option<Recovered> {
 }
 
 /// Feeds the breaker: only a PG that gives no usable answer counts against it.
-pub(super) fn note_health(app: &App, answer: &PgAnswer) {
+fn note_health(app: &App, answer: &PgAnswer) {
     if answer.shows_pg_unavailable() {
         app.breaker.record_failure();
     } else if app.breaker.record_answer() {
@@ -184,4 +186,36 @@ pub(super) async fn look_up(
         last = Some(answer);
     }
     Ok(Lookup::Unavailable(last.expect("at least one try")))
+}
+
+/// A PG call that changes money (a resent confirm, a cancel sent again) for a
+/// job this worker holds: through the gate, under a PG place, with the job's
+/// lease renewed for as long as the call may take (a renewal that finds the
+/// job settled or taken over sends nothing), then shortened once the answer is
+/// in, so a worker that dies then does not hold the job for a whole call. The
+/// breaker hears how the PG answered. `Err` is what the pass came to when
+/// nothing was sent.
+pub(super) async fn send_under_lease<Call, Sent>(
+    app: &App,
+    kind: JobKind,
+    key: &str,
+    call: Call,
+) -> Result<Result<PgAnswer, (Recovered, Option<String>)>, AppError>
+where
+    Call: FnOnce(PgSlot) -> Sent,
+    Sent: Future<Output = Result<PgAnswer, AppError>>,
+{
+    if let Some(refused) = refusal(app) {
+        return Ok(Err((refused, None)));
+    }
+    let slot = app.pg.slot().await?;
+    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+    if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
+        return Ok(Err((Recovered::NotOurs, None)));
+    }
+    let answer = call(slot).await?;
+    let until = now_ms() + lease::millis(lease::margin(&app.config));
+    app.db.renew_job(kind, key, &app.worker_id, until).await?;
+    note_health(app, &answer);
+    Ok(Ok(answer))
 }

@@ -23,16 +23,15 @@
 
 use payonce_api::OrderStatus;
 
-use super::pass::{Pass, Recovered, look_up, note_health, refusal};
+use super::pass::{Pass, Recovered, look_up, send_under_lease};
 use super::settle;
 use crate::app::App;
-use crate::db::{Actor, Attempt, JobKind, Lease, PgCaller, now_ms};
+use crate::db::{Actor, Attempt, JobKind, Lease, PgCaller};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
     Expected, PgAnswer, PgConfirm, confirm_answer, describe, failure_of, resend_verdict, status_answer, status_verdict,
 };
-use crate::resilience::lease;
 use crate::settlement::{ConfirmVerdict, PaymentStep, StatusVerdict, Transition, after_lookup, after_resend};
 
 /// One pass over a payment whose lease the engine took for this worker.
@@ -85,26 +84,19 @@ async fn recover_claimed(app: &App, attempt: &Attempt) -> Result<(Recovered, Opt
 /// Resends the confirm with the attempt's own key, once, after a lookup showed
 /// the payment unconfirmed.
 async fn resend(app: &App, attempt: &Attempt, expected: Expected<'_>) -> Result<(Recovered, Option<String>), AppError> {
-    if let Some(refused) = refusal(app) {
-        return Ok((refused, None));
-    }
-    let slot = app.pg.slot().await?;
-    // Held for as long as the confirm may take; renewing re-reads the attempt too.
-    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    if !app.db.renew_job(JobKind::Payment, &attempt.order_id, &app.worker_id, until).await? {
-        return Ok((Recovered::NotOurs, None));
-    }
     let call = PgConfirm {
         payment_key: &attempt.payment_key,
         order_id: &attempt.order_id,
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let answer = app.pg.confirm(slot, call, PgCaller::Recovery).await;
-    // The answer is in: a worker that dies now should not hold the attempt for a whole confirm.
-    let until = now_ms() + lease::millis(lease::margin(&app.config));
-    app.db.renew_job(JobKind::Payment, &attempt.order_id, &app.worker_id, until).await?;
-    note_health(app, &answer);
+    let sent = send_under_lease(app, JobKind::Payment, &attempt.order_id, |slot| async move {
+        Ok(app.pg.confirm(slot, call, PgCaller::Recovery).await)
+    });
+    let answer = match sent.await? {
+        Ok(answer) => answer,
+        Err(not_sent) => return Ok(not_sent),
+    };
     let verdict = resend_verdict(confirm_answer(&answer, expected));
     metrics::recovery_call("resend", verdict_label(verdict));
     tracing::info!(order_id = attempt.order_id, answer = describe(&answer), ?verdict, "recovery resent the confirm");

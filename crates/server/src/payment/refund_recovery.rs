@@ -15,14 +15,13 @@
 //! operator alert; there is no last pass. Every call asks the shared breaker
 //! and retry budget first, as recovery's payment lookups do.
 
-use super::pass::{Pass, Recovered, look_up, note_health, refusal};
+use super::pass::{Pass, Recovered, look_up, send_under_lease};
 use super::refund::{Settled, expected, send, settle_by_answer, settle_refunded};
 use crate::app::App;
-use crate::db::{Actor, JobKind, PgCaller, Refund, RefundStatus, now_ms};
+use crate::db::{Actor, JobKind, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{PgAnswer, describe, refund_lookup, refund_lookup_verdict};
-use crate::resilience::lease;
 use crate::settlement::RefundLookupVerdict;
 
 /// One pass over a refund whose lease the engine took for this worker.
@@ -64,21 +63,21 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
 
 /// Sends the cancel again with the refund's key, after a lookup showed it not done.
 async fn resend(app: &App, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
-    if let Some(refused) = refusal(app) {
-        return Ok((refused, None));
-    }
-    let slot = app.pg.slot().await?;
-    // Held for as long as the cancel may take; renewing re-reads the refund too.
-    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    if !app.db.renew_job(JobKind::Refund, &refund.refund_id, &app.worker_id, until).await? {
-        return Ok((Recovered::NotOurs, None));
-    }
-    // The key may have changed since the claim (a refusal by the card company).
-    let refund = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-    let answer = send(app, slot, &refund, PgCaller::Recovery).await?;
-    let until = now_ms() + lease::millis(lease::margin(&app.config));
-    app.db.renew_job(JobKind::Refund, &refund.refund_id, &app.worker_id, until).await?;
-    note_health(app, &answer);
+    let mut sent_as = None;
+    let sending = &mut sent_as;
+    let sent = send_under_lease(app, JobKind::Refund, &refund.refund_id, |slot| async move {
+        // Read again under the renewed lease: the key may have changed since the
+        // claim (a refusal by the card company gives the refund a new one).
+        let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
+        let answer = send(app, slot, &current, PgCaller::Recovery).await;
+        *sending = Some(current);
+        answer
+    });
+    let answer = match sent.await? {
+        Ok(answer) => answer,
+        Err(not_sent) => return Ok(not_sent),
+    };
+    let refund = sent_as.expect("a refund that was sent was read first");
     let settled = settle_by_answer(app, &refund, &answer, Actor::Recovery).await?;
     metrics::refund_call("resend", resend_label(settled, &answer));
     let recovered = match settled {
