@@ -7,13 +7,16 @@
 //! is never held across an `.await`. Confirms and cancels share the
 //! idempotency records, the fault draws and the processing bookkeeping
 //! (`begin_with`, `finish`); what each checks and does is theirs (`admit`,
-//! `settle_approval` here, the cancel's in `store/cancel.rs`).
+//! `settle_approval` in `store/confirm.rs`, the cancel's in `store/cancel.rs`);
+//! the payment window's sessions are `store/window.rs`'s.
 //!
 //! Time-bound rules of Toss (a paymentKey must be confirmed within ten minutes
 //! of its window; idempotency records live fifteen days) run on the server's
 //! clock, scaled by `time_scale` like every latency.
 
 mod cancel;
+mod confirm;
+mod window;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -25,14 +28,16 @@ use tokio::time::Instant;
 use crate::clock::{Clock, kst, unix_seconds};
 use crate::config::{ConfigError, ReplayMode, RuntimeConfig};
 use crate::error::PgError;
-use crate::faults::{self, Delivery, FaultRng, FrontDoorFault, Plan};
-use crate::payment::{self, Failure, Payment, PaymentStatus};
+use crate::faults::{Delivery, FaultRng, FrontDoorFault, Plan};
+use crate::payment::{self, Payment, PaymentStatus};
 use crate::scenario::Scenario;
 use crate::stats::{Book, Counters, FaultKind, Stats};
 use crate::transactions::{Ledger, Query, Transaction, UnknownKey};
 use crate::work::Work;
 
 pub(crate) use cancel::CancelRequest;
+pub(crate) use confirm::ConfirmRequest;
+pub(crate) use window::{AmountMismatch, Submitted, WindowRequest};
 
 /// Toss scopes an idempotency key to the merchant, the method and the URL.
 const CONFIRM_METHOD: &str = "POST";
@@ -42,15 +47,6 @@ const IDEMPOTENCY_TTL: Duration = Duration::from_secs(15 * 24 * 60 * 60);
 /// Toss: a payment must be confirmed within 10 minutes of its payment window;
 /// after that the session is gone and the payment is EXPIRED.
 pub(crate) const CONFIRM_DEADLINE: Duration = Duration::from_secs(10 * 60);
-
-/// A confirm that passed input validation.
-#[derive(Clone, Debug)]
-pub(crate) struct ConfirmRequest {
-    pub(crate) payment_key: String,
-    pub(crate) order_id: String,
-    pub(crate) amount: u64,
-    pub(crate) idempotency_key: Option<String>,
-}
 
 /// A complete answer to a confirm or cancel: the Payment (200) or an error.
 pub(crate) type Answer = Result<Box<Payment>, PgError>;
@@ -108,33 +104,6 @@ pub(crate) enum Outcome {
 pub(crate) struct WindowReturn {
     pub(crate) success_url: String,
     pub(crate) fail_url: String,
-}
-
-/// A payment window being opened.
-#[derive(Clone, Debug)]
-pub(crate) struct WindowRequest {
-    pub(crate) order_id: String,
-    pub(crate) order_name: String,
-    pub(crate) amount: u64,
-    pub(crate) success_url: String,
-    pub(crate) fail_url: String,
-}
-
-/// A window request for an order whose window was opened for another amount.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct AmountMismatch {
-    pub(crate) opened_with: u64,
-}
-
-/// The result of a window submit.
-#[derive(Clone, Debug)]
-pub(crate) struct Submitted {
-    pub(crate) payment_key: String,
-    pub(crate) order_id: String,
-    pub(crate) amount: u64,
-    /// The customer canceled: go to failUrl.
-    pub(crate) canceled: bool,
-    pub(crate) window: WindowReturn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,16 +208,6 @@ impl Store {
         Scope { merchant: self.merchant.clone(), method: CONFIRM_METHOD, path, key: key.to_owned() }
     }
 
-    /// Decides what a valid confirm leads to, and if it is a new processing,
-    /// records it as in flight before the lock is released.
-    pub(crate) fn begin(&self, request: &ConfirmRequest) -> Begin {
-        let scope = request.idempotency_key.as_deref().map(|key| self.scope(CONFIRM_PATH.to_owned(), key));
-        self.begin_with(scope, |inner, now| {
-            let scenario = self.admit(inner, request, now)?;
-            Ok(self.start(inner, request, scenario))
-        })
-    }
-
     /// What confirms and cancels share: the key's stored answer if it has
     /// one; else `admit` decides, under the same lock, and a processing it
     /// lets through is recorded for the key and counted in flight, a refusal
@@ -299,71 +258,6 @@ impl Store {
                     }
                 }
             }
-        }
-    }
-
-    /// Checks a confirm that has no stored answer against the payment, in
-    /// Toss's order. The payment's scenario, if its window set one, on success.
-    fn admit(&self, inner: &mut Inner, request: &ConfirmRequest, now: Instant) -> Result<Option<Scenario>, Refusal> {
-        if !inner.payments.contains_key(&request.payment_key) {
-            if self.strict_sessions {
-                return Err(Refusal::AtTheDoor(PgError::NotFoundPaymentSession(format!(
-                    "No payment window issued paymentKey {}; this PG runs with strict sessions.",
-                    request.payment_key
-                ))));
-            }
-            // A paymentKey no window issued: its first confirm opens it, and
-            // fixes its orderId and amount; its ten minutes run from its first sight.
-            let first_seen = inner.first_seen.remove(&request.payment_key).unwrap_or(now);
-            let confirm_by = first_seen + self.clock.scaled(CONFIRM_DEADLINE);
-            inner.insert_made_up(request, confirm_by);
-        }
-        inner.expire_if_due(&request.payment_key, now);
-        let record = inner.payments.get(&request.payment_key).expect("the record exists by now");
-        check_matches(&record.payment, request).map_err(Refusal::AtTheDoor)?;
-        if record.payment.status == PaymentStatus::Expired {
-            return Err(Refusal::AboutThePayment(PgError::NotFoundPaymentSession(
-                "The payment session expired: a payment must be confirmed within 10 minutes of its window.".to_owned(),
-            )));
-        }
-        if record.phase != Phase::Open {
-            return Err(Refusal::AboutThePayment(PgError::AlreadyProcessedPayment));
-        }
-        if record.scenario == Some(Scenario::Cancel) {
-            return Err(Refusal::AboutThePayment(PgError::NotFoundPaymentSession(
-                "The customer canceled this payment in the payment window.".to_owned(),
-            )));
-        }
-        let scenario = record.scenario;
-        if inner.order_charged_elsewhere(&request.order_id, &request.payment_key) {
-            return Err(Refusal::AboutThePayment(PgError::DuplicatedOrderId));
-        }
-        let fault = match scenario {
-            Some(scenario) => faults::scenario_front_door(scenario),
-            None => inner.rng.front_door(&inner.config.faults),
-        };
-        if let Some(fault) = fault {
-            return Err(Refusal::Fault(fault));
-        }
-        inner.check_contract_limit()?;
-        Ok(scenario)
-    }
-
-    /// The processing of a confirm that `admit` let through.
-    fn start(&self, inner: &mut Inner, request: &ConfirmRequest, scenario: Option<Scenario>) -> Admitted {
-        let plan = match scenario {
-            Some(scenario) => faults::scenario_plan(scenario, &inner.config),
-            None => inner.rng.plan(&inner.config),
-        };
-        let record = inner.payments.get_mut(&request.payment_key).expect("admitted payments exist");
-        record.phase = Phase::Processing;
-        record.payment.authenticate();
-        Admitted {
-            payment_key: request.payment_key.clone(),
-            order_id: request.order_id.clone(),
-            amount: request.amount,
-            work: Work::Approve,
-            plan,
         }
     }
 
@@ -449,90 +343,6 @@ impl Store {
     /// A page of `GET /v1/transactions`.
     pub(crate) fn transactions(&self, query: &Query) -> Result<Vec<Transaction>, UnknownKey> {
         self.lock().ledger.page(query)
-    }
-
-    /// Opens a payment window: a new READY payment under a new paymentKey,
-    /// to be confirmed within ten minutes. An order whose window was opened
-    /// before for another amount is refused with that amount: the request
-    /// does not describe the order the customer started paying for.
-    pub(crate) fn open_window(
-        &self,
-        request: WindowRequest,
-        checkout_url: String,
-        now: String,
-    ) -> Result<String, AmountMismatch> {
-        if let Some(opened_with) = self.window_amount(&request.order_id).filter(|amount| *amount != request.amount) {
-            return Err(AmountMismatch { opened_with });
-        }
-        let payment_key = payment::new_payment_key();
-        let payment = Payment::ready(
-            payment_key.clone(),
-            request.order_id.clone(),
-            request.order_name,
-            request.amount,
-            now,
-            Some(checkout_url),
-        );
-        let confirm_by = Instant::now() + self.clock.scaled(CONFIRM_DEADLINE);
-        let mut inner = self.lock();
-        let window = WindowReturn { success_url: request.success_url, fail_url: request.fail_url };
-        inner.insert(payment, Some(window), confirm_by);
-        Ok(payment_key)
-    }
-
-    /// The amount of a window opened earlier for `order_id`, if any.
-    fn window_amount(&self, order_id: &str) -> Option<u64> {
-        let inner = self.lock();
-        inner
-            .payments
-            .values()
-            .find(|record| record.window.is_some() && record.payment.order_id == order_id)
-            .map(|record| record.payment.total_amount)
-    }
-
-    /// The customer chose a scenario in the window. Once the payment is being
-    /// confirmed the choice is fixed, so a late double submit changes nothing.
-    pub(crate) fn submit_window(&self, payment_key: &str, scenario: Scenario) -> Result<Submitted, PgError> {
-        let mut inner = self.lock();
-        inner.expire_if_due(payment_key, Instant::now());
-        let (record, window) = inner
-            .payments
-            .get_mut(payment_key)
-            .and_then(|record| {
-                let window = record.window.clone()?;
-                Some((record, window))
-            })
-            .ok_or_else(|| {
-                PgError::NotFoundPaymentSession(
-                    "This payment window was never opened here, or the PG was reset since. \
-                     Start the payment again from the shop."
-                        .to_owned(),
-                )
-            })?;
-        if record.payment.status == PaymentStatus::Expired {
-            return Err(PgError::NotFoundPaymentSession(
-                "This payment window expired: payments must be confirmed within 10 minutes. \
-                 Start the payment again from the shop."
-                    .to_owned(),
-            ));
-        }
-        let open = record.phase == Phase::Open;
-        if open {
-            record.scenario = Some(scenario);
-            if scenario == Scenario::Cancel {
-                record.payment.status = PaymentStatus::Ready;
-                record.payment.method = None;
-            } else {
-                record.payment.authenticate();
-            }
-        }
-        Ok(Submitted {
-            payment_key: payment_key.to_owned(),
-            order_id: record.payment.order_id.clone(),
-            amount: record.payment.total_amount,
-            canceled: open && scenario == Scenario::Cancel,
-            window,
-        })
     }
 
     /// The payment as it stands now (an overdue one is EXPIRED), for the receipt.
@@ -706,41 +516,6 @@ impl Inner {
         }
     }
 
-    /// A confirm's processing ended: charged (an approval transaction) or not.
-    fn settle_approval(
-        &mut self,
-        ticket: &Ticket,
-        outcome: Outcome,
-        at: SystemTime,
-        receipt_url: String,
-    ) -> Option<(Outcome, Payment)> {
-        let record = self.payments.get_mut(&ticket.payment_key)?;
-        match &outcome {
-            Outcome::Done => {
-                record.payment.approve(kst(at), receipt_url);
-                self.ledger.record(unix_seconds(at), Transaction::of(&record.payment, ticket.amount, kst(at)));
-            }
-            Outcome::Failed(error) => {
-                record.payment.abort(Failure { code: error.code().to_owned(), message: error.to_string() })
-            }
-        }
-        record.phase = Phase::Settled;
-        Some((outcome, record.payment.clone()))
-    }
-
-    /// A READY payment for a paymentKey no window issued, shaped by its first confirm.
-    fn insert_made_up(&mut self, request: &ConfirmRequest, confirm_by: Instant) {
-        let payment = Payment::ready(
-            request.payment_key.clone(),
-            request.order_id.clone(),
-            format!("Order {}", request.order_id),
-            request.amount,
-            crate::clock::now_kst(),
-            None,
-        );
-        self.insert(payment, None, confirm_by);
-    }
-
     /// The stored answer for a key, counted; `None` if the key is new (or forgotten).
     fn replay(&mut self, scope: &Scope, now: Instant) -> Option<Begin> {
         let answer = match self.idempotency.get(scope)? {
@@ -789,24 +564,6 @@ impl Inner {
                 .any(|key| self.payments.get(key).is_some_and(|record| record.payment.status.is_charged()))
         })
     }
-}
-
-/// Toss checks the confirm against what the window recorded: a mismatch means
-/// the merchant's server confirmed a different order or a tampered amount.
-fn check_matches(payment: &Payment, request: &ConfirmRequest) -> Result<(), PgError> {
-    if payment.order_id != request.order_id {
-        return Err(PgError::InvalidRequest(format!(
-            "orderId {:?} does not match the payment's orderId {:?}.",
-            request.order_id, payment.order_id
-        )));
-    }
-    if payment.total_amount != request.amount {
-        return Err(PgError::InvalidRequest(format!(
-            "amount {} does not match the payment's amount {}.",
-            request.amount, payment.total_amount
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
