@@ -60,7 +60,7 @@ pub async fn show_after_change(
     if wait.is_zero() {
         return show(app, customer, order_id).await;
     }
-    let Ok(_slot) = app.check_waits.clone().try_acquire_owned() else {
+    let Ok(_permit) = app.check_waits.clone().try_acquire_owned() else {
         metrics::order_wait("full");
         return show(app, customer, order_id).await;
     };

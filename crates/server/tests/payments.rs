@@ -346,7 +346,7 @@ async fn at_the_concurrency_cap_a_confirm_fails_busy_and_nothing_is_charged() {
     let holding = server.create_order().await;
     let refused = server.create_order().await;
     let first = tokio::spawn(server.confirm_request(&holding.order, "key-holding").send());
-    eventually("the first confirm holds the only slot", Duration::from_secs(5), || async {
+    eventually("the first confirm holds the only place", Duration::from_secs(5), || async {
         (pg.stats().await.in_flight == 1).then_some(())
     })
     .await;

@@ -31,7 +31,7 @@ pub use location::{DbLocation, DbLocationError, Engine};
 pub use operator::{AttemptDetail, OperatorOrderRow};
 pub use orders::NewOrder;
 pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
-pub use pg_places::{LearnedLimitRow, SlotClaim, SlotTerms};
+pub use pg_places::{LearnedLimitRow, PlaceClaim, PlaceTerms};
 pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 pub use status::Lease;

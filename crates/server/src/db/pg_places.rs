@@ -9,8 +9,9 @@ use super::{Db, Engine};
 
 /// A place taken under the shared cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlotClaim {
-    pub slot: i64,
+pub struct PlaceClaim {
+    /// Its number, 1 to the cap (`pg_slots.slot`).
+    pub number: i64,
     pub call_id: String,
 }
 
@@ -26,7 +27,7 @@ pub struct LearnedLimitRow {
 
 /// How a place's lease is kept, in milliseconds.
 #[derive(Debug, Clone, Copy)]
-pub struct SlotTerms {
+pub struct PlaceTerms {
     /// How long a place outlives its holder's last renewal.
     pub lapse_ms: i64,
     /// The longest call its holder saw lately: a call out for less may still be at the PG.
@@ -47,14 +48,14 @@ struct HoldBinds<'a> {
 impl Db {
     /// Takes a free place numbered at most `cap` (the stored learned cap when
     /// `None`), or `None` when all are taken. The place is held as if its call
-    /// had already run, and is kept until renewals stop (see `renew_slots`).
-    pub async fn claim_slot(
+    /// had already run, and is kept until renewals stop (see `renew_places`).
+    pub async fn claim_place(
         &self,
         holder: &str,
         call_id: &str,
         cap: Option<u32>,
         now_ms: i64,
-        terms: SlotTerms,
+        terms: PlaceTerms,
     ) -> Result<Option<i64>, sqlx::Error> {
         // PostgreSQL: servers claiming at once each skip the rows the others are
         // claiming, instead of queueing on the same first free one. SQLite has
@@ -87,7 +88,7 @@ impl Db {
     /// plus as long as its call may still be at the PG, which is at least as
     /// long again as it has run and at least the longest call seen lately,
     /// never past the call's own deadline. Returns how many it renewed.
-    pub async fn renew_slots(&self, holder: &str, now_ms: i64, terms: SlotTerms) -> Result<u64, sqlx::Error> {
+    pub async fn renew_places(&self, holder: &str, now_ms: i64, terms: PlaceTerms) -> Result<u64, sqlx::Error> {
         let held_until = self.hold_until_sql(HoldBinds {
             taken_at: "taken_at_ms",
             now: "$2",
@@ -109,7 +110,7 @@ impl Db {
         Ok(renewed.rows_affected())
     }
 
-    /// When a place is held until, as of now (see `renew_slots`), in SQL.
+    /// When a place is held until, as of now (see `renew_places`), in SQL.
     fn hold_until_sql(&self, binds: HoldBinds<'_>) -> String {
         let HoldBinds { taken_at, now, lapse, recent, deadline } = binds;
         let ran = format!("({now} - {taken_at})");
@@ -118,11 +119,11 @@ impl Db {
     }
 
     /// Frees a place, if it is still this call's (not taken over after a lapse).
-    pub async fn release_slot(&self, claim: &SlotClaim) -> Result<(), sqlx::Error> {
+    pub async fn release_place(&self, claim: &PlaceClaim) -> Result<(), sqlx::Error> {
         sqlx::query(
             "UPDATE pg_slots SET holder = NULL, call_id = NULL, held_until_ms = 0 WHERE slot = $1 AND call_id = $2",
         )
-        .bind(claim.slot)
+        .bind(claim.number)
         .bind(&claim.call_id)
         .execute(&self.places_pool)
         .await?;
@@ -131,10 +132,10 @@ impl Db {
 
     /// Leaves a place taken until `until_ms` but no longer this server's: it
     /// is not renewed, and lapses then.
-    pub async fn leave_slot(&self, claim: &SlotClaim, until_ms: i64) -> Result<(), sqlx::Error> {
+    pub async fn leave_place(&self, claim: &PlaceClaim, until_ms: i64) -> Result<(), sqlx::Error> {
         sqlx::query("UPDATE pg_slots SET holder = NULL, held_until_ms = $1 WHERE slot = $2 AND call_id = $3")
             .bind(until_ms)
-            .bind(claim.slot)
+            .bind(claim.number)
             .bind(&claim.call_id)
             .execute(&self.places_pool)
             .await?;
@@ -142,7 +143,7 @@ impl Db {
     }
 
     /// How many places are held now, by any server.
-    pub async fn slots_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
+    pub async fn places_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")
             .bind(now_ms)
             .fetch_one(&self.places_pool)

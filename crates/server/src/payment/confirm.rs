@@ -10,7 +10,7 @@ use crate::db::{Actor, NewAttempt, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, PgAnswer, PgConfirm, PgSlot, confirm_answer, customer_message, describe, failure_of, first_call_verdict,
+    Expected, PgAnswer, PgConfirm, PgPlace, confirm_answer, customer_message, describe, failure_of, first_call_verdict,
 };
 use crate::resilience::lease;
 use crate::settlement::{ConfirmVerdict, Transition, after_first_call};
@@ -90,9 +90,9 @@ impl ConfirmJob {
             return Err(AppError::AmountMismatch { confirmed: self.amount, expected: order.amount });
         }
 
-        // Without a slot the attempt is stored as failed: it never reached the PG.
-        let slot = app.pg.try_slot().await?;
-        let (status, failure) = match slot {
+        // Without a place the attempt is stored as failed: it never reached the PG.
+        let place = app.pg.try_place().await?;
+        let (status, failure) = match place {
             Some(_) => (OrderStatus::Pending, None),
             None => (
                 OrderStatus::Failed,
@@ -122,8 +122,8 @@ impl ConfirmJob {
                 .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
-        match slot {
-            Some(slot) => self.call_pg(&app, slot, order.amount).await,
+        match place {
+            Some(place) => self.call_pg(&app, place, order.amount).await,
             None => {
                 metrics::pg_confirm_call("busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
@@ -132,7 +132,7 @@ impl ConfirmJob {
     }
 
     /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
-    async fn call_pg(&self, app: &App, slot: PgSlot, amount: u64) -> Result<Order, AppError> {
+    async fn call_pg(&self, app: &App, place: PgPlace, amount: u64) -> Result<Order, AppError> {
         app.retry_budget.record_first_call();
         let call = PgConfirm {
             payment_key: &self.payment_key,
@@ -140,7 +140,7 @@ impl ConfirmJob {
             amount,
             idempotency_key: &self.idempotency_key,
         };
-        let answer = app.pg.confirm(slot, call, PgCaller::Customer).await;
+        let answer = app.pg.confirm(place, call, PgCaller::Customer).await;
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));
         let (outcome, transition) = first_call_transition(verdict, &answer);

@@ -60,7 +60,7 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
 
 /// Sends the cancel again with the refund's own key, after a lookup showed the charge not refunded.
 async fn resend(app: &App, refund: &OrphanRefund, amount: u64) -> Result<(Recovered, Option<String>), AppError> {
-    let sent = send_under_lease(app, JobKind::OrphanRefund, &refund.payment_key, |slot| send(app, slot, refund));
+    let sent = send_under_lease(app, JobKind::OrphanRefund, &refund.payment_key, |place| send(app, place, refund));
     let answer = match sent.await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),
@@ -78,9 +78,9 @@ async fn resend(app: &App, refund: &OrphanRefund, amount: u64) -> Result<(Recove
     Ok((recovered, Some(described)))
 }
 
-/// Sends the refund's cancel under `slot` (given back once answered), in full,
+/// Sends the refund's cancel under `place` (given back once answered), in full,
 /// with its own key. The caller holds its lease.
-pub(super) async fn send(app: &App, slot: crate::pg::PgSlot, refund: &OrphanRefund) -> Result<PgAnswer, AppError> {
+pub(super) async fn send(app: &App, place: crate::pg::PgPlace, refund: &OrphanRefund) -> Result<PgAnswer, AppError> {
     app.db.count_orphan_refund_call(&refund.payment_key).await?;
     let call = PgCancel {
         payment_key: &refund.payment_key,
@@ -89,7 +89,7 @@ pub(super) async fn send(app: &App, slot: crate::pg::PgSlot, refund: &OrphanRefu
         amount: None,
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = app.pg.cancel(slot, call, PgCaller::Reconcile).await;
+    let answer = app.pg.cancel(place, call, PgCaller::Reconcile).await;
     tracing::info!(
         order_id = refund.order_id,
         payment_key = refund.payment_key,

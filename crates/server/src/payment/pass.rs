@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::db::{JobKind, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgAnswer, PgSlot, describe};
+use crate::pg::{PgAnswer, PgPlace, describe};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
 use crate::settlement;
@@ -173,12 +173,12 @@ pub(super) async fn look_up(
         if let Some(refused) = refusal(app) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
-        let slot = app.pg.slot().await?;
+        let place = app.pg.place().await?;
         let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
         if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
             return Ok(Lookup::NotOurs);
         }
-        let answer = app.pg.lookup(slot, order_id, payment_key, caller).await;
+        let answer = app.pg.lookup(place, order_id, payment_key, caller).await;
         note_health(app, &answer);
         if usable(&answer) {
             return Ok(Lookup::Answered(answer));
@@ -202,18 +202,18 @@ pub(super) async fn send_under_lease<Call, Sent>(
     call: Call,
 ) -> Result<Result<PgAnswer, (Recovered, Option<String>)>, AppError>
 where
-    Call: FnOnce(PgSlot) -> Sent,
+    Call: FnOnce(PgPlace) -> Sent,
     Sent: Future<Output = Result<PgAnswer, AppError>>,
 {
     if let Some(refused) = refusal(app) {
         return Ok(Err((refused, None)));
     }
-    let slot = app.pg.slot().await?;
+    let place = app.pg.place().await?;
     let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
     if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
         return Ok(Err((Recovered::NotOurs, None)));
     }
-    let answer = call(slot).await?;
+    let answer = call(place).await?;
     let until = now_ms() + lease::millis(lease::margin(&app.config));
     app.db.renew_job(kind, key, &app.worker_id, until).await?;
     note_health(app, &answer);

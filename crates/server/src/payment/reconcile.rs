@@ -394,10 +394,10 @@ async fn list(app: &App, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, A
     let mut all: Vec<Transaction> = Vec::new();
     loop {
         renew(app).await?;
-        let slot = app.pg.slot().await?;
+        let place = app.pg.place().await?;
         let after = all.last().map(|transaction| transaction.transaction_key.clone());
         let page = app.pg.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
-        drop(slot);
+        drop(place);
         let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
         let full = page.len() == PAGE_LIMIT;
         all.extend(page);
@@ -444,8 +444,8 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
         });
     }
     renew(app).await?;
-    let slot = app.pg.slot().await?;
-    let answer = orphan_recovery::send(app, slot, &refund).await?;
+    let place = app.pg.place().await?;
+    let answer = orphan_recovery::send(app, place, &refund).await?;
     let described = describe(&answer);
     let verdict = orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount);
     orphan_recovery::settle(app, &refund, &verdict, &described).await?;

@@ -90,8 +90,8 @@ async fn resend(app: &App, attempt: &Attempt, expected: Expected<'_>) -> Result<
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let sent = send_under_lease(app, JobKind::Payment, &attempt.order_id, |slot| async move {
-        Ok(app.pg.confirm(slot, call, PgCaller::Recovery).await)
+    let sent = send_under_lease(app, JobKind::Payment, &attempt.order_id, |place| async move {
+        Ok(app.pg.confirm(place, call, PgCaller::Recovery).await)
     });
     let answer = match sent.await? {
         Ok(answer) => answer,

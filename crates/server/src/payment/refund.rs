@@ -11,7 +11,7 @@ use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundO
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, ExpectedRefund, PgAnswer, PgCancel, PgSlot, cancel_answer, cancel_verdict, describe, refunded_total,
+    Expected, ExpectedRefund, PgAnswer, PgCancel, PgPlace, cancel_answer, cancel_verdict, describe, refunded_total,
     refusal_code,
 };
 use crate::resilience::lease;
@@ -169,8 +169,8 @@ impl Ask {
             "refund requested"
         );
         let refund = app.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let Some(slot) = app.pg.try_slot().await? else {
-            // Every PG slot is taken: recovery, which waits for one, sends it.
+        let Some(place) = app.pg.try_place().await? else {
+            // Every PG place is taken: recovery, which waits for one, sends it.
             metrics::refund_call("first", "busy");
             app.db.release_job(JobKind::Refund, &refund.refund_id, &app.worker_id, None, false, None).await?;
             app.recovery_wake.notify_one();
@@ -181,7 +181,7 @@ impl Ask {
             RequestedBy::Customer => PgCaller::Customer,
             RequestedBy::Operator => PgCaller::Operator,
         };
-        let answer = send(&app, slot, &refund, caller).await?;
+        let answer = send(&app, place, &refund, caller).await?;
         let settled = settle_by_answer(&app, &refund, &answer, Actor::Cancel).await?;
         metrics::refund_call("first", settled.label());
         if !settled.is_settled() {
@@ -218,9 +218,9 @@ pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_>
     }
 }
 
-/// Sends the refund's cancel under `slot` (given back once answered), with its
+/// Sends the refund's cancel under `place` (given back once answered), with its
 /// own key. The caller holds its lease.
-pub(super) async fn send(app: &App, slot: PgSlot, refund: &Refund, caller: PgCaller) -> Result<PgAnswer, AppError> {
+pub(super) async fn send(app: &App, place: PgPlace, refund: &Refund, caller: PgCaller) -> Result<PgAnswer, AppError> {
     app.db.count_refund_call(&refund.refund_id).await?;
     let call = PgCancel {
         payment_key: &refund.payment_key,
@@ -229,7 +229,7 @@ pub(super) async fn send(app: &App, slot: PgSlot, refund: &Refund, caller: PgCal
         amount: (!refund.full_cancel).then_some(refund.amount),
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = app.pg.cancel(slot, call, caller).await;
+    let answer = app.pg.cancel(place, call, caller).await;
     tracing::info!(
         order_id = refund.order_id,
         refund_id = refund.refund_id,

@@ -1,6 +1,6 @@
 //! Sending requested refunds until they go out. A refund whose outcome is
 //! unknown (a timeout, a reset, a 5xx, a 429, the PG's "one cancel a second")
-//! or that never got its first call (no PG slot, a server that stopped) is
+//! or that never got its first call (no PG place, a server that stopped) is
 //! taken by a recovery worker, which for one pass:
 //!
 //! 1. takes the refund's lease, so no other worker sends it meanwhile;
@@ -65,11 +65,11 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
 async fn resend(app: &App, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
     let mut sent_as = None;
     let sending = &mut sent_as;
-    let sent = send_under_lease(app, JobKind::Refund, &refund.refund_id, |slot| async move {
+    let sent = send_under_lease(app, JobKind::Refund, &refund.refund_id, |place| async move {
         // Read again under the renewed lease: the key may have changed since the
         // claim (a refusal by the card company gives the refund a new one).
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let answer = send(app, slot, &current, PgCaller::Recovery).await;
+        let answer = send(app, place, &current, PgCaller::Recovery).await;
         *sending = Some(current);
         answer
     });

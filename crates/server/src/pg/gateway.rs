@@ -51,30 +51,30 @@ enum Limit {
 
 /// A held place under the limit. The call it allows counts as in flight until it is dropped.
 #[derive(Debug)]
-pub enum PgSlot {
+pub enum PgPlace {
     Server(Place),
     Cluster(ClusterPlace),
 }
 
-impl PgSlot {
+impl PgPlace {
     fn taken(&mut self) {
         match self {
-            PgSlot::Server(place) => place.taken(),
-            PgSlot::Cluster(place) => place.taken(),
+            PgPlace::Server(place) => place.taken(),
+            PgPlace::Cluster(place) => place.taken(),
         }
     }
 
     fn overloaded(&mut self) {
         match self {
-            PgSlot::Server(place) => place.overloaded(),
-            PgSlot::Cluster(place) => place.overloaded(),
+            PgPlace::Server(place) => place.overloaded(),
+            PgPlace::Cluster(place) => place.overloaded(),
         }
     }
 
     fn outlived(&mut self) {
         match self {
-            PgSlot::Server(place) => place.outlived(),
-            PgSlot::Cluster(place) => place.outlived(),
+            PgPlace::Server(place) => place.outlived(),
+            PgPlace::Cluster(place) => place.outlived(),
         }
     }
 }
@@ -103,11 +103,11 @@ impl PgGateway {
     }
 
     /// Looks the payment up (`GET /v1/payments/{paymentKey}`) for `order_id`'s
-    /// `caller`, under `slot`, given back once answered.
-    pub async fn lookup(&self, slot: PgSlot, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
+    /// `caller`, under `place`, given back once answered.
+    pub async fn lookup(&self, place: PgPlace, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let answer = self.client.payment(payment_key).await;
-        drop(slot);
+        drop(place);
         let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
         self.record(call, started, &answer).await;
         answer
@@ -148,26 +148,26 @@ impl PgGateway {
         }
     }
 
-    /// A slot now, or `None` at the limit. Customers do not queue: a queued
+    /// A place now, or `None` at the limit. Customers do not queue: a queued
     /// confirm would eat into the page's waiting time with nothing sent.
-    pub async fn try_slot(&self) -> Result<Option<PgSlot>, sqlx::Error> {
+    pub async fn try_place(&self) -> Result<Option<PgPlace>, sqlx::Error> {
         Ok(match &self.limit {
-            Limit::Server(limit) => limit.try_acquire().map(PgSlot::Server),
-            Limit::Cluster(limit) => limit.try_acquire().await?.map(PgSlot::Cluster),
+            Limit::Server(limit) => limit.try_acquire().map(PgPlace::Server),
+            Limit::Cluster(limit) => limit.try_acquire().await?.map(PgPlace::Cluster),
         })
     }
 
-    /// A slot, waiting for one. Used by recovery, which has time.
-    pub async fn slot(&self) -> Result<PgSlot, sqlx::Error> {
+    /// A place, waiting for one. Used by recovery, which has time.
+    pub async fn place(&self) -> Result<PgPlace, sqlx::Error> {
         Ok(match &self.limit {
-            Limit::Server(limit) => PgSlot::Server(limit.acquire().await),
-            Limit::Cluster(limit) => PgSlot::Cluster(limit.acquire().await?),
+            Limit::Server(limit) => PgPlace::Server(limit.acquire().await),
+            Limit::Cluster(limit) => PgPlace::Cluster(limit.acquire().await?),
         })
     }
 
-    /// Sends a cancel under `slot`, given back once answered. The PG processes it
+    /// Sends a cancel under `place`, given back once answered. The PG processes it
     /// as it does a confirm, so it tells the limit the same things.
-    pub async fn cancel(&self, slot: PgSlot, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn cancel(&self, place: PgPlace, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let answer = self.client.cancel(call).await;
         let record = Call {
@@ -176,14 +176,14 @@ impl PgGateway {
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.finish(slot, record, started, &answer).await;
+        self.finish(place, record, started, &answer).await;
         answer
     }
 
-    /// Sends a confirm under `slot`, given back once answered, and tells the
+    /// Sends a confirm under `place`, given back once answered, and tells the
     /// limit what it showed: taken (not refused within a moment, or answered), or
     /// refused for load.
-    pub async fn confirm(&self, mut slot: PgSlot, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn confirm(&self, mut place: PgPlace, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
         let sending = self.client.confirm(call);
         let answer = match self.policy {
@@ -193,7 +193,7 @@ impl PgGateway {
                 tokio::select! {
                     answer = &mut sending => answer,
                     () = tokio::time::sleep(window / 10) => {
-                        slot.taken();
+                        place.taken();
                         sending.await
                     }
                 }
@@ -205,15 +205,15 @@ impl PgGateway {
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.finish(slot, record, started, &answer).await;
+        self.finish(place, record, started, &answer).await;
         answer
     }
 
     /// Tells the limit what a processing call's answer showed, gives its place
     /// back, then records the call.
-    async fn finish(&self, mut slot: PgSlot, call: Call<'_>, started: (i64, Instant), answer: &PgAnswer) {
-        tell_limit(&mut slot, answer);
-        drop(slot);
+    async fn finish(&self, mut place: PgPlace, call: Call<'_>, started: (i64, Instant), answer: &PgAnswer) {
+        tell_limit(&mut place, answer);
+        drop(place);
         self.record(call, started, answer).await;
     }
 }
@@ -221,13 +221,13 @@ impl PgGateway {
 /// Tells the limit what a call's answer showed: taken (answered), or refused for
 /// load; and, when we stopped waiting, that the PG did not and counts the call
 /// until it is done.
-fn tell_limit(slot: &mut PgSlot, answer: &PgAnswer) {
+fn tell_limit(place: &mut PgPlace, answer: &PgAnswer) {
     if answer.shows_overload() {
-        slot.overloaded();
+        place.overloaded();
     } else {
-        slot.taken();
+        place.taken();
     }
     if answer.timed_out() {
-        slot.outlived();
+        place.outlived();
     }
 }

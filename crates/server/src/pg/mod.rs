@@ -16,5 +16,5 @@ pub use classify::{
     transaction_kind,
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
-pub use gateway::{PgGateway, PgSlot};
+pub use gateway::{PgGateway, PgPlace};
 pub use messages::customer_message;

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use super::learning::{CEILING, Learned};
 use super::{Policy, window_ms};
-use crate::db::{Db, LearnedLimitRow, SlotClaim, SlotTerms, now_ms};
+use crate::db::{Db, LearnedLimitRow, PlaceClaim, PlaceTerms, now_ms};
 use crate::metrics;
 
 /// How long a place outlives its holder's last renewal.
@@ -63,7 +63,7 @@ pub struct ClusterLimit {
 #[derive(Debug)]
 pub struct ClusterPlace {
     limit: Arc<ClusterLimit>,
-    claim: SlotClaim,
+    claim: PlaceClaim,
     taken_at: Instant,
     signalled: bool,
     /// We stopped waiting for the call's answer; the PG may still be processing it.
@@ -99,7 +99,7 @@ impl ClusterLimit {
         self.cap_seen.load(Ordering::Relaxed)
     }
 
-    fn terms(&self) -> SlotTerms {
+    fn terms(&self) -> PlaceTerms {
         let recent = {
             let recent = self.recent.lock().expect("recent lock");
             if recent.len() < KNOWN_AFTER {
@@ -108,7 +108,7 @@ impl ClusterLimit {
                 recent.iter().max().copied().unwrap_or(self.call_deadline)
             }
         };
-        SlotTerms {
+        PlaceTerms {
             lapse_ms: millis(LAPSE),
             recent_longest_ms: millis(recent.min(self.call_deadline)),
             call_deadline_ms: millis(self.call_deadline),
@@ -123,14 +123,14 @@ impl ClusterLimit {
             Policy::Adaptive { .. } => None,
         };
         let started = Instant::now();
-        let claimed = self.db.claim_slot(&self.holder, &call_id, cap, now_ms(), self.terms()).await?;
+        let claimed = self.db.claim_place(&self.holder, &call_id, cap, now_ms(), self.terms()).await?;
         metrics::pg_place_seconds("take", started.elapsed());
-        let Some(slot) = claimed else {
+        let Some(number) = claimed else {
             return Ok(None);
         };
         self.held.fetch_add(1, Ordering::Relaxed);
         metrics::pg_in_flight(1.0);
-        let claim = SlotClaim { slot, call_id };
+        let claim = PlaceClaim { number, call_id };
         Ok(Some(ClusterPlace {
             limit: self.clone(),
             claim,
@@ -175,7 +175,7 @@ impl ClusterLimit {
             let mut learned = learned_from(&row);
             let now = now_ms();
             let changed = if room {
-                let in_use = self.db.slots_in_use(now).await?;
+                let in_use = self.db.places_in_use(now).await?;
                 learned.room(u32::try_from(in_use).unwrap_or(CEILING), now, window_ms)
             } else {
                 learned.overload(now, window_ms)
@@ -192,7 +192,7 @@ impl ClusterLimit {
         Ok(())
     }
 
-    fn release(self: &Arc<Self>, claim: SlotClaim, ran: Duration, outlived: bool) {
+    fn release(self: &Arc<Self>, claim: PlaceClaim, ran: Duration, outlived: bool) {
         {
             let mut recent = self.recent.lock().expect("recent lock");
             if recent.len() == RECENT_CALLS {
@@ -207,12 +207,12 @@ impl ClusterLimit {
             // A call we stopped waiting for keeps its place for as long again,
             // unrenewed: the PG may still be processing it.
             let freed = if outlived {
-                limit.db.leave_slot(&claim, now_ms() + millis(ran.min(limit.call_deadline))).await
+                limit.db.leave_place(&claim, now_ms() + millis(ran.min(limit.call_deadline))).await
             } else {
-                limit.db.release_slot(&claim).await
+                limit.db.release_place(&claim).await
             };
             if let Err(error) = freed {
-                tracing::warn!(%error, slot = claim.slot, "could not free a PG place; it lapses by itself");
+                tracing::warn!(%error, place = claim.number, "could not free a PG place; it lapses by itself");
             }
             metrics::pg_place_seconds("free", started.elapsed());
             limit.held.fetch_sub(1, Ordering::Relaxed);
@@ -238,7 +238,7 @@ async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
         ticks.tick().await;
         let Some(limit) = limit.upgrade() else { return };
         if limit.held.load(Ordering::Relaxed) > 0
-            && let Err(error) = limit.db.renew_slots(&limit.holder, now_ms(), limit.terms()).await
+            && let Err(error) = limit.db.renew_places(&limit.holder, now_ms(), limit.terms()).await
         {
             tracing::warn!(%error, "could not renew this server's PG places; they lapse unless renewed soon");
         }
@@ -277,7 +277,7 @@ impl ClusterPlace {
 
 impl Drop for ClusterPlace {
     fn drop(&mut self) {
-        let claim = SlotClaim { slot: self.claim.slot, call_id: std::mem::take(&mut self.claim.call_id) };
+        let claim = PlaceClaim { number: self.claim.number, call_id: std::mem::take(&mut self.claim.call_id) };
         self.limit.release(claim, self.taken_at.elapsed(), self.outlived);
     }
 }
