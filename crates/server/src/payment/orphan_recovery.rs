@@ -15,7 +15,7 @@ use crate::pg::{
     Expected, ExpectedRefund, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
     refund_lookup_verdict,
 };
-use crate::settlement::RefundLookupVerdict;
+use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund of a charge no order made, whose lease the engine
 /// took for this worker.
@@ -48,13 +48,15 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
         Err(ended) => return Ok(ended),
     };
     let described = describe(&answer);
-    match refund_lookup_verdict(refund_lookup(&answer, expected)) {
-        RefundLookupVerdict::Refunded => {
+    match after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected))) {
+        RefundStep::SettleRefunded => {
             settle(app, refund, &OrphanCancel::Refunded, &described).await?;
             Ok((Recovered::Settled, Some(described)))
         }
-        RefundLookupVerdict::Send => resend(app, refund, amount).await,
-        RefundLookupVerdict::Nothing | RefundLookupVerdict::Retry => Ok((Recovered::Unsettled, Some(described))),
+        RefundStep::Send => resend(app, refund, amount).await,
+        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+            Ok((Recovered::Unsettled, Some(described)))
+        }
     }
 }
 

@@ -38,6 +38,7 @@ use crate::metrics;
 use crate::pg::toss::Transaction;
 use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
 use crate::resilience::lease;
+use crate::settlement::{Charge, Disagreement, Finding, ShopSide, classify};
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
@@ -128,16 +129,6 @@ pub struct Report {
     pub mismatches: Vec<Mismatch>,
 }
 
-/// One payment at the PG, from its transactions in the window.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Charge {
-    pub payment_key: String,
-    pub order_id: String,
-    pub amount: u64,
-    /// Cancelled of it so far.
-    pub refunded: u64,
-}
-
 /// The charges approved in the listing, in the order of their approvals, with
 /// their cancels; and how many cancels are of payments approved before it.
 pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
@@ -168,47 +159,25 @@ pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
     (charges, earlier)
 }
 
-/// What one charge is to the shop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finding {
-    /// Its order, charged for that amount, with the same refunds.
-    Matches,
-    /// Recovery's or refund recovery's: not looked at.
-    Unsettled,
-    /// No order made it, and the PG shows it refunded in full.
-    OrphanRefunded,
-    Mismatch(MismatchKind),
+/// The kind of a disagreement, as the report names it.
+impl From<Disagreement> for MismatchKind {
+    fn from(disagreement: Disagreement) -> Self {
+        match disagreement {
+            Disagreement::ChargeWithoutOrder => MismatchKind::ChargeWithoutOrder,
+            Disagreement::AmountMismatch => MismatchKind::AmountMismatch,
+            Disagreement::ChargeForUnpaidOrder => MismatchKind::ChargeForUnpaidOrder,
+            Disagreement::RefundMismatch => MismatchKind::RefundMismatch,
+        }
+    }
 }
 
-/// Compares a charge with the order its orderId names (`None`: the shop has no such order).
-pub fn classify(charge: &Charge, shop: Option<&ShopPayment>) -> Finding {
-    let orphan = || {
-        if charge.refunded >= charge.amount {
-            Finding::OrphanRefunded
-        } else {
-            Finding::Mismatch(MismatchKind::ChargeWithoutOrder)
-        }
-    };
-    let Some(shop) = shop else { return orphan() };
-    let unsettled = matches!(shop.status, OrderStatus::Pending | OrderStatus::Unknown);
-    if shop.payment_key.as_deref() != Some(charge.payment_key.as_str()) {
-        // Never act beside a payment whose outcome recovery is still finding out.
-        return if unsettled { Finding::Unsettled } else { orphan() };
-    }
-    match shop.status {
-        OrderStatus::Pending | OrderStatus::Unknown => Finding::Unsettled,
-        OrderStatus::Created | OrderStatus::Failed => Finding::Mismatch(MismatchKind::ChargeForUnpaidOrder),
-        OrderStatus::Paid | OrderStatus::CancelRequested | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => {
-            if shop.amount != charge.amount {
-                Finding::Mismatch(MismatchKind::AmountMismatch)
-            } else if shop.status == OrderStatus::CancelRequested {
-                Finding::Unsettled
-            } else if shop.refunded_amount != charge.refunded {
-                Finding::Mismatch(MismatchKind::RefundMismatch)
-            } else {
-                Finding::Matches
-            }
-        }
+/// The shop's side of a payment, as the settlement rule reads it.
+fn shop_side(shop: &ShopPayment) -> ShopSide<'_> {
+    ShopSide {
+        status: shop.status,
+        payment_key: shop.payment_key.as_deref(),
+        amount: shop.amount,
+        refunded: shop.refunded_amount,
     }
 }
 
@@ -315,7 +284,7 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Rep
     }
     for charge in &charges {
         let shop = app.db.shop_payment(&charge.order_id).await?;
-        match classify(charge, shop.as_ref()) {
+        match classify(charge, shop.as_ref().map(shop_side)) {
             Finding::Matches => report.matched += 1,
             Finding::Unsettled => report.skipped_unsettled.push(charge.order_id.clone()),
             Finding::OrphanRefunded => {
@@ -323,7 +292,8 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Rep
                 app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
                 report.refunded_orphans.push(charge.payment_key.clone());
             }
-            Finding::Mismatch(kind) => {
+            Finding::Disagrees(disagreement) => {
+                let kind = MismatchKind::from(disagreement);
                 let action = match kind {
                     MismatchKind::ChargeWithoutOrder => refund_orphan(app, charge).await?,
                     _ => "flagged".to_owned(),
@@ -480,10 +450,6 @@ mod tests {
         }
     }
 
-    fn charge(amount: u64, refunded: u64) -> Charge {
-        Charge { payment_key: "pk".to_owned(), order_id: "ord".to_owned(), amount, refunded }
-    }
-
     fn shop(status: OrderStatus, payment_key: Option<&str>, amount: u64, refunded: u64) -> ShopPayment {
         ShopPayment {
             order_id: "ord".to_owned(),
@@ -511,35 +477,6 @@ mod tests {
             charges.iter().map(|c| (c.payment_key.as_str(), c.amount, c.refunded)).collect::<Vec<_>>(),
             [("a", 1_000, 1_000), ("b", 2_000, 0)]
         );
-    }
-
-    #[test]
-    fn a_charge_matches_only_its_own_charged_order_with_the_same_amount_and_refunds() {
-        use Finding::{Matches, Mismatch as M, OrphanRefunded, Unsettled};
-        use MismatchKind::*;
-        let paid = |status| shop(status, Some("pk"), 1_000, 0);
-        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::Paid))), Matches);
-        assert_eq!(classify(&charge(1_000, 0), None), M(ChargeWithoutOrder));
-        assert_eq!(classify(&charge(1_000, 1_000), None), OrphanRefunded, "already refunded");
-        assert_eq!(classify(&charge(1_000, 400), None), M(ChargeWithoutOrder), "refunded in part only");
-        let other = shop(OrderStatus::Paid, Some("another"), 1_000, 0);
-        assert_eq!(classify(&charge(1_000, 0), Some(&other)), M(ChargeWithoutOrder), "a second charge");
-        let unsent = shop(OrderStatus::Created, None, 1_000, 0);
-        assert_eq!(classify(&charge(1_000, 0), Some(&unsent)), M(ChargeWithoutOrder), "no confirm was ever sent");
-        for status in [OrderStatus::Pending, OrderStatus::Unknown] {
-            assert_eq!(classify(&charge(1_000, 0), Some(&paid(status))), Unsettled, "{status:?} is recovery's");
-            let other = shop(status, Some("another"), 1_000, 0);
-            assert_eq!(classify(&charge(1_000, 0), Some(&other)), Unsettled, "nothing beside recovery");
-        }
-        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::Failed))), M(ChargeForUnpaidOrder));
-        assert_eq!(classify(&charge(900, 0), Some(&paid(OrderStatus::Paid))), M(AmountMismatch));
-        assert_eq!(classify(&charge(1_000, 0), Some(&paid(OrderStatus::CancelRequested))), Unsettled);
-        let refunded = shop(OrderStatus::Canceled, Some("pk"), 1_000, 1_000);
-        assert_eq!(classify(&charge(1_000, 1_000), Some(&refunded)), Matches);
-        assert_eq!(classify(&charge(1_000, 0), Some(&refunded)), M(RefundMismatch));
-        let part = shop(OrderStatus::PartiallyRefunded, Some("pk"), 1_000, 300);
-        assert_eq!(classify(&charge(1_000, 300), Some(&part)), Matches);
-        assert_eq!(classify(&charge(1_000, 500), Some(&part)), M(RefundMismatch));
     }
 
     #[test]

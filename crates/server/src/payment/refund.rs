@@ -15,7 +15,7 @@ use crate::pg::{
     refusal_code,
 };
 use crate::resilience::lease;
-use crate::settlement::CancelVerdict;
+use crate::settlement::{RefundStep, after_cancel};
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";
@@ -273,20 +273,20 @@ pub(super) async fn settle_by_answer(
     actor: Actor,
 ) -> Result<Settled, AppError> {
     let order_amount = current(app, &refund.order_id).await?.amount;
-    match cancel_verdict(cancel_answer(answer, expected(refund, order_amount))) {
-        CancelVerdict::Refunded => settle_refunded(app, refund, answer, actor).await,
-        CancelVerdict::Refused => {
+    match after_cancel(cancel_verdict(cancel_answer(answer, expected(refund, order_amount)))) {
+        RefundStep::SettleRefunded => settle_refunded(app, refund, answer, actor).await,
+        RefundStep::SettleRefused => {
             let outcome = RefundOutcome::Refused { code: refusal_code(answer) };
             settle(app, refund, &outcome, answer, actor).await?;
             Ok(Settled::Done)
         }
-        CancelVerdict::NewKey => {
+        RefundStep::NewKey => {
             // The PG refunded nothing and replays that answer for this key: only a new key goes out.
             let new_key = uuid::Uuid::new_v4().to_string();
             app.db.replace_refund_key(&refund.refund_id, &app.worker_id, &new_key).await?;
             Ok(Settled::NewKey)
         }
-        CancelVerdict::Retry => Ok(Settled::Unknown),
+        RefundStep::Send | RefundStep::LookAgainLater => Ok(Settled::Unknown),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::db::{Actor, JobKind, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{PgAnswer, describe, refund_lookup, refund_lookup_verdict};
-use crate::settlement::RefundLookupVerdict;
+use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, refund_id: &str) -> Result<Pass, AppError> {
@@ -49,14 +49,15 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
     };
-    match refund_lookup_verdict(refund_lookup(&answer, expected)) {
-        RefundLookupVerdict::Refunded => {
+    let described = Some(describe(&answer));
+    match after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected))) {
+        RefundStep::SettleRefunded => {
             settle_refunded(app, refund, &answer, Actor::Recovery).await?;
-            Ok((Recovered::Settled, Some(describe(&answer))))
+            Ok((Recovered::Settled, described))
         }
-        RefundLookupVerdict::Send => resend(app, refund).await,
-        RefundLookupVerdict::Nothing | RefundLookupVerdict::Retry => {
-            Ok((Recovered::Unsettled, Some(describe(&answer))))
+        RefundStep::Send => resend(app, refund).await,
+        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+            Ok((Recovered::Unsettled, described))
         }
     }
 }

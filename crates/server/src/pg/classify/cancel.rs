@@ -6,7 +6,7 @@ use payonce_api::ErrorCode;
 use super::Expected;
 use crate::pg::client::PgAnswer;
 use crate::pg::toss::Payment;
-use crate::settlement::{CancelVerdict, RefundLookupVerdict};
+use crate::settlement::{CancelVerdict, RefundLookupVerdict, RefundStep, after_cancel_of_orphan};
 
 /// What one answer to a cancel is, before it means anything for a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -194,16 +194,17 @@ pub enum OrphanCancel {
     Retry,
 }
 
-/// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's.
+/// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's,
+/// and as `settlement::after_cancel_of_orphan` says it ends.
 pub fn orphan_cancel(answer: &PgAnswer, payment_key: &str, order_id: &str, amount: u64) -> OrphanCancel {
     let expected = ExpectedRefund {
         payment: Expected { payment_key, order_id, amount },
         balance_before: amount,
         balance_after: 0,
     };
-    match cancel_verdict(cancel_answer(answer, expected)) {
-        CancelVerdict::Refunded => OrphanCancel::Refunded,
-        CancelVerdict::Refused | CancelVerdict::NewKey => OrphanCancel::Refused(refusal_code(answer)),
-        CancelVerdict::Retry => OrphanCancel::Retry,
+    match after_cancel_of_orphan(cancel_verdict(cancel_answer(answer, expected))) {
+        RefundStep::SettleRefunded => OrphanCancel::Refunded,
+        RefundStep::SettleRefused => OrphanCancel::Refused(refusal_code(answer)),
+        RefundStep::NewKey | RefundStep::Send | RefundStep::LookAgainLater => OrphanCancel::Retry,
     }
 }

@@ -1,0 +1,126 @@
+//! Reconciliation's rule: what one charge at the PG is to the shop, set
+//! against the order its orderId names. It never acts beside a payment whose
+//! outcome recovery is still finding out, nor on a refund being sent.
+
+use payonce_api::OrderStatus;
+
+/// One payment at the PG, from its transactions in the listing's window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Charge {
+    pub payment_key: String,
+    pub order_id: String,
+    pub amount: u64,
+    /// Cancelled of it so far.
+    pub refunded: u64,
+}
+
+/// The shop's side of the order a charge names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShopSide<'a> {
+    /// CREATED while the order has no attempt.
+    pub status: OrderStatus,
+    /// The payment the order's attempt confirmed (or is confirming).
+    pub payment_key: Option<&'a str>,
+    pub amount: u64,
+    pub refunded: u64,
+}
+
+/// How a charge and the shop disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disagreement {
+    /// No order of the shop made it: no such order, an order paid by another
+    /// payment, or one that never sent a confirm.
+    ChargeWithoutOrder,
+    /// The PG charged another amount than the order's.
+    AmountMismatch,
+    /// The order's own payment charged while the shop has it FAILED (or never sent).
+    ChargeForUnpaidOrder,
+    /// The PG cancelled another total of it than the shop refunded.
+    RefundMismatch,
+}
+
+/// What one charge is to the shop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// Its order, charged for that amount, with the same refunds.
+    Matches,
+    /// Recovery's or refund recovery's: not looked at.
+    Unsettled,
+    /// No order made it, and the PG shows it refunded in full.
+    OrphanRefunded,
+    Disagrees(Disagreement),
+}
+
+/// Compares a charge with the order its orderId names (`None`: the shop has no such order).
+pub fn classify(charge: &Charge, shop: Option<ShopSide<'_>>) -> Finding {
+    let orphan = || {
+        if charge.refunded >= charge.amount {
+            Finding::OrphanRefunded
+        } else {
+            Finding::Disagrees(Disagreement::ChargeWithoutOrder)
+        }
+    };
+    let Some(shop) = shop else { return orphan() };
+    let unsettled = matches!(shop.status, OrderStatus::Pending | OrderStatus::Unknown);
+    if shop.payment_key != Some(charge.payment_key.as_str()) {
+        // Never act beside a payment whose outcome recovery is still finding out.
+        return if unsettled { Finding::Unsettled } else { orphan() };
+    }
+    match shop.status {
+        OrderStatus::Pending | OrderStatus::Unknown => Finding::Unsettled,
+        OrderStatus::Created | OrderStatus::Failed => Finding::Disagrees(Disagreement::ChargeForUnpaidOrder),
+        OrderStatus::Paid | OrderStatus::CancelRequested | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => {
+            if shop.amount != charge.amount {
+                Finding::Disagrees(Disagreement::AmountMismatch)
+            } else if shop.status == OrderStatus::CancelRequested {
+                Finding::Unsettled
+            } else if shop.refunded != charge.refunded {
+                Finding::Disagrees(Disagreement::RefundMismatch)
+            } else {
+                Finding::Matches
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn charge(amount: u64, refunded: u64) -> Charge {
+        Charge { payment_key: "pk".to_owned(), order_id: "ord".to_owned(), amount, refunded }
+    }
+
+    fn shop(status: OrderStatus, payment_key: Option<&str>, amount: u64, refunded: u64) -> ShopSide<'_> {
+        ShopSide { status, payment_key, amount, refunded }
+    }
+
+    #[test]
+    fn a_charge_matches_only_its_own_charged_order_with_the_same_amount_and_refunds() {
+        use Disagreement::*;
+        use Finding::{Disagrees as M, Matches, OrphanRefunded, Unsettled};
+        let paid = |status| shop(status, Some("pk"), 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(paid(OrderStatus::Paid))), Matches);
+        assert_eq!(classify(&charge(1_000, 0), None), M(ChargeWithoutOrder));
+        assert_eq!(classify(&charge(1_000, 1_000), None), OrphanRefunded, "already refunded");
+        assert_eq!(classify(&charge(1_000, 400), None), M(ChargeWithoutOrder), "refunded in part only");
+        let other = shop(OrderStatus::Paid, Some("another"), 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(other)), M(ChargeWithoutOrder), "a second charge");
+        let unsent = shop(OrderStatus::Created, None, 1_000, 0);
+        assert_eq!(classify(&charge(1_000, 0), Some(unsent)), M(ChargeWithoutOrder), "no confirm was ever sent");
+        for status in [OrderStatus::Pending, OrderStatus::Unknown] {
+            assert_eq!(classify(&charge(1_000, 0), Some(paid(status))), Unsettled, "{status:?} is recovery's");
+            let other = shop(status, Some("another"), 1_000, 0);
+            assert_eq!(classify(&charge(1_000, 0), Some(other)), Unsettled, "nothing beside recovery");
+        }
+        assert_eq!(classify(&charge(1_000, 0), Some(paid(OrderStatus::Failed))), M(ChargeForUnpaidOrder));
+        assert_eq!(classify(&charge(900, 0), Some(paid(OrderStatus::Paid))), M(AmountMismatch));
+        assert_eq!(classify(&charge(1_000, 0), Some(paid(OrderStatus::CancelRequested))), Unsettled);
+        let refunded = shop(OrderStatus::Canceled, Some("pk"), 1_000, 1_000);
+        assert_eq!(classify(&charge(1_000, 1_000), Some(refunded)), Matches);
+        assert_eq!(classify(&charge(1_000, 0), Some(refunded)), M(RefundMismatch));
+        let part = shop(OrderStatus::PartiallyRefunded, Some("pk"), 1_000, 300);
+        assert_eq!(classify(&charge(1_000, 300), Some(part)), Matches);
+        assert_eq!(classify(&charge(1_000, 500), Some(part)), M(RefundMismatch));
+    }
+}
