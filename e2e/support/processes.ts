@@ -14,6 +14,8 @@ export interface Running {
   banner: string;
   process: ChildProcess;
   logFile: string;
+  /** Every line it printed so far, without colours, as this process received them. */
+  lines: string[];
 }
 
 export function binaryPath(binary: string): string {
@@ -30,22 +32,25 @@ export function start(
 ): Promise<Running> {
   const child = spawn(binaryPath(binary), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(logFile, { flags: 'a' });
-  readline.createInterface({ input: child.stderr! }).on('line', (line) => {
+  const printed: string[] = [];
+  const received = (line: string) => {
     log.write(line + '\n');
-    onLine(withoutColours(line));
-  });
+    const plain = withoutColours(line);
+    printed.push(plain);
+    onLine(plain);
+  };
+  readline.createInterface({ input: child.stderr! }).on('line', received);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${binary} did not start; see ${logFile}`)), 15_000);
     const lines = readline.createInterface({ input: child.stdout! });
     let announced = false;
     lines.on('line', (line) => {
-      log.write(line + '\n');
-      onLine(withoutColours(line));
+      received(line);
       const url = line.match(/http:\/\/[\d.:]+/)?.[0];
       if (url && !announced) {
         announced = true;
         clearTimeout(timer);
-        resolve({ url, banner: line, process: child, logFile });
+        resolve({ url, banner: line, process: child, logFile, lines: printed });
       }
     });
     child.on('exit', (code) => {

@@ -2,8 +2,9 @@
 // page; or, for journeys about a cluster, three order servers sharing a
 // throwaway PostgreSQL behind haproxy (the cluster demo's own scripts start both).
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { expect } from '@playwright/test';
 import { Running, binaryPath, repoRoot, scratchDir, start, stop } from './processes';
 
 /** One order server on SQLite, or a cluster of three on PostgreSQL behind a load balancer. */
@@ -215,15 +216,16 @@ export class Stack {
     return admin;
   }
 
-  /** The cluster's server that stored `orderId`'s payment attempt: the one that took its confirm. */
-  serverThatStored(orderId: string): number {
-    const stored = (line: string) => {
-      const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
-      return plain.includes('payment transition') && plain.includes(orderId) && plain.includes('from="CREATED"');
-    };
-    const index = this.servers.findIndex((server) => readFileSync(server.logFile, 'utf8').split('\n').some(stored));
-    if (index < 0) throw new Error(`no order server stored an attempt for ${orderId}`);
-    return index;
+  /** The cluster's server that stored `orderId`'s payment attempt: the one that
+   *  took its confirm. Its log line reaches this process through a pipe, after
+   *  the server wrote it (later still on a busy machine), so it is waited for. */
+  async serverThatStored(orderId: string): Promise<number> {
+    const stored = (line: string) =>
+      line.includes('payment transition') && line.includes(orderId) && line.includes('from="CREATED"');
+    const storedBy = () => this.servers.findIndex((server) => server.lines.some(stored));
+    await expect.poll(storedBy, { message: `an order server logs storing ${orderId}'s attempt`, timeout: 10_000 })
+      .toBeGreaterThanOrEqual(0);
+    return storedBy();
   }
 
   /** The merchant's secret key, as the fake PG printed it. */

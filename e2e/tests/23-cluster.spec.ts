@@ -19,7 +19,7 @@ test('paying through the load balancer while the server that took the confirm is
   const confirm = await checkout(page, 'approve');
   await expect.poll(async () => (await stack.pgStats()).processings, { message: 'the PG is charging' }).toBe(processings + 1);
 
-  await stack.killServer(stack.serverThatStored(confirm.orderId));
+  await stack.killServer(await stack.serverThatStored(confirm.orderId));
 
   // The POST died with its server; the page checks through the balancer, and
   // another server, once the dead one's hold on the payment lapses, asks the PG.
