@@ -32,13 +32,18 @@ async function inputCounter(
   return counter;
 }
 
-/** Holds the page's first step after Pay (its recent-order check) for a moment, so
- *  that every repeated click or key press arrives while the page is still there. */
-async function slowFirstStep(page: Page): Promise<void> {
+/** Holds the page's first step after Pay (its recent-order check) until the test
+ *  lets it go, once every repeated click or key press has reached the page: on a
+ *  busy machine they arrive slowly, and a page that moved on would swallow them.
+ *  Returns what lets it go. */
+async function holdFirstStep(page: Page): Promise<() => void> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
   await page.route('**/api/orders/recent', async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await released;
     await route.continue();
   });
+  return release;
 }
 
 /** Counts the orders the page asks the server to create. */
@@ -63,12 +68,13 @@ for (const [name, clickCount] of [['double', 2], ['triple', 3]] as const) {
     await cart.open();
     const input = await inputCounter(page);
     await input.watch(cart.pay);
-    await slowFirstStep(page);
+    const releaseFirstStep = await holdFirstStep(page);
     const creations = countOrderCreations(page);
 
     await cart.pay.click({ clickCount });
 
     await expect.poll(() => input.clicks, { message: 'clicks that reached Pay' }).toBe(clickCount);
+    releaseFirstStep();
     await finishPayment(page);
     expect(creations(), 'orders the page asked for').toBe(1);
     expect(confirmPosts.count).toBe(1);
@@ -81,7 +87,7 @@ test('Enter held down on Pay creates one order', async ({ page, confirmPosts }) 
   await cart.pay.focus();
   const input = await inputCounter(page);
   await input.watch(cart.pay);
-  await slowFirstStep(page);
+  const releaseFirstStep = await holdFirstStep(page);
   const creations = countOrderCreations(page);
 
   for (let repeat = 0; repeat < 8; repeat++) await page.keyboard.down('Enter');
@@ -89,6 +95,7 @@ test('Enter held down on Pay creates one order', async ({ page, confirmPosts }) 
 
   await expect.poll(() => input.keydowns, { message: 'key presses that reached Pay' }).toBe(8);
   expect(input.clicks, 'key presses that activated Pay').toBeGreaterThanOrEqual(2);
+  releaseFirstStep();
   await finishPayment(page);
   expect(creations(), 'orders the page asked for').toBe(1);
   expect(confirmPosts.count).toBe(1);
