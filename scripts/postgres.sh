@@ -56,31 +56,48 @@ postgres_data_dir() {
 }
 
 postgres_start() {
-  local name="$1" port="${2:-}" mode="${3:-durable}" bin dir
+  local name="$1" requested="${2:-}" mode="${3:-durable}" bin dir port
   bin="$(postgres_bin_dir)"
   postgres_stop "$name" 2>/dev/null || true
   dir="$(postgres_data_dir "$name")"
-  [ -n "$port" ] || port="$(postgres_free_port)"
   # Fresh every time: a throwaway server keeps nothing from the last run.
   find "$dir" -mindepth 1 -delete
   [ "$(id -u)" -ne 0 ] || chown postgres: "$dir"
   chmod 700 "$dir"
   postgres_as_owner "$bin/initdb" -D "$dir" -U payonce -A trust -E UTF8 --no-instructions >"$dir.initdb.log" 2>&1 \
     || { cat "$dir.initdb.log" >&2; die "initdb failed in $dir"; }
-  local options="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300"
+  local settings="-c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300"
   if [ "$mode" = fast ]; then
-    options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   fi
-  echo "$port $options" >"$dir.options"
-  postgres_run "$bin" "$dir" "$options"
+  local options tries=1
+  while :; do
+    port="${requested:-$(postgres_free_port)}"
+    options="-p $port $settings"
+    echo "$port $options" >"$dir.options"
+    postgres_try_run "$bin" "$dir" "$options" && break
+    # A port found free can be taken by another process (another test run on
+    # this machine) before the server binds it: then take another.
+    if [ -z "$requested" ] && [ "$tries" -lt 5 ] && grep -q "Address already in use" "$dir/server.log"; then
+      tries=$((tries + 1))
+      continue
+    fi
+    cat "$dir/server.log" >&2
+    die "PostgreSQL did not start (log above)"
+  done
   DATABASE_URL="postgres://payonce@127.0.0.1:$port/postgres"
   export DATABASE_URL
 }
 
-postgres_run() {
+# Starts the server in DIR; says whether it started (its log is DIR/server.log).
+postgres_try_run() {
   local bin="$1" dir="$2" options="$3"
-  postgres_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 -o "$options" start >/dev/null \
-    || { cat "$dir/server.log" >&2; die "PostgreSQL did not start (log above)"; }
+  rm -f "$dir/server.log"
+  postgres_as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 -o "$options" start >/dev/null
+}
+
+postgres_run() {
+  postgres_try_run "$@" || { cat "$2/server.log" >&2; die "PostgreSQL did not start (log above)"; }
 }
 
 # The URL of server NAME's `postgres` database (started or stopped).
