@@ -28,13 +28,15 @@ postgres_as_owner() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# A TCP port nothing listens on, from 55432 up.
+# A TCP port nothing listens on, from FROM (25432) up: below the range the kernel
+# takes local ports of outgoing connections from (32768 and up here), where a
+# busy machine's client sockets can hold a port no listener shows.
 postgres_free_port() {
-  local port
-  for port in $(seq 55432 55632); do
+  local from="${1:-25432}" port
+  for port in $(seq "$from" $((from + 200))); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
   done
-  die "no free port for PostgreSQL between 55432 and 55632"
+  die "no free port for PostgreSQL between $from and $((from + 200))"
 }
 
 # Where the server's files go: target/postgres-NAME, or, when the server's user cannot
@@ -70,14 +72,15 @@ postgres_start() {
   if [ "$mode" = fast ]; then
     settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   fi
-  local options tries=1
+  local options tries=1 next=25432
   while :; do
-    port="${requested:-$(postgres_free_port)}"
+    port="${requested:-$(postgres_free_port "$next")}"
+    next=$((port + 1))
     options="-p $port $settings"
     echo "$port $options" >"$dir.options"
     postgres_try_run "$bin" "$dir" "$options" && break
     # A port found free can be taken by another process (another test run on
-    # this machine) before the server binds it: then take another.
+    # this machine) before the server binds it: then take the next free one.
     if [ -z "$requested" ] && [ "$tries" -lt 5 ] && grep -q "Address already in use" "$dir/server.log"; then
       tries=$((tries + 1))
       continue
