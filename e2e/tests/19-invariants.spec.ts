@@ -44,8 +44,14 @@ test('a confirm POST that did not come from a browser is caught', async ({ page,
 test('a payment that does not settle fails the check, not the test timeout', async ({ page, stack, invariants }) => {
   const started = Date.now();
   await stack.configurePg({ latency_ms: 40_000 });
+  const processings = (await stack.pgStats()).processings;
   const confirm = await checkout(page, 'decline_reject_card');
   await confirm.expectState('submitting');
+  // The page says submitting as its POST leaves; the payment is the server's
+  // (stored, and at the PG) only once the PG is processing it.
+  await expect.poll(async () => (await stack.pgStats()).processings, { message: 'the PG is charging' }).toBe(
+    processings + 1,
+  );
 
   // However long the steps above took (a busy machine makes them slow), what
   // is left of the test's own time is far less than the check waits for a
