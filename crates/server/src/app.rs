@@ -11,7 +11,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::pg::{PgClient, PgGateway};
-use crate::resilience::{CircuitBreaker, RetryBudget};
+use crate::resilience::{CircuitBreaker, RetryBudget, lease};
 use crate::settlement::Timings;
 
 #[derive(Debug, Clone)]
@@ -50,7 +50,10 @@ impl App {
         .recording(db.clone(), worker_id.clone());
         let check_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);
         Self {
-            breaker: Arc::new(CircuitBreaker::new(Timings::new(config.recovery_interval).breaker_cool_down)),
+            breaker: Arc::new(CircuitBreaker::new(
+                Timings::new(config.recovery_interval).breaker_cool_down,
+                lease::for_confirm(&config),
+            )),
             retry_budget: Arc::new(RetryBudget::new(config.recovery_interval)),
             config: Arc::new(config),
             db,

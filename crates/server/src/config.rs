@@ -94,6 +94,13 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
     pub recovery_interval: Duration,
 
+    /// How long the PG keeps a payment window's session: what it has not
+    /// confirmed by then it never will (Toss: 10 minutes). Past this, plus the
+    /// longest processing and a margin, recovery settles a payment the PG shows
+    /// unconfirmed as FAILED instead of sending its confirm again.
+    #[arg(long, env = "PAYONCE_PG_SESSION_LIFETIME", default_value = "10m", value_parser = parse_duration)]
+    pub pg_session_lifetime: Duration,
+
     /// Most checks that may wait for their order to change at once, server-wide
     /// (each holds an open request, no database connection). Beyond it a check is
     /// answered at once, as if it had not asked to wait.
@@ -240,6 +247,7 @@ impl ServerConfig {
             ("pg-connect-timeout", self.pg_connect_timeout),
             ("pg-read-timeout", self.pg_read_timeout),
             ("recovery-interval", self.recovery_interval),
+            ("pg-session-lifetime", self.pg_session_lifetime),
             ("confirm-wait", self.confirm_wait),
             ("poll-interval", self.poll_interval),
             ("client-timeout", self.client_timeout),

@@ -240,7 +240,7 @@ async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_pa
 #[tokio::test]
 async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     use payonce_api::Failure;
-    use payonce_server::db::{Actor, Lease};
+    use payonce_server::db::{Actor, Lease, Writer};
     use payonce_server::settlement::Transition;
 
     let pg = FakePg::start().await;
@@ -256,12 +256,15 @@ async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     // Both ways: a late decline for a paid order, a late charge for a failed one,
     // from every status the confirm task or recovery settles from, and from the
     // settled status itself (the lifecycle refuses the move).
+    // Written as the confirm task that holds the attempt: only the status refuses it.
+    let holder = db.attempt_detail(&paid.order.order_id).await.unwrap().unwrap().lease_owner.unwrap();
+    let confirm = Writer::holding(Actor::Confirm, &holder);
     let lease = Lease::Release { next_attempt_at_ms: 0 };
     for from in [OrderStatus::Pending, OrderStatus::Unknown, OrderStatus::Paid, OrderStatus::Failed] {
-        let late = db.transition(&paid.order.order_id, from, &late_decline, lease, Actor::Confirm).await.unwrap();
+        let late = db.transition(&paid.order.order_id, from, &late_decline, lease, confirm).await.unwrap();
         assert_eq!(late, None, "a late decline from {from:?}");
-        let late =
-            db.transition(&failed.order.order_id, from, &Transition::Paid, lease, Actor::Recovery).await.unwrap();
+        let recovery = Writer::without_lease(Actor::Recovery);
+        let late = db.transition(&failed.order.order_id, from, &Transition::Paid, lease, recovery).await.unwrap();
         assert_eq!(late, None, "a late charge from {from:?}");
     }
 

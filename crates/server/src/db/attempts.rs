@@ -30,6 +30,8 @@ pub struct NewAttempt<'a> {
     pub failure: Option<&'a Failure>,
     /// Until when the confirm task owns it; recovery waits for this to lapse.
     pub lease_until_ms: i64,
+    /// The confirm task holding the lease (`resilience::lease::holder`).
+    pub lease_owner: &'a str,
 }
 
 #[derive(Debug, FromRow)]
@@ -105,8 +107,8 @@ impl Db {
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
-             failure_code, failure_message, lease_until_ms, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+             failure_code, failure_message, lease_until_ms, lease_owner, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
         )
         .bind(attempt.order_id)
         .bind(attempt.idempotency_key)
@@ -116,6 +118,7 @@ impl Db {
         .bind(attempt.failure.map(|failure| failure.code.as_str()))
         .bind(attempt.failure.map(|failure| failure.message.as_str()))
         .bind(attempt.lease_until_ms)
+        .bind(attempt.lease_owner)
         .bind(now)
         .bind(now)
         .execute(&mut *transaction)

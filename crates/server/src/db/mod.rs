@@ -34,7 +34,7 @@ pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
 pub use pg_places::{LearnedLimitRow, PlaceClaim, PlaceTerms};
 pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
-pub use status::Lease;
+pub use status::{Lease, Writer};
 
 /// How long a request waits for a connection before it is told the database is unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);

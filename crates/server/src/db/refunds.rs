@@ -7,7 +7,7 @@ use payonce_api::OrderStatus;
 use sqlx::FromRow;
 
 use super::events::Actor;
-use super::status::Lease;
+use super::status::{Lease, Writer};
 use super::{Db, now_ms};
 use crate::settlement::{Moved, Transition};
 
@@ -270,7 +270,7 @@ impl Db {
         let actor = refund.requested_by.actor();
         let from = refund.previous_status;
         let moved = self
-            .write_status(&mut transaction, refund.order_id, from, &transition, Lease::Keep, actor, Some(&detail))
+            .write_status(&mut transaction, refund.order_id, from, &transition, Lease::Keep, Writer::without_lease(actor), Some(&detail))
             .await?;
         if moved.is_none() {
             return Ok(Stored::OrderMoved);
@@ -334,7 +334,15 @@ impl Db {
         let order_id = &refund.order_id;
         let from = OrderStatus::CancelRequested;
         let moved = self
-            .write_status(&mut transaction, order_id, from, &transition, Lease::Keep, actor, Some(last_pg_answer))
+            .write_status(
+                &mut transaction,
+                order_id,
+                from,
+                &transition,
+                Lease::Keep,
+                Writer::without_lease(actor),
+                Some(last_pg_answer),
+            )
             .await?;
         let Some(Moved { to, .. }) = moved else {
             return Err(sqlx::Error::Protocol(format!(

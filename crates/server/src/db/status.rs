@@ -21,11 +21,33 @@ pub enum Lease {
     Release { next_attempt_at_ms: i64 },
 }
 
+/// Who writes a status: the actor, and the lease it holds on the attempt, if
+/// any. A transition that needs the lease (`Transition::needs_lease`) is
+/// stored only by the lease's current holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writer<'a> {
+    pub actor: Actor,
+    pub holder: Option<&'a str>,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer holding no lease of the attempt (refunds hold their own).
+    pub fn without_lease(actor: Actor) -> Self {
+        Writer { actor, holder: None }
+    }
+
+    /// The holder of the attempt's lease `holder`.
+    pub fn holding(actor: Actor, holder: &'a str) -> Self {
+        Writer { actor, holder: Some(holder) }
+    }
+}
+
 impl Db {
     /// Moves the order's attempt from `from` as `transition` says, in
     /// `transaction`, and returns where it went: `None` when the attempt is no
     /// longer `from` (someone moved it first), or the lifecycle refuses the
-    /// move. The caller commits, then calls `announced` (see below).
+    /// move, or the transition needs the lease and `writer` does not hold it.
+    /// The caller commits, then calls `announced` (see below).
     pub(super) async fn write_status(
         &self,
         transaction: &mut AnyConnection,
@@ -33,9 +55,14 @@ impl Db {
         from: OrderStatus,
         transition: &Transition,
         lease: Lease,
-        actor: Actor,
+        writer: Writer<'_>,
         detail: Option<&str>,
     ) -> Result<Option<Moved>, sqlx::Error> {
+        let holder = match (transition.needs_lease(), writer.holder) {
+            (false, _) => None,
+            (true, Some(holder)) => Some(holder),
+            (true, None) => return Ok(None),
+        };
         let found: Option<(i64, i64)> =
             sqlx::query_as("SELECT amount, refunded_amount FROM payment_attempts WHERE order_id = $1 AND status = $2")
                 .bind(order_id)
@@ -54,7 +81,8 @@ impl Db {
              failure_message = $4, unknown_reason = $5, updated_at_ms = $6, \
              lease_until_ms = CASE WHEN $7 = 1 THEN 0 ELSE lease_until_ms END, \
              next_attempt_at_ms = CASE WHEN $7 = 1 THEN $8 ELSE next_attempt_at_ms END \
-             WHERE order_id = $9 AND status = $10 AND refunded_amount = $11",
+             WHERE order_id = $9 AND status = $10 AND refunded_amount = $11 \
+             AND ($12 = 0 OR lease_owner = $13)",
         )
         .bind(moved.to.as_str())
         .bind(i64::try_from(moved.refunded).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
@@ -67,6 +95,8 @@ impl Db {
         .bind(order_id)
         .bind(from.as_str())
         .bind(refunded)
+        .bind(i64::from(holder.is_some()))
+        .bind(holder.unwrap_or_default())
         .execute(&mut *transaction)
         .await?;
         if written.rows_affected() != 1 {
@@ -74,7 +104,7 @@ impl Db {
         }
         let change = Change {
             order_id,
-            actor,
+            actor: writer.actor,
             from,
             to: moved.to,
             code: transition.code(),
@@ -92,10 +122,10 @@ impl Db {
         from: OrderStatus,
         transition: &Transition,
         lease: Lease,
-        actor: Actor,
+        writer: Writer<'_>,
     ) -> Result<Option<Moved>, sqlx::Error> {
         let mut transaction = self.begin_write().await?;
-        let moved = self.write_status(&mut transaction, order_id, from, transition, lease, actor, None).await?;
+        let moved = self.write_status(&mut transaction, order_id, from, transition, lease, writer, None).await?;
         if moved.is_some() {
             transaction.commit().await?;
             self.changes.notify(order_id);

@@ -6,7 +6,7 @@ use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, O
 use super::settle::{self, log_attempt_stored};
 use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{Actor, NewAttempt, PgCaller, now_ms};
+use crate::db::{Actor, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
@@ -105,6 +105,7 @@ impl ConfirmJob {
         // The confirm task owns the attempt until its longest call could have ended;
         // recovery takes over only after that.
         let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&app.config));
+        let holder = lease::holder(&app.worker_id);
         let attempt = NewAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
@@ -113,6 +114,7 @@ impl ConfirmJob {
             status,
             failure: failure.as_ref(),
             lease_until_ms,
+            lease_owner: &holder,
         };
         if !app.db.insert_attempt(&attempt).await? {
             // A concurrent confirm (or the page closing the order) stored first:
@@ -123,7 +125,7 @@ impl ConfirmJob {
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match place {
-            Some(place) => self.call_pg(&app, place, order.amount).await,
+            Some(place) => self.call_pg(&app, place, order.amount, &holder).await,
             None => {
                 metrics::pg_confirm_call("busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
@@ -131,8 +133,9 @@ impl ConfirmJob {
         }
     }
 
-    /// The one confirm call to the PG for a stored PENDING attempt, and its settlement.
-    async fn call_pg(&self, app: &App, place: PgPlace, amount: u64) -> Result<Order, AppError> {
+    /// The one confirm call to the PG for a stored PENDING attempt, and its
+    /// settlement by `holder`, the lease this task took with the attempt.
+    async fn call_pg(&self, app: &App, place: PgPlace, amount: u64, holder: &str) -> Result<Order, AppError> {
         app.retry_budget.record_first_call();
         let call = PgConfirm {
             payment_key: &self.payment_key,
@@ -145,12 +148,14 @@ impl ConfirmJob {
         let verdict = first_call_verdict(confirm_answer(&answer, expected));
         let (outcome, transition) = first_call_transition(verdict, &answer);
         metrics::pg_confirm_call(outcome);
-        // A definitive answer still settles an attempt that recovery marked UNKNOWN
-        // meanwhile (the lease lapsed under a very slow database, say).
+        // A charge still settles an attempt that recovery marked UNKNOWN meanwhile
+        // (the lease lapsed under a very slow database, say). A failure does not:
+        // it needs the lease, and recovery, once it took the attempt, may have
+        // resent the confirm, which the PG may have charged since.
         let from = [OrderStatus::Pending, OrderStatus::Unknown];
         let unknown = matches!(transition, Transition::Unknown(_));
-        let applied =
-            settle::apply(app, Actor::Confirm, &self.order_id, &self.idempotency_key, &from, transition).await?;
+        let writer = Writer::holding(Actor::Confirm, holder);
+        let applied = settle::apply(app, writer, &self.order_id, &self.idempotency_key, &from, transition).await?;
         if unknown && applied.moved {
             // Recovery may be asleep for a whole interval: let it plan its first look.
             app.recovery_wake.notify_one();

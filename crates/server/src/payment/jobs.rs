@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::pass::{self, PassReport, Recovered};
+use super::pass::{self, Job, PassReport, Recovered};
 use super::{orphan_recovery, recovery, refund_recovery};
 use crate::app::App;
 use crate::db::{JobKind, now_ms};
@@ -76,20 +76,22 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
     Ok(())
 }
 
-/// Takes the job's lease, runs one pass of its kind, and releases the lease
-/// however the pass ends.
+/// Takes the job's lease, under a holder name of this pass's own, runs one
+/// pass of its kind, and releases the lease however the pass ends.
 async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppError> {
     let now = now_ms();
     let until = now + lease::millis(lease::for_lookup(&app.config));
-    if !app.db.claim_job(kind, key, &app.worker_id, now, until).await? {
+    let holder = lease::holder(&app.worker_id);
+    if !app.db.claim_job(kind, key, &holder, now, until).await? {
         return Ok(Recovered::NotOurs);
     }
+    let job = Job { kind, key, holder: &holder };
     let outcome = match kind {
-        JobKind::Payment => recovery::pass(app, key).await,
-        JobKind::Refund => refund_recovery::pass(app, key).await,
-        JobKind::OrphanRefund => orphan_recovery::pass(app, key).await,
+        JobKind::Payment => recovery::pass(app, job).await,
+        JobKind::Refund => refund_recovery::pass(app, job).await,
+        JobKind::OrphanRefund => orphan_recovery::pass(app, job).await,
     };
-    pass::release(app, kind, key, &outcome).await?;
+    pass::release(app, job, &outcome).await?;
     outcome.map(|pass| pass.recovered)
 }
 

@@ -6,30 +6,34 @@
 //! the paymentKey), so the PG refunds it once, whether or not a later
 //! reconciliation still lists the charge.
 
-use super::pass::{Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use crate::app::App;
-use crate::db::{JobKind, OrphanRefund, PgCaller};
+use crate::db::{OrphanRefund, PgCaller};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, ExpectedRefund, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
+    Expected, ExpectedRefund, LookupBy, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
     refund_lookup_verdict,
 };
 use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund of a charge no order made, whose lease the engine
 /// took for this worker.
-pub(super) async fn pass(app: &App, payment_key: &str) -> Result<Pass, AppError> {
-    let Some(refund) = app.db.orphan_refund(payment_key).await? else { return Ok(Pass::not_ours()) };
+pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
+    let Some(refund) = app.db.orphan_refund(job.key).await? else { return Ok(Pass::not_ours()) };
     if refund.status != "REQUESTED" {
         return Ok(Pass::not_ours());
     }
-    let (recovered, last_answer) = recover_claimed(app, &refund).await?;
+    let (recovered, last_answer) = recover_claimed(app, job, &refund).await?;
     let passes_before = u32::try_from(refund.recovery_passes).unwrap_or(u32::MAX);
     Ok(Pass { recovered, last_answer, passes_before })
 }
 
-async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered, Option<String>), AppError> {
+async fn recover_claimed(
+    app: &App,
+    job: Job<'_>,
+    refund: &OrphanRefund,
+) -> Result<(Recovered, Option<String>), AppError> {
     let amount = u64::try_from(refund.amount).unwrap_or_default();
     // Refunded in full: nothing left of the charge.
     let expected = ExpectedRefund {
@@ -41,8 +45,8 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
         verdict != RefundLookupVerdict::Retry
     };
-    let ids = (refund.order_id.as_str(), refund.payment_key.as_str());
-    let looked_up = look_up(app, JobKind::OrphanRefund, &refund.payment_key, ids, PgCaller::Reconcile, usable).await?;
+    let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
+    let looked_up = look_up(app, job, ids, PgCaller::Reconcile, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
@@ -53,7 +57,7 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
             settle(app, refund, &OrphanCancel::Refunded, &described).await?;
             Ok((Recovered::Settled, Some(described)))
         }
-        RefundStep::Send => resend(app, refund, amount).await,
+        RefundStep::Send => resend(app, job, refund, amount).await,
         RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
             Ok((Recovered::Unsettled, Some(described)))
         }
@@ -61,8 +65,13 @@ async fn recover_claimed(app: &App, refund: &OrphanRefund) -> Result<(Recovered,
 }
 
 /// Sends the cancel again with the refund's own key, after a lookup showed the charge not refunded.
-async fn resend(app: &App, refund: &OrphanRefund, amount: u64) -> Result<(Recovered, Option<String>), AppError> {
-    let sent = send_under_lease(app, JobKind::OrphanRefund, &refund.payment_key, |place| send(app, place, refund));
+async fn resend(
+    app: &App,
+    job: Job<'_>,
+    refund: &OrphanRefund,
+    amount: u64,
+) -> Result<(Recovered, Option<String>), AppError> {
+    let sent = send_under_lease(app, job, |place| send(app, place, refund));
     let answer = match sent.await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),

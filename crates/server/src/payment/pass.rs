@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::db::{JobKind, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgAnswer, PgPlace, describe};
+use crate::pg::{LookupBy, PgAnswer, PgPlace, describe};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
 use crate::settlement;
@@ -18,6 +18,16 @@ pub(super) use crate::settlement::Recovered;
 
 /// Lookups per attempt in one pass while the PG gives no usable answer.
 pub(super) const LOOKUP_TRIES: u32 = 3;
+
+/// The job a pass is about, and the lease it holds on it: its own, taken for
+/// this pass (`lease::holder`), so that nothing it does applies once another
+/// pass, of this server or another, took the job over.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job<'a> {
+    pub kind: JobKind,
+    pub key: &'a str,
+    pub holder: &'a str,
+}
 
 /// What recovery did since it last looked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -93,19 +103,15 @@ fn note_health(app: &App, answer: &PgAnswer) {
 /// Ends the pass over a job it did not settle: hands it back as the
 /// settlement rules say (`settlement::release`), its wait drawn from the
 /// upper half so many jobs spread out, and raises the alert when they say so.
-pub(super) async fn release(
-    app: &App,
-    kind: JobKind,
-    key: &str,
-    pass: &Result<Pass, AppError>,
-) -> Result<(), AppError> {
+pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppError>) -> Result<(), AppError> {
+    let Job { kind, key, holder } = job;
     let (recovered, passes_before, last_answer) = match pass {
         Ok(pass) => (Some(pass.recovered), pass.passes_before, pass.last_answer.as_deref()),
         Err(_) => (None, 0, None),
     };
     let Some(release) = settlement::release(recovered, passes_before, &app.timings()) else { return Ok(()) };
     let next_at = release.wait.map(|wait| now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
-    let passes = app.db.release_job(kind, key, &app.worker_id, next_at, release.answered, last_answer).await?;
+    let passes = app.db.release_job(kind, key, holder, next_at, release.answered, last_answer).await?;
     if !release.answered {
         return Ok(());
     }
@@ -151,15 +157,15 @@ impl Lookup {
     }
 }
 
-/// The payment a job is about (`order_id`, `payment_key`), as the PG shows it:
+/// The payment a job is about (`order_id`, looked up `by` its paymentKey or
+/// the order's id), as the PG shows it:
 /// each try goes through the gate, under a PG place, after renewing the job's
 /// lease (one settled or taken over meanwhile is not looked up), and is retried
 /// with full jitter while `usable` says the answer told nothing.
 pub(super) async fn look_up(
     app: &App,
-    kind: JobKind,
-    key: &str,
-    (order_id, payment_key): (&str, &str),
+    job: Job<'_>,
+    (order_id, by): (&str, LookupBy<'_>),
     caller: PgCaller,
     usable: impl Fn(&PgAnswer) -> bool,
 ) -> Result<Lookup, AppError> {
@@ -175,10 +181,10 @@ pub(super) async fn look_up(
         }
         let place = app.pg.place().await?;
         let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
-        if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
+        if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
             return Ok(Lookup::NotOurs);
         }
-        let answer = app.pg.lookup(place, order_id, payment_key, caller).await;
+        let answer = app.pg.lookup(place, order_id, by, caller).await;
         note_health(app, &answer);
         if usable(&answer) {
             return Ok(Lookup::Answered(answer));
@@ -197,8 +203,7 @@ pub(super) async fn look_up(
 /// nothing was sent.
 pub(super) async fn send_under_lease<Call, Sent>(
     app: &App,
-    kind: JobKind,
-    key: &str,
+    job: Job<'_>,
     call: Call,
 ) -> Result<Result<PgAnswer, (Recovered, Option<String>)>, AppError>
 where
@@ -210,12 +215,12 @@ where
     }
     let place = app.pg.place().await?;
     let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    if !app.db.renew_job(kind, key, &app.worker_id, until).await? {
+    if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
         return Ok(Err((Recovered::NotOurs, None)));
     }
     let answer = call(place).await?;
     let until = now_ms() + lease::millis(lease::margin(&app.config));
-    app.db.renew_job(kind, key, &app.worker_id, until).await?;
+    app.db.renew_job(job.kind, job.key, job.holder, until).await?;
     note_health(app, &answer);
     Ok(Ok(answer))
 }

@@ -403,7 +403,8 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
     };
     // Held by this pass for as long as its send may take; the engine waits for that.
     let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    let (refund, stored) = app.db.store_orphan_refund(&orphan, &app.worker_id, until).await?;
+    let holder = lease::holder(&app.worker_id);
+    let (refund, stored) = app.db.store_orphan_refund(&orphan, &holder, until).await?;
     if !stored {
         return Ok(match refund.status.as_str() {
             "REQUESTED" => "refund being sent (recovery sends it again with the same key)".to_owned(),
@@ -426,7 +427,7 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
             let kind = JobKind::OrphanRefund;
             app.db
-                .release_job(kind, &charge.payment_key, &app.worker_id, Some(next_at), false, Some(&described))
+                .release_job(kind, &charge.payment_key, &holder, Some(next_at), false, Some(&described))
                 .await?;
             app.recovery_wake.notify_one();
             "refund sent, outcome unknown; recovery sends it again with the same key".to_owned()

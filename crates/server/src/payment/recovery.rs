@@ -10,7 +10,9 @@
 //!    the payment never confirmed, resends the confirm with the attempt's own
 //!    idempotency key, once. The PG then processes it (the first request never
 //!    arrived), says it is still processing, or replays the first answer; none
-//!    of these can charge twice.
+//!    of these can charge twice. Past the PG's session (`AttemptAge`), a
+//!    payment never confirmed settles FAILED instead; when the paymentKey
+//!    names another order's payment, a lookup by the order's id decides.
 //!
 //! Refunds whose outcome is unknown are recovered beside them, by the same
 //! workers under the same breaker and budget (see `refund_recovery`): unlike a
@@ -21,38 +23,43 @@
 //! answered count toward the attempt's backoff and the operator alert, so once
 //! the PG answers again everything is settled at the next pass.
 
-use payonce_api::OrderStatus;
+use payonce_api::{Failure, OrderStatus};
 
-use super::pass::{Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use super::settle;
 use crate::app::App;
-use crate::db::{Actor, Attempt, JobKind, Lease, PgCaller};
+use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, PgAnswer, PgConfirm, confirm_answer, describe, failure_of, resend_verdict, status_answer, status_verdict,
+    Expected, LookupBy, PgAnswer, PgConfirm, confirm_answer, customer_message, describe, failure_of,
+    order_status_answer, refunded_total, resend_verdict, status_answer, status_verdict,
 };
-use crate::settlement::{ConfirmVerdict, PaymentStep, StatusVerdict, Transition, after_lookup, after_resend};
+use crate::resilience::lease;
+use crate::settlement::{
+    AttemptAge, ConfirmVerdict, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_lookup,
+    after_order_lookup, after_resend,
+};
 
-/// One pass over a payment whose lease the engine took for this worker.
-pub(super) async fn pass(app: &App, order_id: &str) -> Result<Pass, AppError> {
-    let Some(attempt) = app.db.sent_attempt_for_order(order_id).await? else { return Ok(Pass::not_ours()) };
+/// One pass over a payment whose lease the engine took for this pass.
+pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
+    let Some(attempt) = app.db.sent_attempt_for_order(job.key).await? else { return Ok(Pass::not_ours()) };
     if attempt.status == OrderStatus::Pending {
         // Its confirm task is gone (its lease lapsed): from here on the outcome is unknown.
         // The worker keeps its lease: it goes on to ask the PG.
         let transition = Transition::Unknown("left pending by a confirm that did not finish (server stopped)".into());
-        let (pending, actor) = (OrderStatus::Pending, Actor::Recovery);
-        if let Some(moved) = app.db.transition(&attempt.order_id, pending, &transition, Lease::Keep, actor).await? {
+        let (pending, writer) = (OrderStatus::Pending, Writer::holding(Actor::Recovery, job.holder));
+        if let Some(moved) = app.db.transition(&attempt.order_id, pending, &transition, Lease::Keep, writer).await? {
             settle::log_transition(&attempt.order_id, &attempt.idempotency_key, moved, &transition);
         }
     }
-    let (recovered, last_answer) = recover_claimed(app, &attempt).await?;
+    let (recovered, last_answer) = recover_claimed(app, job, &attempt).await?;
     Ok(Pass { recovered, last_answer, passes_before: attempt.recovery_passes })
 }
 
 /// The steps of one pass over a claimed attempt. Returns what it came to and
 /// the PG's last answer, for operators.
-async fn recover_claimed(app: &App, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
+async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
     let usable = |answer: &PgAnswer| {
         let verdict = status_verdict(status_answer(answer, expected));
@@ -65,32 +72,76 @@ async fn recover_claimed(app: &App, attempt: &Attempt) -> Result<(Recovered, Opt
         );
         verdict != StatusVerdict::Retry
     };
-    let ids = (attempt.order_id.as_str(), attempt.payment_key.as_str());
-    let looked_up = look_up(app, JobKind::Payment, &attempt.order_id, ids, PgCaller::Recovery, usable).await?;
+    // Its age when the lookup goes out: only a lookup made past the session
+    // (and the longest processing) shows what can no longer be charged.
+    let age = AttemptAge::at(attempt.created_at_ms, now_ms(), lease::session_over_after(&app.config));
+    let ids = (attempt.order_id.as_str(), LookupBy::PaymentKey(&attempt.payment_key));
+    let looked_up = look_up(app, job, ids, PgCaller::Recovery, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
     };
     let described = Some(describe(&answer));
-    match after_lookup(status_verdict(status_answer(&answer, expected)), || failure_of(&answer)) {
+    let shown = Shown { verdict: status_verdict(status_answer(&answer, expected)), refunded_total: refunded_total(&answer) };
+    match after_lookup(shown, age, |why| lookup_failure(why, &answer)) {
         PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, described))
+            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }
-        PaymentStep::Resend => resend(app, attempt, expected).await,
+        PaymentStep::Resend => resend(app, job, attempt, expected).await,
+        PaymentStep::LookUpByOrder => look_up_by_order(app, job, attempt).await,
         PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, described)),
     }
 }
 
+/// The lookup by paymentKey showed another order's payment: look the order up
+/// by its id, and settle as that shows.
+async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
+    let (order_id, amount) = (attempt.order_id.as_str(), attempt.amount);
+    let usable = |answer: &PgAnswer| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
+    let looked_up = look_up(app, job, (order_id, LookupBy::OrderId), PgCaller::Recovery, usable).await?;
+    let answer = match looked_up.answer() {
+        Ok(answer) => answer,
+        Err(ended) => return Ok(ended),
+    };
+    let described = Some(describe(&answer));
+    let verdict = status_verdict(order_status_answer(&answer, order_id, amount));
+    tracing::warn!(order_id, payment_key = attempt.payment_key, ?verdict, "the paymentKey named another order's payment");
+    match after_order_lookup(verdict, |why| lookup_failure(why, &answer)) {
+        PaymentStep::Settle(transition) => {
+            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
+        }
+        PaymentStep::Resend | PaymentStep::LookUpByOrder | PaymentStep::LookAgainLater => {
+            Ok((Recovered::Unsettled, described))
+        }
+    }
+}
+
+/// The failure a lookup settles a payment with, by why it failed.
+fn lookup_failure(why: FailedBecause, answer: &PgAnswer) -> Failure {
+    let code = match why {
+        FailedBecause::PgSaid => return failure_of(answer),
+        FailedBecause::SessionOver => "EXPIRED_PAYMENT",
+        // The PG has no payment of this order under the key it was confirmed with.
+        FailedBecause::KeyOfAnotherOrder => "NOT_FOUND_PAYMENT",
+    };
+    Failure { code: code.to_owned(), message: customer_message(code, None) }
+}
+
 /// Resends the confirm with the attempt's own key, once, after a lookup showed
 /// the payment unconfirmed.
-async fn resend(app: &App, attempt: &Attempt, expected: Expected<'_>) -> Result<(Recovered, Option<String>), AppError> {
+async fn resend(
+    app: &App,
+    job: Job<'_>,
+    attempt: &Attempt,
+    expected: Expected<'_>,
+) -> Result<(Recovered, Option<String>), AppError> {
     let call = PgConfirm {
         payment_key: &attempt.payment_key,
         order_id: &attempt.order_id,
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let sent = send_under_lease(app, JobKind::Payment, &attempt.order_id, |place| async move {
+    let sent = send_under_lease(app, job, |place| async move {
         Ok(app.pg.confirm(place, call, PgCaller::Recovery).await)
     });
     let answer = match sent.await? {
@@ -103,20 +154,25 @@ async fn resend(app: &App, attempt: &Attempt, expected: Expected<'_>) -> Result<
     let described = Some(describe(&answer));
     match after_resend(verdict, || failure_of(&answer)) {
         PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, attempt, transition).await.map(|recovered| (recovered, described))
+            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }
         // The rules never resend twice in a pass: the next lookup decides.
-        PaymentStep::Resend | PaymentStep::LookAgainLater => {
+        PaymentStep::Resend | PaymentStep::LookUpByOrder | PaymentStep::LookAgainLater => {
             let recovered = if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
             Ok((recovered, described))
         }
     }
 }
 
-async fn settle_from_recovery(app: &App, attempt: &Attempt, transition: Transition) -> Result<Recovered, AppError> {
+async fn settle_from_recovery(
+    app: &App,
+    job: Job<'_>,
+    attempt: &Attempt,
+    transition: Transition,
+) -> Result<Recovered, AppError> {
     let from = [OrderStatus::Pending, OrderStatus::Unknown];
-    let applied =
-        settle::apply(app, Actor::Recovery, &attempt.order_id, &attempt.idempotency_key, &from, transition).await?;
+    let writer = Writer::holding(Actor::Recovery, job.holder);
+    let applied = settle::apply(app, writer, &attempt.order_id, &attempt.idempotency_key, &from, transition).await?;
     Ok(if applied.moved { Recovered::Settled } else { Recovered::NotOurs })
 }
 
@@ -135,6 +191,7 @@ fn status_label(verdict: StatusVerdict) -> &'static str {
         StatusVerdict::Canceled => "canceled",
         StatusVerdict::PartiallyRefunded => "partially_refunded",
         StatusVerdict::NotConfirmed => "not_confirmed",
+        StatusVerdict::OtherPayment => "other_payment",
         StatusVerdict::Nothing => "nothing",
         StatusVerdict::Retry => "unavailable",
     }

@@ -133,6 +133,7 @@ impl Ask {
     async fn run(self, app: App) -> Result<Order, AppError> {
         let refund_id = format!("rf_{}", uuid::Uuid::new_v4().simple());
         let pg_key = uuid::Uuid::new_v4().to_string();
+        let holder = lease::holder(&app.worker_id);
         let audit_detail = format!("cancel {} KRW of {} left: {}", self.amount, self.balance_before, self.reason);
         let new = NewRefund {
             refund_id: &refund_id,
@@ -147,7 +148,7 @@ impl Ask {
             previous_status: self.previous_status,
             // This task owns the refund until its call could have ended; recovery takes over after that.
             lease_until_ms: now_ms() + lease::millis(lease::for_confirm(&app.config)),
-            lease_owner: &app.worker_id,
+            lease_owner: &holder,
             audit: self.operator.as_deref().map(|operator| AuditEntry {
                 operator,
                 action: "cancel",
@@ -172,7 +173,7 @@ impl Ask {
         let Some(place) = app.pg.try_place().await? else {
             // Every PG place is taken: recovery, which waits for one, sends it.
             metrics::refund_call("first", "busy");
-            app.db.release_job(JobKind::Refund, &refund.refund_id, &app.worker_id, None, false, None).await?;
+            app.db.release_job(JobKind::Refund, &refund.refund_id, &holder, None, false, None).await?;
             app.recovery_wake.notify_one();
             return current(&app, &self.order_id).await;
         };
@@ -182,13 +183,13 @@ impl Ask {
             RequestedBy::Operator => PgCaller::Operator,
         };
         let answer = send(&app, place, &refund, caller).await?;
-        let settled = settle_by_answer(&app, &refund, &answer, Actor::Cancel).await?;
+        let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder)).await?;
         metrics::refund_call("first", settled.label());
         if !settled.is_settled() {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
             let answer = describe(&answer);
             app.db
-                .release_job(JobKind::Refund, &refund.refund_id, &app.worker_id, Some(next_at), false, Some(&answer))
+                .release_job(JobKind::Refund, &refund.refund_id, &holder, Some(next_at), false, Some(&answer))
                 .await?;
             app.recovery_wake.notify_one();
         }
@@ -265,12 +266,13 @@ impl Settled {
     }
 }
 
-/// Stores what a cancel's answer proves (see `CANCEL_VERDICTS`).
+/// Stores what a cancel's answer proves (see `CANCEL_VERDICTS`), for `actor`
+/// holding the refund's lease as `holder` (only the holder gives it a new key).
 pub(super) async fn settle_by_answer(
     app: &App,
     refund: &Refund,
     answer: &PgAnswer,
-    actor: Actor,
+    (actor, holder): (Actor, &str),
 ) -> Result<Settled, AppError> {
     let order_amount = current(app, &refund.order_id).await?.amount;
     match after_cancel(cancel_verdict(cancel_answer(answer, expected(refund, order_amount)))) {
@@ -283,7 +285,7 @@ pub(super) async fn settle_by_answer(
         RefundStep::NewKey => {
             // The PG refunded nothing and replays that answer for this key: only a new key goes out.
             let new_key = uuid::Uuid::new_v4().to_string();
-            app.db.replace_refund_key(&refund.refund_id, &app.worker_id, &new_key).await?;
+            app.db.replace_refund_key(&refund.refund_id, holder, &new_key).await?;
             Ok(Settled::NewKey)
         }
         RefundStep::Send | RefundStep::LookAgainLater => Ok(Settled::Unknown),

@@ -15,27 +15,27 @@
 //! operator alert; there is no last pass. Every call asks the shared breaker
 //! and retry budget first, as recovery's payment lookups do.
 
-use super::pass::{Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use super::refund::{Settled, expected, send, settle_by_answer, settle_refunded};
 use crate::app::App;
-use crate::db::{Actor, JobKind, PgCaller, Refund, RefundStatus};
+use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{PgAnswer, describe, refund_lookup, refund_lookup_verdict};
+use crate::pg::{LookupBy, PgAnswer, describe, refund_lookup, refund_lookup_verdict};
 use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund whose lease the engine took for this worker.
-pub(super) async fn pass(app: &App, refund_id: &str) -> Result<Pass, AppError> {
-    let Some(refund) = app.db.refund(refund_id).await? else { return Ok(Pass::not_ours()) };
+pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
+    let Some(refund) = app.db.refund(job.key).await? else { return Ok(Pass::not_ours()) };
     if refund.status != RefundStatus::Requested {
         return Ok(Pass::not_ours());
     }
-    let (recovered, last_answer) = recover_claimed(app, &refund).await?;
+    let (recovered, last_answer) = recover_claimed(app, job, &refund).await?;
     Ok(Pass { recovered, last_answer, passes_before: refund.recovery_passes })
 }
 
 /// One pass over a claimed refund: what it came to, and the PG's last answer.
-async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
     let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
     let expected = expected(refund, order_amount);
     let usable = |answer: &PgAnswer| {
@@ -43,8 +43,8 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
         metrics::refund_call("lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
     };
-    let ids = (refund.order_id.as_str(), refund.payment_key.as_str());
-    let looked_up = look_up(app, JobKind::Refund, &refund.refund_id, ids, PgCaller::Recovery, usable).await?;
+    let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
+    let looked_up = look_up(app, job, ids, PgCaller::Recovery, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
@@ -55,7 +55,7 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
             settle_refunded(app, refund, &answer, Actor::Recovery).await?;
             Ok((Recovered::Settled, described))
         }
-        RefundStep::Send => resend(app, refund).await,
+        RefundStep::Send => resend(app, job, refund).await,
         RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
             Ok((Recovered::Unsettled, described))
         }
@@ -63,10 +63,10 @@ async fn recover_claimed(app: &App, refund: &Refund) -> Result<(Recovered, Optio
 }
 
 /// Sends the cancel again with the refund's key, after a lookup showed it not done.
-async fn resend(app: &App, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
     let mut sent_as = None;
     let sending = &mut sent_as;
-    let sent = send_under_lease(app, JobKind::Refund, &refund.refund_id, |place| async move {
+    let sent = send_under_lease(app, job, |place| async move {
         // Read again under the renewed lease: the key may have changed since the
         // claim (a refusal by the card company gives the refund a new one).
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
@@ -79,7 +79,7 @@ async fn resend(app: &App, refund: &Refund) -> Result<(Recovered, Option<String>
         Err(not_sent) => return Ok(not_sent),
     };
     let refund = sent_as.expect("a refund that was sent was read first");
-    let settled = settle_by_answer(app, &refund, &answer, Actor::Recovery).await?;
+    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder)).await?;
     metrics::refund_call("resend", resend_label(settled, &answer));
     let recovered = match settled {
         Settled::Done => Recovered::Settled,

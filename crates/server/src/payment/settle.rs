@@ -5,7 +5,7 @@
 use payonce_api::{Failure, Order, OrderStatus};
 
 use crate::app::App;
-use crate::db::{Actor, Lease, now_ms};
+use crate::db::{Lease, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::settlement::{Moved, Transition};
@@ -19,11 +19,12 @@ pub struct Applied {
 
 /// Moves the order's attempt from whichever of `from` it is in (the lifecycle
 /// skips the moves it forbids, such as UNKNOWN to UNKNOWN), and returns the
-/// order as stored afterwards. If another worker moved it elsewhere first,
-/// the stored order wins and nothing is logged.
+/// order as stored afterwards. If another worker moved it elsewhere first, or
+/// took over the lease a failure or an unknown outcome needs, the stored order
+/// wins and nothing is logged.
 pub async fn apply(
     app: &App,
-    actor: Actor,
+    writer: Writer<'_>,
     order_id: &str,
     idempotency_key: &str,
     from: &[OrderStatus],
@@ -33,7 +34,7 @@ pub async fn apply(
     // backs off from there.
     let lease = Lease::Release { next_attempt_at_ms: now_ms() + app.timings().first_check_delay_ms() };
     for &status in from {
-        if let Some(moved) = app.db.transition(order_id, status, &transition, lease, actor).await? {
+        if let Some(moved) = app.db.transition(order_id, status, &transition, lease, writer).await? {
             log_transition(order_id, idempotency_key, moved, &transition);
             let order = app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
             return Ok(Applied { order, moved: true });

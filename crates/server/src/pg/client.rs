@@ -149,6 +149,15 @@ impl PgClient {
         read_answer(request.send().await).await
     }
 
+    /// `GET /v1/payments/orders/{orderId}`: the payment of an order as the PG
+    /// has it now, whatever its paymentKey.
+    pub async fn payment_of_order(&self, order_id: &str) -> PgAnswer {
+        let mut url = self.url("v1/payments/orders/");
+        url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(order_id);
+        let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
+        read_answer(request.send().await).await
+    }
+
     /// `GET /v1/transactions`: one page of the approvals and cancels between
     /// two Korean local date-times (both inclusive, to the second), after
     /// `starting_after`. A read, so it waits as long as a lookup.

@@ -19,6 +19,15 @@ use super::limit::cluster::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
 use crate::db::{Db, NewPgCall, PgCallKind, PgCaller, now_ms};
 
+/// How a payment is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupBy<'a> {
+    /// `GET /v1/payments/{paymentKey}`.
+    PaymentKey(&'a str),
+    /// `GET /v1/payments/orders/{orderId}`.
+    OrderId,
+}
+
 /// The PG client and the limit on calls to it.
 #[derive(Debug, Clone)]
 pub struct PgGateway {
@@ -102,11 +111,14 @@ impl PgGateway {
         &self.client
     }
 
-    /// Looks the payment up (`GET /v1/payments/{paymentKey}`) for `order_id`'s
-    /// `caller`, under `place`, given back once answered.
-    pub async fn lookup(&self, place: PgPlace, order_id: &str, payment_key: &str, caller: PgCaller) -> PgAnswer {
+    /// Looks `order_id`'s payment up, by its paymentKey or by the order's id,
+    /// for `caller`, under `place`, given back once answered.
+    pub async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> PgAnswer {
         let started = (now_ms(), Instant::now());
-        let answer = self.client.payment(payment_key).await;
+        let answer = match by {
+            LookupBy::PaymentKey(payment_key) => self.client.payment(payment_key).await,
+            LookupBy::OrderId => self.client.payment_of_order(order_id).await,
+        };
         drop(place);
         let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
         self.record(call, started, &answer).await;

@@ -12,9 +12,9 @@ pub mod toss;
 pub use classify::{
     CancelAnswer, ConfirmAnswer, Expected, ExpectedRefund, OrphanCancel, RefundLookup, StatusAnswer, TransactionKind,
     cancel_answer, cancel_verdict, confirm_answer, describe, failure_of, first_call_verdict, orphan_cancel,
-    refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict, status_answer, status_verdict,
-    transaction_kind,
+    order_status_answer, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict, status_answer,
+    status_verdict, transaction_kind,
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
-pub use gateway::{PgGateway, PgPlace};
+pub use gateway::{LookupBy, PgGateway, PgPlace};
 pub use messages::customer_message;

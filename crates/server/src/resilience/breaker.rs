@@ -15,82 +15,114 @@ const COOL_DOWN: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub struct CircuitBreaker {
-    state: Mutex<State>,
+    phase: Mutex<Phase<Instant>>,
     cool_down: Duration,
+    probe_timeout: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Closed {
-        failures: u32,
-    },
-    Open {
-        until: Instant,
-    },
-    /// One probe call is out; everyone else waits for its result.
-    HalfOpen,
+/// The breaker's state and rules, without a clock: what it allows at `now`,
+/// and what an answer or a failure makes of it. Generic over time, so the
+/// model checker drives the same rules with a clock of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase<T> {
+    Closed { failures: u32 },
+    Open { until: T },
+    /// One probe call is out; everyone else waits for its result, but not past
+    /// `probe_until`, the longest the probe could take: a probe granted and
+    /// never sent (its worker stopped, or found the job taken) must not hold
+    /// recovery back for good.
+    HalfOpen { probe_until: T },
+}
+
+impl<T: Copy + Ord> Phase<T> {
+    pub const CLOSED: Self = Phase::Closed { failures: 0 };
+
+    /// Whether a call may go now; a call let through after the cool-down (or
+    /// after a probe that never reported) is the probe, out until `probe_until`.
+    pub fn allows_call(&mut self, now: T, probe_until: T) -> bool {
+        match *self {
+            Phase::Closed { .. } => true,
+            Phase::Open { until } | Phase::HalfOpen { probe_until: until } if now >= until => {
+                *self = Phase::HalfOpen { probe_until };
+                true
+            }
+            Phase::Open { .. } | Phase::HalfOpen { .. } => false,
+        }
+    }
+
+    /// The PG answered: closed. Says whether it was not closed before.
+    pub fn record_answer(&mut self) -> bool {
+        let was_closed = matches!(self, Phase::Closed { .. });
+        *self = Self::CLOSED;
+        !was_closed
+    }
+
+    /// The PG gave no usable answer: one more failure, or open until
+    /// `open_until` once there were `threshold` in a row. Says whether this
+    /// opened it.
+    pub fn record_failure(&mut self, open_until: T, threshold: u32) -> bool {
+        match *self {
+            Phase::Closed { failures } if failures + 1 < threshold => {
+                *self = Phase::Closed { failures: failures + 1 };
+                false
+            }
+            Phase::Closed { .. } | Phase::HalfOpen { .. } | Phase::Open { .. } => {
+                *self = Phase::Open { until: open_until };
+                true
+            }
+        }
+    }
 }
 
 impl Default for CircuitBreaker {
     fn default() -> Self {
-        Self::new(COOL_DOWN)
+        Self::new(COOL_DOWN, COOL_DOWN)
     }
 }
 
 impl CircuitBreaker {
-    pub fn new(cool_down: Duration) -> Self {
-        Self { state: Mutex::new(State::Closed { failures: 0 }), cool_down }
+    /// A breaker that cools down for `cool_down` once open, and waits at most
+    /// `probe_timeout` (the longest recovery call) for its probe's result.
+    pub fn new(cool_down: Duration, probe_timeout: Duration) -> Self {
+        Self { phase: Mutex::new(Phase::CLOSED), cool_down, probe_timeout }
     }
 
     /// Whether a call may go to the PG now.
     pub fn allows_call(&self) -> bool {
-        let mut state = self.state.lock().expect("breaker lock");
-        match *state {
-            State::Closed { .. } => true,
-            State::Open { until } if Instant::now() >= until => {
-                *state = State::HalfOpen;
-                true
-            }
-            State::Open { .. } | State::HalfOpen => false,
-        }
+        let now = Instant::now();
+        self.phase.lock().expect("breaker lock").allows_call(now, now + self.probe_timeout)
     }
 
     /// The PG answered (whatever it said). Says whether this closed an open or
     /// half-open breaker, so recovery can go on at once with what it held back.
     pub fn record_answer(&self) -> bool {
-        let mut state = self.state.lock().expect("breaker lock");
-        let was_closed = matches!(*state, State::Closed { .. });
-        *state = State::Closed { failures: 0 };
-        if !was_closed {
+        let reopened = self.phase.lock().expect("breaker lock").record_answer();
+        if reopened {
             tracing::info!("PG circuit breaker closed: the PG answers again");
         }
-        !was_closed
+        reopened
     }
 
     /// The PG gave no usable answer: unreachable, timed out, 5xx or overloaded.
     pub fn record_failure(&self) {
-        let mut state = self.state.lock().expect("breaker lock");
-        *state = match *state {
-            State::Closed { failures } if failures + 1 < FAILURE_THRESHOLD => State::Closed { failures: failures + 1 },
-            State::Closed { .. } | State::HalfOpen | State::Open { .. } => {
-                crate::metrics::breaker_opened();
-                tracing::warn!(cool_down = ?self.cool_down, "PG circuit breaker open: recovery pauses");
-                State::Open { until: Instant::now() + self.cool_down }
-            }
-        };
+        let opened = self.phase.lock().expect("breaker lock").record_failure(Instant::now() + self.cool_down, FAILURE_THRESHOLD);
+        if opened {
+            crate::metrics::breaker_opened();
+            tracing::warn!(cool_down = ?self.cool_down, "PG circuit breaker open: recovery pauses");
+        }
     }
 
     /// How long the breaker still refuses every call, if it does: it is open and
     /// its cool-down has not ended. (After the cool-down one probe may go.)
     pub fn refuses_for(&self) -> Option<Duration> {
-        match *self.state.lock().expect("breaker lock") {
-            State::Open { until } => until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero()),
-            State::Closed { .. } | State::HalfOpen => None,
+        match *self.phase.lock().expect("breaker lock") {
+            Phase::Open { until } => until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero()),
+            Phase::Closed { .. } | Phase::HalfOpen { .. } => None,
         }
     }
 
     pub fn is_open(&self) -> bool {
-        matches!(*self.state.lock().expect("breaker lock"), State::Open { .. })
+        matches!(*self.phase.lock().expect("breaker lock"), Phase::Open { .. })
     }
 }
 
@@ -122,6 +154,22 @@ mod tests {
         assert!(breaker.record_answer(), "the probe's answer closes it");
         assert!(breaker.allows_call() && breaker.allows_call(), "an answer closes it");
         assert!(!breaker.record_answer(), "it was closed already");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_that_never_reports_does_not_hold_the_breaker_half_open() {
+        let breaker = CircuitBreaker::new(COOL_DOWN, Duration::from_secs(70));
+        for _ in 0..FAILURE_THRESHOLD {
+            breaker.record_failure();
+        }
+        tokio::time::advance(COOL_DOWN).await;
+        assert!(breaker.allows_call(), "the probe");
+        // Its worker stopped before sending it: nothing is ever recorded.
+        tokio::time::advance(Duration::from_secs(69)).await;
+        assert!(!breaker.allows_call(), "the probe may still be out");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(breaker.allows_call(), "another probe once the first could have ended");
+        assert!(!breaker.allows_call(), "only one");
     }
 
     #[tokio::test(start_paused = true)]

@@ -28,6 +28,20 @@ pub fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// A name for one holder of a lease: a confirm task, or one pass of a worker.
+/// Each is its own, even on one server, so a worker whose lease lapsed cannot
+/// renew, release or settle what another task of the same server took over.
+pub fn holder(worker_id: &str) -> String {
+    format!("{worker_id}/{}", uuid::Uuid::new_v4().simple())
+}
+
+/// How old an attempt must be before nothing unconfirmed can be charged any
+/// more: the PG's session lifetime, plus the longest a confirm sent at its
+/// very end can be processed, plus a margin.
+pub fn session_over_after(config: &ServerConfig) -> Duration {
+    config.pg_session_lifetime + for_confirm(config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,3 +59,4 @@ mod tests {
         assert_eq!(for_lookup(&quick), Duration::from_millis(7_300));
     }
 }
+

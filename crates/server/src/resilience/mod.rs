@@ -8,5 +8,5 @@ mod breaker;
 pub mod lease;
 mod retry_budget;
 
-pub use breaker::CircuitBreaker;
+pub use breaker::{CircuitBreaker, Phase as BreakerPhase};
 pub use retry_budget::RetryBudget;

@@ -44,8 +44,9 @@ pub enum Transition {
     Unknown(String),
     /// A lookup shows the charge cancelled in full at the PG since.
     Canceled,
-    /// A lookup shows the charge cancelled in part at the PG since.
-    PartiallyRefunded,
+    /// A lookup shows the charge cancelled in part at the PG since, with
+    /// `refunded_total` of it refunded.
+    PartiallyRefunded { refunded_total: u64 },
     /// A refund is stored, of an order with `balance_before` left to refund.
     CancelRequested { balance_before: u64 },
     /// The PG refunded: `refunded_total` of the charge is refunded now.
@@ -74,7 +75,7 @@ impl Transition {
             Transition::Failed(_) => (OrderStatus::Failed, refunded),
             Transition::Unknown(_) => (OrderStatus::Unknown, refunded),
             Transition::Canceled => (OrderStatus::Canceled, amount),
-            Transition::PartiallyRefunded => (OrderStatus::PartiallyRefunded, refunded),
+            Transition::PartiallyRefunded { refunded_total } => (OrderStatus::PartiallyRefunded, *refunded_total),
             Transition::CancelRequested { balance_before } => {
                 if amount.checked_sub(refunded) != Some(*balance_before) {
                     return None;
@@ -88,6 +89,15 @@ impl Transition {
             Transition::RefundRefused { back_to, .. } => (*back_to, refunded),
         };
         can_transition(from, to).then_some(Moved { from, to, refunded })
+    }
+
+    /// Whether only the holder of the attempt's lease may store this: a
+    /// failure, or an outcome made unknown. A worker whose lease lapsed may
+    /// have been overtaken by one that resent the confirm, which the PG then
+    /// charged: its "not charged" is no longer true. What the PG shows as
+    /// charged (PAID, cancelled since) is true whoever stores it.
+    pub fn needs_lease(&self) -> bool {
+        matches!(self, Transition::Failed(_) | Transition::Unknown(_))
     }
 
     /// Why nothing was charged, for a failure.

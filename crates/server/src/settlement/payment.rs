@@ -4,6 +4,12 @@
 //! lookup showed it never confirmed), or leaves it for a later pass. Never a
 //! second confirm on an unknown outcome: nothing here answers `Resend` but a
 //! lookup that showed the payment unconfirmed.
+//!
+//! Every unsettled payment settles in the end: past the PG's session lifetime
+//! (plus the longest processing, plus a margin) nothing unconfirmed can be
+//! charged any more, so a lookup that shows nothing charged then settles it
+//! FAILED; and a lookup by the customer's paymentKey that shows another
+//! order's payment is decided by a lookup by the order's id.
 
 use payonce_api::Failure;
 
@@ -17,8 +23,49 @@ pub enum PaymentStep {
     Settle(Transition),
     /// Send the confirm again, with the attempt's own key.
     Resend,
+    /// The paymentKey names another order's payment: look the payment up by
+    /// the order's id, and decide with [`after_order_lookup`].
+    LookUpByOrder,
     /// Nothing settles it yet: the job engine looks again in a later pass.
     LookAgainLater,
+}
+
+/// How old an attempt is, against how long the PG could still charge it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptAge {
+    /// Within the PG's session lifetime plus the longest processing: a
+    /// payment not confirmed yet may still be.
+    Young,
+    /// Past it: what the PG has not charged by now it never will.
+    PastSession,
+}
+
+impl AttemptAge {
+    /// The age of an attempt stored at `created_ms`, at `now_ms`, when the PG
+    /// charges nothing unconfirmed after `session_over_after`.
+    pub fn at(created_ms: i64, now_ms: i64, session_over_after: std::time::Duration) -> Self {
+        let age = u128::try_from(now_ms.saturating_sub(created_ms)).unwrap_or(0);
+        if age > session_over_after.as_millis() { AttemptAge::PastSession } else { AttemptAge::Young }
+    }
+}
+
+/// Why a lookup settles a payment FAILED, for the failure the adapter stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedBecause {
+    /// The PG shows the payment failed (aborted, expired): its own reason.
+    PgSaid,
+    /// Never confirmed, and the PG's session is over.
+    SessionOver,
+    /// The paymentKey was another order's, and this order has no charge.
+    KeyOfAnotherOrder,
+}
+
+/// What a lookup showed: its verdict and, for a charge cancelled in part,
+/// how much of it is refunded (`None` when the answer does not say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    pub verdict: StatusVerdict,
+    pub refunded_total: Option<u64>,
 }
 
 /// What the customer's first confirm call stores: PAID, FAILED (with the PG's
@@ -35,17 +82,45 @@ pub fn after_first_call(
     }
 }
 
-/// What a lookup of an unsettled payment leads to. (`Retry` is the lookup's
-/// own business: a pass retries it, and one that never got a usable answer
-/// ends without a verdict; if it arrives here it settles nothing.)
-pub fn after_lookup(verdict: StatusVerdict, failure: impl FnOnce() -> Failure) -> PaymentStep {
-    match verdict {
-        StatusVerdict::Paid => PaymentStep::Settle(Transition::Paid),
-        StatusVerdict::Failed => PaymentStep::Settle(Transition::Failed(failure())),
-        StatusVerdict::Canceled => PaymentStep::Settle(Transition::Canceled),
-        StatusVerdict::PartiallyRefunded => PaymentStep::Settle(Transition::PartiallyRefunded),
-        StatusVerdict::NotConfirmed => PaymentStep::Resend,
-        StatusVerdict::Nothing | StatusVerdict::Retry => PaymentStep::LookAgainLater,
+/// What a lookup (by paymentKey) of an unsettled payment of `age` leads to.
+/// (`Retry` is the lookup's own business: a pass retries it, and one that
+/// never got a usable answer ends without a verdict; if it arrives here it
+/// settles nothing.)
+pub fn after_lookup(shown: Shown, age: AttemptAge, failure: impl FnOnce(FailedBecause) -> Failure) -> PaymentStep {
+    match (shown.verdict, age) {
+        (StatusVerdict::Paid, _) => PaymentStep::Settle(Transition::Paid),
+        (StatusVerdict::Failed, _) => PaymentStep::Settle(Transition::Failed(failure(FailedBecause::PgSaid))),
+        (StatusVerdict::Canceled, _) => PaymentStep::Settle(Transition::Canceled),
+        // Recorded with what the PG refunded, so a later refund asks for the real balance.
+        (StatusVerdict::PartiallyRefunded, _) => match shown.refunded_total {
+            Some(refunded_total) => PaymentStep::Settle(Transition::PartiallyRefunded { refunded_total }),
+            None => PaymentStep::LookAgainLater,
+        },
+        (StatusVerdict::NotConfirmed, AttemptAge::Young) => PaymentStep::Resend,
+        (StatusVerdict::NotConfirmed, AttemptAge::PastSession) => {
+            PaymentStep::Settle(Transition::Failed(failure(FailedBecause::SessionOver)))
+        }
+        (StatusVerdict::OtherPayment, _) => PaymentStep::LookUpByOrder,
+        (StatusVerdict::Nothing | StatusVerdict::Retry, _) => PaymentStep::LookAgainLater,
+    }
+}
+
+/// What a lookup by the order's id leads to, once the lookup by paymentKey
+/// showed another order's payment. The confirm named a payment of another
+/// order, which the PG never approves for this one: if this order has no
+/// charge either, nothing can charge it, and it settles FAILED. A charge of
+/// this order under another key is an operator's to look at.
+pub fn after_order_lookup(by_order: StatusVerdict, failure: impl FnOnce(FailedBecause) -> Failure) -> PaymentStep {
+    match by_order {
+        StatusVerdict::NotConfirmed | StatusVerdict::Failed => {
+            PaymentStep::Settle(Transition::Failed(failure(FailedBecause::KeyOfAnotherOrder)))
+        }
+        StatusVerdict::Paid
+        | StatusVerdict::Canceled
+        | StatusVerdict::PartiallyRefunded
+        | StatusVerdict::OtherPayment
+        | StatusVerdict::Nothing
+        | StatusVerdict::Retry => PaymentStep::LookAgainLater,
     }
 }
 
@@ -77,21 +152,57 @@ mod tests {
         assert_eq!(stored(ConfirmVerdict::Nothing), Transition::Unknown("timed out".into()));
     }
 
+    fn because(why: FailedBecause) -> Failure {
+        Failure { code: format!("{why:?}"), message: "m".into() }
+    }
+
+    fn shown(verdict: StatusVerdict) -> Shown {
+        Shown { verdict, refunded_total: Some(3_000) }
+    }
+
     #[test]
-    fn only_a_lookup_that_shows_no_confirm_sends_it_again() {
+    fn only_a_young_lookup_that_shows_no_confirm_sends_it_again() {
+        use AttemptAge::{PastSession, Young};
+        let failed = |why| PaymentStep::Settle(Transition::Failed(because(why)));
         #[rustfmt::skip]
         let table = [
-            (StatusVerdict::Paid, PaymentStep::Settle(Transition::Paid)),
-            (StatusVerdict::Failed, PaymentStep::Settle(Transition::Failed(declined()))),
-            (StatusVerdict::Canceled, PaymentStep::Settle(Transition::Canceled)),
-            (StatusVerdict::PartiallyRefunded, PaymentStep::Settle(Transition::PartiallyRefunded)),
-            (StatusVerdict::NotConfirmed, PaymentStep::Resend),
-            (StatusVerdict::Nothing, PaymentStep::LookAgainLater),
-            (StatusVerdict::Retry, PaymentStep::LookAgainLater),
+            (StatusVerdict::Paid, Young, PaymentStep::Settle(Transition::Paid)),
+            (StatusVerdict::Failed, Young, failed(FailedBecause::PgSaid)),
+            (StatusVerdict::Canceled, PastSession, PaymentStep::Settle(Transition::Canceled)),
+            (StatusVerdict::PartiallyRefunded, Young, PaymentStep::Settle(Transition::PartiallyRefunded { refunded_total: 3_000 })),
+            (StatusVerdict::NotConfirmed, Young, PaymentStep::Resend),
+            (StatusVerdict::NotConfirmed, PastSession, failed(FailedBecause::SessionOver)),
+            (StatusVerdict::OtherPayment, Young, PaymentStep::LookUpByOrder),
+            (StatusVerdict::Nothing, PastSession, PaymentStep::LookAgainLater),
+            (StatusVerdict::Retry, PastSession, PaymentStep::LookAgainLater),
         ];
-        for (verdict, step) in table {
-            assert_eq!(after_lookup(verdict, declined), step, "{verdict:?}");
+        for (verdict, age, step) in table {
+            assert_eq!(after_lookup(shown(verdict), age, because), step, "{verdict:?} {age:?}");
         }
+    }
+
+    #[test]
+    fn a_partial_refund_is_recorded_only_with_its_amount() {
+        let unsaid = Shown { verdict: StatusVerdict::PartiallyRefunded, refunded_total: None };
+        assert_eq!(after_lookup(unsaid, AttemptAge::Young, because), PaymentStep::LookAgainLater);
+    }
+
+    #[test]
+    fn another_orders_key_fails_the_order_only_when_the_order_has_no_charge() {
+        let failed = PaymentStep::Settle(Transition::Failed(because(FailedBecause::KeyOfAnotherOrder)));
+        assert_eq!(after_order_lookup(StatusVerdict::NotConfirmed, because), failed);
+        assert_eq!(after_order_lookup(StatusVerdict::Failed, because), failed);
+        for charged in [StatusVerdict::Paid, StatusVerdict::PartiallyRefunded, StatusVerdict::Canceled] {
+            assert_eq!(after_order_lookup(charged, because), PaymentStep::LookAgainLater, "{charged:?}");
+        }
+    }
+
+    #[test]
+    fn an_attempt_is_past_the_session_only_after_it() {
+        let limit = std::time::Duration::from_secs(600);
+        assert_eq!(AttemptAge::at(0, 600_000, limit), AttemptAge::Young);
+        assert_eq!(AttemptAge::at(0, 600_001, limit), AttemptAge::PastSession);
+        assert_eq!(AttemptAge::at(5_000, 0, limit), AttemptAge::Young, "a clock that went back");
     }
 
     #[test]

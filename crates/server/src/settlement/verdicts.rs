@@ -29,6 +29,9 @@ pub enum StatusVerdict {
     /// Never confirmed (or being processed right now): resend the confirm with
     /// the attempt's own key, once this pass.
     NotConfirmed,
+    /// A payment, but another order's (or another amount): the paymentKey
+    /// proves nothing about this order; its id may.
+    OtherPayment,
     /// Settles nothing; look again later.
     Nothing,
     /// Nothing learned; try the lookup again after a backoff.

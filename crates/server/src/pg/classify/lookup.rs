@@ -37,7 +37,7 @@ pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 13] = [
     (S::NotFound, Q::NotConfirmed),
     (S::Payment(P::WaitingForDeposit), Q::Nothing),
     (S::Payment(P::Unrecognised), Q::Nothing),
-    (S::NotThisPayment, Q::Nothing),
+    (S::NotThisPayment, Q::OtherPayment),
     (S::Unexpected, Q::Nothing),
     (S::Unavailable, Q::Retry),
 ];
@@ -61,6 +61,18 @@ pub fn status_answer(answer: &PgAnswer, expected: Expected<'_>) -> StatusAnswer 
 }
 
 /// What a lookup means for an unsettled attempt.
+/// What a lookup by the order's id shows of this order's payment, whatever its
+/// paymentKey: a payment of another order or another amount proves nothing.
+pub fn order_status_answer(answer: &PgAnswer, order_id: &str, amount: u64) -> StatusAnswer {
+    match answer {
+        PgAnswer::Payment { payment, .. } if payment.order_id == order_id && payment.total_amount == amount => {
+            S::Payment(payment.status)
+        }
+        PgAnswer::Payment { .. } => S::NotThisPayment,
+        other => status_answer(other, Expected { payment_key: "", order_id, amount }),
+    }
+}
+
 pub fn status_verdict(answer: StatusAnswer) -> StatusVerdict {
     STATUS_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(Q::Nothing, |(_, verdict)| *verdict)
 }

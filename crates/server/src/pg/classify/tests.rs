@@ -227,7 +227,7 @@ fn status_unrecognised_settles_nothing() {
 
 #[test]
 fn status_of_another_payment_settles_nothing() {
-    check_status_row(S::NotThisPayment, Q::Nothing);
+    check_status_row(S::NotThisPayment, Q::OtherPayment);
 }
 
 #[test]
