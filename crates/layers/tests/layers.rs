@@ -1,5 +1,5 @@
 //! The layer rules of ARCHITECTURE.md, checked on every test run: no import
-//! circle in the order server or the fake PG, and in the order server no
+//! circle in the order server, the fake PG or the model, and in the order server no
 //! module importing from a layer above its own.
 
 use std::path::Path;
@@ -46,6 +46,11 @@ fn the_order_servers_layers_import_only_downward() {
 #[test]
 fn the_fake_pg_has_no_import_circle() {
     assert_eq!(crate_sources("fake-pg").circles(), Vec::<Vec<String>>::new());
+}
+
+#[test]
+fn the_model_has_no_import_circle() {
+    assert_eq!(crate_sources("model").circles(), Vec::<Vec<String>>::new());
 }
 
 /// One writer for an order's status: no statement but `db/status.rs`'s sets it.

@@ -1,0 +1,258 @@
+//! The PG as Toss documents it, for one order: its payment, the first response
+//! stored against the attempt's idempotency key (replayed for every repeat,
+//! a 5xx included; a 429 is not stored), processing that goes on after its
+//! caller gave up, a session that expires (after which a lookup shows EXPIRED,
+//! or answers 404, as the PG chooses), and lookups by paymentKey and by
+//! orderId. Its answers are built as the server's `PgAnswer`, so the server's
+//! own tables read them.
+
+use payonce_server::pg::toss::{Payment, PaymentStatus};
+use payonce_server::pg::{Expected, PgAnswer};
+
+/// The order's amount, in the model's units.
+pub const AMOUNT: u64 = 2;
+pub const ORDER_ID: &str = "order-1";
+/// The paymentKey of the order's payment, from its window.
+pub const PAYMENT_KEY: &str = "pk-order-1";
+/// Another order's payment, already paid, whose key a customer may confirm with.
+pub const OTHER_ORDER_ID: &str = "order-0";
+pub const OTHER_PAYMENT_KEY: &str = "pk-order-0";
+
+/// What the attempt expects the PG to show.
+pub fn expected(names_other_order: bool) -> Expected<'static> {
+    Expected { payment_key: attempt_key(names_other_order), order_id: ORDER_ID, amount: AMOUNT }
+}
+
+/// The paymentKey the customer confirmed with.
+pub fn attempt_key(names_other_order: bool) -> &'static str {
+    if names_other_order { OTHER_PAYMENT_KEY } else { PAYMENT_KEY }
+}
+
+/// How the PG shows a payment whose session expired unconfirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExpiryShows {
+    /// `status: EXPIRED`.
+    Expired,
+    /// 404 `NOT_FOUND_PAYMENT`: the PG no longer has it.
+    NotFound,
+}
+
+/// The order's payment at the PG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PaymentAtPg {
+    /// Authorised in the window, not confirmed.
+    InProgress,
+    Done,
+    /// The card company declined the confirm.
+    Aborted,
+    /// The session ended before a confirm.
+    Expired,
+    /// Expired, and the PG answers 404 for it.
+    Gone,
+    PartialCanceled,
+}
+
+/// A confirm's reply, as the PG sends it (or none, when its caller gave up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reply {
+    Approved,
+    Declined,
+    ServerError,
+    TooManyRequests,
+    SessionGone,
+    AlreadyProcessed,
+    /// A code no table knows (the PG's answer to a key of another order).
+    Undocumented,
+    /// The caller stopped waiting: the PG may still process it.
+    NoAnswer,
+}
+
+/// A lookup's reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Looked {
+    /// The order's payment, in this status, with this much refunded.
+    Order(PaymentAtPg, u64),
+    /// Another order's payment (a lookup by a key of another order).
+    OtherOrder,
+    /// No answer, or a 5xx.
+    Unavailable,
+}
+
+/// How one confirm is processed, beyond what the PG's state decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Processing {
+    AsDocumented,
+    /// 429: turned away for load, not stored against the key.
+    TurnedAway,
+    /// A 5xx, stored against the key: every repeat replays it.
+    StoredServerError,
+}
+
+/// A confirm the PG has received and not yet processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Request {
+    /// The task waiting for it: (server, slot), and the lease it sent it under.
+    pub to: (u8, u8),
+    pub holder: crate::lease::Holder,
+    /// It reached the PG before the session ended: the PG processes it as
+    /// if the session were open (for up to the longest processing).
+    pub in_session: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pg {
+    pub payment: PaymentAtPg,
+    pub refunded: u64,
+    /// Charged at some point (a later cancel does not undo this).
+    pub charged: bool,
+    pub charges: u8,
+    /// The first response stored against the attempt's key.
+    pub stored: Option<Reply>,
+    pub inbox: Vec<Request>,
+    pub session_over: bool,
+    /// Past the session and the longest processing (the attempt is old):
+    /// every confirm that reached the PG in the session has been processed.
+    pub long_over: bool,
+    pub partly_cancelled: bool,
+    /// The card company declines this card.
+    pub declines: bool,
+    pub expiry_shows: ExpiryShows,
+}
+
+impl Pg {
+    pub fn new(declines: bool, expiry_shows: ExpiryShows) -> Self {
+        Pg {
+            payment: PaymentAtPg::InProgress,
+            refunded: 0,
+            charged: false,
+            charges: 0,
+            stored: None,
+            inbox: Vec::new(),
+            session_over: false,
+            long_over: false,
+            partly_cancelled: false,
+            declines,
+            expiry_shows,
+        }
+    }
+
+    /// Processes a confirm of the attempt's key, as Toss does.
+    pub fn process(&mut self, request: Request, names_other_order: bool, processing: Processing) -> Reply {
+        if let Some(stored) = self.stored {
+            return stored;
+        }
+        let reply = match processing {
+            Processing::TurnedAway => return Reply::TooManyRequests,
+            Processing::StoredServerError => Reply::ServerError,
+            // The key names another order's payment: Toss refuses the pair.
+            Processing::AsDocumented if names_other_order => Reply::Undocumented,
+            Processing::AsDocumented if self.session_over && !request.in_session => Reply::SessionGone,
+            Processing::AsDocumented => match self.payment {
+                PaymentAtPg::InProgress if self.declines => {
+                    self.payment = PaymentAtPg::Aborted;
+                    Reply::Declined
+                }
+                PaymentAtPg::InProgress => {
+                    self.payment = PaymentAtPg::Done;
+                    self.charged = true;
+                    self.charges += 1;
+                    Reply::Approved
+                }
+                PaymentAtPg::Done | PaymentAtPg::PartialCanceled => Reply::AlreadyProcessed,
+                PaymentAtPg::Aborted | PaymentAtPg::Expired | PaymentAtPg::Gone => Reply::SessionGone,
+            },
+        };
+        self.stored = Some(reply);
+        reply
+    }
+
+    /// A confirm that reached the PG while the session was open is still
+    /// being processed.
+    pub fn processing_from_the_session(&self) -> bool {
+        self.inbox.iter().any(|request| request.in_session)
+    }
+
+    /// The order's payment as a lookup shows it now: one never confirmed
+    /// shows expired once the session is over and nothing from it is still
+    /// being processed.
+    pub fn shown_payment(&self) -> PaymentAtPg {
+        match self.payment {
+            PaymentAtPg::InProgress if self.session_over && !self.processing_from_the_session() => {
+                match self.expiry_shows {
+                    ExpiryShows::Expired => PaymentAtPg::Expired,
+                    ExpiryShows::NotFound => PaymentAtPg::Gone,
+                }
+            }
+            payment => payment,
+        }
+    }
+
+    /// A lookup by the attempt's paymentKey.
+    pub fn look_up_by_key(&self, names_other_order: bool) -> Looked {
+        if names_other_order { Looked::OtherOrder } else { self.look_up_by_order() }
+    }
+
+    /// A lookup by the order's id.
+    pub fn look_up_by_order(&self) -> Looked {
+        Looked::Order(self.shown_payment(), self.refunded)
+    }
+}
+
+fn payment(payment_key: &str, order_id: &str, status: PaymentStatus, refunded: u64) -> PgAnswer {
+    let payment = Payment {
+        payment_key: payment_key.to_owned(),
+        order_id: order_id.to_owned(),
+        status,
+        total_amount: AMOUNT,
+        balance_amount: Some(AMOUNT - refunded),
+        failure: None,
+    };
+    PgAnswer::Payment { http_status: 200, payment }
+}
+
+fn error(http_status: u16, code: &str) -> PgAnswer {
+    PgAnswer::Error { http_status, code: code.to_owned(), message: String::new() }
+}
+
+/// A confirm's reply as the server's client reads it.
+pub fn confirm_answer(reply: Reply, names_other_order: bool) -> PgAnswer {
+    match reply {
+        Reply::Approved => payment(attempt_key(names_other_order), ORDER_ID, PaymentStatus::Done, 0),
+        Reply::Declined => error(403, "REJECT_CARD_PAYMENT"),
+        Reply::ServerError => error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+        Reply::TooManyRequests => error(429, "TOO_MANY_REQUESTS"),
+        Reply::SessionGone => error(404, "NOT_FOUND_PAYMENT_SESSION"),
+        Reply::AlreadyProcessed => error(400, "ALREADY_PROCESSED_PAYMENT"),
+        Reply::Undocumented => error(400, "INVALID_ORDER_ID_FOR_PAYMENT_KEY"),
+        Reply::NoAnswer => PgAnswer::NoAnswer { detail: "timed out".to_owned(), timed_out: true },
+    }
+}
+
+/// A lookup's reply as the server's client reads it.
+pub fn lookup_answer(looked: Looked) -> PgAnswer {
+    match looked {
+        Looked::Order(PaymentAtPg::Gone, _) => error(404, "NOT_FOUND_PAYMENT"),
+        Looked::Order(status, refunded) => {
+            let status = match status {
+                PaymentAtPg::InProgress => PaymentStatus::InProgress,
+                PaymentAtPg::Done => PaymentStatus::Done,
+                PaymentAtPg::Aborted => PaymentStatus::Aborted,
+                PaymentAtPg::Expired | PaymentAtPg::Gone => PaymentStatus::Expired,
+                PaymentAtPg::PartialCanceled => PaymentStatus::PartialCanceled,
+            };
+            payment(PAYMENT_KEY, ORDER_ID, status, refunded)
+        }
+        Looked::OtherOrder => payment(OTHER_PAYMENT_KEY, OTHER_ORDER_ID, PaymentStatus::Done, 0),
+        Looked::Unavailable => error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+    }
+}
+
+/// The body of an error answer, for traces.
+pub fn describe(answer: &PgAnswer) -> String {
+    match answer {
+        PgAnswer::Error { http_status, code, .. } => format!("{http_status} {code}"),
+        PgAnswer::Payment { payment, .. } => format!("{} {:?}", payment.order_id, payment.status),
+        PgAnswer::NoAnswer { .. } => "no answer".to_owned(),
+        PgAnswer::NotSent { .. } | PgAnswer::Unparsable { .. } => "unreadable".to_owned(),
+    }
+}

@@ -1,0 +1,63 @@
+//! What must hold in every reachable state, and what must be reachable.
+
+use payonce_api::OrderStatus;
+use stateright::{Model, Property};
+
+use crate::state::{Said, State, Task};
+
+pub const ONE_CHARGE: &str = "at most one charge per order";
+pub const PAID_ONLY_IF_CHARGED: &str = "PAID only with the PG's charge";
+pub const FAILED_ONLY_IF_NOTHING_CHARGED: &str = "FAILED only when nothing was or can be charged";
+pub const PAGE_TRUTHFUL: &str = "the page says not charged only when that is true";
+pub const LEDGER_AGREES: &str = "what the shop records as refunded is what the PG refunded";
+pub const EVERY_PAYMENT_SETTLES: &str = "every payment settles";
+pub const CAN_BE_PAID: &str = "a payment can be paid";
+pub const CAN_FAIL: &str = "a payment can fail";
+pub const CAN_BE_RECOVERED_PARTLY_REFUNDED: &str = "a payment can be found partly refunded";
+
+fn charged_statuses(status: OrderStatus) -> bool {
+    matches!(
+        status,
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled | OrderStatus::CancelRequested
+    )
+}
+
+/// The customer's payment is settled: final, or never stored (its confirm
+/// task gone before it stored anything, so there is nothing to settle).
+fn settled(state: &State) -> bool {
+    let confirm_task_gone = state.servers.iter().all(|server| server.tasks[0] == Task::Idle);
+    state.submitted
+        && match state.row.status {
+            OrderStatus::Created => confirm_task_gone,
+            status => !matches!(status, OrderStatus::Pending | OrderStatus::Unknown),
+        }
+}
+
+/// Every property, for a model whose states are the protocol's.
+pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
+    vec![
+        Property::always(ONE_CHARGE, |_, state: &State| state.pg.charges <= 1),
+        Property::always(PAID_ONLY_IF_CHARGED, |_, state: &State| {
+            !charged_statuses(state.row.status) || state.pg.charged
+        }),
+        // The PG's charge is kept for good: a charge that comes after FAILED
+        // was stored (something was still in flight) breaks this too.
+        Property::always(FAILED_ONLY_IF_NOTHING_CHARGED, |_, state: &State| {
+            state.row.status != OrderStatus::Failed || !state.pg.charged
+        }),
+        Property::always(PAGE_TRUTHFUL, |_, state: &State| state.said != Said::NotCharged || !state.pg.charged),
+        Property::always(LEDGER_AGREES, |_, state: &State| {
+            !matches!(state.row.status, OrderStatus::PartiallyRefunded | OrderStatus::Canceled)
+                || state.row.refunded == state.pg.refunded
+        }),
+        // Checked where a run ends: nothing can move any more, every timer has
+        // fired, the PG answers (the faults are spent or not taken), and
+        // recovery had its passes since time last moved.
+        Property::eventually(EVERY_PAYMENT_SETTLES, |_, state: &State| settled(state)),
+        Property::sometimes(CAN_BE_PAID, |_, state: &State| state.row.status == OrderStatus::Paid),
+        Property::sometimes(CAN_FAIL, |_, state: &State| state.row.status == OrderStatus::Failed),
+        Property::sometimes(CAN_BE_RECOVERED_PARTLY_REFUNDED, |_, state: &State| {
+            state.row.status == OrderStatus::PartiallyRefunded
+        }),
+    ]
+}

@@ -1,0 +1,147 @@
+//! What the model keeps: the shop's database (one order's attempt), the PG,
+//! two servers with their tasks and breakers, the page, and the budgets that
+//! bound the exploration.
+
+use payonce_api::OrderStatus;
+use payonce_server::resilience::BreakerPhase;
+use payonce_server::settlement::AttemptAge;
+
+pub use crate::lease::Holder;
+use crate::pg::{Looked, Pg, Reply};
+
+/// The attempt's row in the shop's database.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Row {
+    pub status: OrderStatus,
+    pub refunded: u64,
+    /// `lease_owner`: kept when the lease is released or lapses, as in SQL.
+    pub owner: Option<Holder>,
+    /// The lease has lapsed (`lease_until_ms` passed, or set to 0).
+    pub lapsed: bool,
+}
+
+impl Row {
+    /// Open for recovery, and free to claim.
+    pub fn claimable(&self) -> bool {
+        self.is_open() && (self.owner.is_none() || self.lapsed)
+    }
+
+    /// PENDING or UNKNOWN: what recovery settles.
+    pub fn is_open(&self) -> bool {
+        matches!(self.status, OrderStatus::Pending | OrderStatus::Unknown)
+    }
+}
+
+/// Which lookup a worker makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lookup {
+    ByKey,
+    ByOrder,
+}
+
+/// A call a worker is about to make, once the breaker and its lease allow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Call {
+    Lookup(Lookup),
+    Resend,
+}
+
+/// What one task is doing. Slot 0 of a server is the customer's confirm
+/// request; slots 1 and 2 are its background workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Task {
+    Idle,
+    /// The customer's confirm arrived; the attempt is not stored yet.
+    ConfirmReceived,
+    /// The attempt is stored PENDING under this task's lease.
+    ConfirmStored(Holder),
+    /// The confirm is at the PG.
+    ConfirmAwaiting(Holder),
+    /// The PG's reply (or none) is in.
+    ConfirmAnswered(Holder, Reply),
+    /// A worker took the attempt's lease.
+    Claimed(Holder),
+    /// Asking the breaker for a call.
+    AtGate(Holder, Call),
+    /// The breaker let the call through (a probe, if it was half-open).
+    Granted(Holder, Call),
+    /// A lookup's answer is in, with the attempt's age when it went out.
+    LookedUp(Holder, Lookup, Looked, AttemptAge),
+    /// The resent confirm is at the PG.
+    ResendAwaiting(Holder),
+    ResendAnswered(Holder, Reply),
+}
+
+impl Task {
+    /// The lease this task acts under, if it holds one.
+    pub fn holder(&self) -> Option<Holder> {
+        match *self {
+            Task::Idle | Task::ConfirmReceived => None,
+            Task::ConfirmStored(holder)
+            | Task::ConfirmAwaiting(holder)
+            | Task::ConfirmAnswered(holder, _)
+            | Task::Claimed(holder)
+            | Task::AtGate(holder, _)
+            | Task::Granted(holder, _)
+            | Task::LookedUp(holder, ..)
+            | Task::ResendAwaiting(holder)
+            | Task::ResendAnswered(holder, _) => Some(holder),
+        }
+    }
+}
+
+pub const SERVERS: u8 = 2;
+pub const SLOTS: u8 = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Server {
+    /// The breaker, on a clock of deadlines 0 (come) or 1 (to come).
+    pub breaker: BreakerPhase<u8>,
+    pub tasks: [Task; SLOTS as usize],
+}
+
+impl Server {
+    pub fn fresh() -> Self {
+        Server { breaker: BreakerPhase::CLOSED, tasks: [Task::Idle; SLOTS as usize] }
+    }
+}
+
+/// What the page has told the customer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Said {
+    Nothing,
+    NotCharged,
+    Paid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct State {
+    pub row: Row,
+    pub pg: Pg,
+    pub servers: [Server; SERVERS as usize],
+    pub submitted: bool,
+    pub said: Said,
+    /// The customer confirmed with a paymentKey of another order.
+    pub names_other_order: bool,
+    /// Faults still allowed: a kill, a freeze past a lease, a database
+    /// error, a timeout, a 429, a stored 5xx, a failed lookup.
+    pub faults_left: u8,
+    /// Recovery passes so far (each claim is one); no claim past the bound.
+    pub passes: u8,
+    pub operator_asked: bool,
+}
+
+impl State {
+    pub fn task(&self, server: u8, slot: u8) -> Task {
+        self.servers[server as usize].tasks[slot as usize]
+    }
+
+    pub fn set_task(&mut self, server: u8, slot: u8, task: Task) {
+        self.servers[server as usize].tasks[slot as usize] = task;
+    }
+
+    /// Whether a live task acts under `holder`.
+    pub fn held_by_a_task(&self, holder: Holder) -> bool {
+        self.servers.iter().flat_map(|server| server.tasks.iter()).any(|task| task.holder() == Some(holder))
+    }
+}

@@ -1,0 +1,107 @@
+//! A counterexample as a short, readable trace: one line per step, saying
+//! who did what, then the attempt's row and the PG's payment after it.
+
+use std::fmt::Write;
+
+use stateright::Path;
+
+use crate::pg::Processing;
+use crate::protocol::Action;
+use crate::state::{State, Task};
+
+/// The path, one numbered line per step, up to the first state for which
+/// `ends` holds.
+pub fn render_until(path: &Path<State, Action>, ends: impl Fn(&State) -> bool) -> String {
+    let steps = path.clone().into_vec();
+    let mut out = String::new();
+    let first = &steps[0].0;
+    let _ = writeln!(
+        out,
+        "start: the customer confirms with {}; the card {}; after its session the PG shows the payment {}",
+        if first.names_other_order { "another order's paymentKey" } else { "its own paymentKey" },
+        if first.pg.declines { "declines" } else { "is good" },
+        match first.pg.expiry_shows {
+            crate::pg::ExpiryShows::Expired => "EXPIRED",
+            crate::pg::ExpiryShows::NotFound => "as 404",
+        },
+    );
+    for (number, window) in steps.windows(2).enumerate() {
+        let ((before, action), (after, _)) = (&window[0], &window[1]);
+        let Some(action) = action else { continue };
+        let _ = writeln!(out, "{:>2}. {:<66} | {}", number + 1, describe(action, after), summary(before, after));
+        if ends(after) {
+            break;
+        }
+    }
+    out
+}
+
+fn task_name(server: u8, slot: u8) -> String {
+    if slot == 0 { format!("server {server}'s confirm task") } else { format!("worker {server}.{slot}") }
+}
+
+/// What a step did, in words.
+pub fn describe(action: &Action, after: &State) -> String {
+    let answered = |server: u8, slot: u8| match after.task(server, slot) {
+        Task::ConfirmAnswered(_, reply) | Task::ResendAnswered(_, reply) => format!(": {reply:?}"),
+        Task::LookedUp(_, by, looked, _) => format!(" ({by:?}): {looked:?}"),
+        _ => String::new(),
+    };
+    match *action {
+        Action::Submit { server } => format!("the page sends its confirm to server {server}"),
+        Action::PageChecks => "the page checks the order".to_owned(),
+        Action::StoreAttempt { server } => format!("{} stores the attempt", task_name(server, 0)),
+        Action::SendConfirm { server } => format!("{} sends the confirm", task_name(server, 0)),
+        Action::SettleConfirm { server } => format!("{} stores the outcome", task_name(server, 0)),
+        Action::Claim { server, slot } => format!("{} claims the attempt", task_name(server, slot)),
+        Action::BeginPass { server, slot } => format!("{} begins its pass", task_name(server, slot)),
+        Action::AskBreaker { server, slot } => format!("{} asks server {server}'s breaker", task_name(server, slot)),
+        Action::RenewAndCall { server, slot, fails } => format!(
+            "{} renews its lease and calls the PG{}{}",
+            task_name(server, slot),
+            if fails { ", which fails" } else { "" },
+            answered(server, slot)
+        ),
+        Action::Decide { server, slot } => format!("{} acts on the answer", task_name(server, slot)),
+        Action::Process { request, processing } => {
+            let (server, slot) = request.to;
+            let how = match processing {
+                Processing::AsDocumented => "",
+                Processing::TurnedAway => " with a 429 (not stored)",
+                Processing::StoredServerError => " with a 5xx it stores",
+            };
+            format!("the PG processes {}'s confirm{how}{}", task_name(server, slot), answered(server, slot))
+        }
+        Action::GiveUp { server, slot } => format!("{} stops waiting for the PG", task_name(server, slot)),
+        Action::SessionEnds => "the PG's session for the payment ends".to_owned(),
+        Action::SessionLongOver => "the session's longest processing is over too".to_owned(),
+        Action::PartialCancelAtPg => "part of the charge is cancelled at the PG's console".to_owned(),
+        Action::Tick => "time passes: the breakers' deadlines come".to_owned(),
+        Action::Kill { server } => format!("server {server} is killed and restarts"),
+        Action::TaskStops { server, slot } => format!("a database call of {} fails", task_name(server, slot)),
+        Action::Freeze => "the lease's holder freezes past its lease".to_owned(),
+        Action::LeaseRunsOut => "the lease of a task that is gone runs out".to_owned(),
+        Action::AskPgNow => "an operator asks the PG now".to_owned(),
+    }
+}
+
+fn summary(before: &State, after: &State) -> String {
+    let row = &after.row;
+    let mut line = format!("shop {}", row.status.as_str());
+    if row.refunded > 0 {
+        let _ = write!(line, " (refunded {})", row.refunded);
+    }
+    let _ = write!(line, ", PG {:?}", after.pg.shown_payment());
+    if after.pg.charged {
+        line.push_str(" charged");
+    }
+    if after.pg.refunded > 0 {
+        let _ = write!(line, " (refunded {})", after.pg.refunded);
+    }
+    if after.pg.stored != before.pg.stored
+        && let Some(stored) = after.pg.stored
+    {
+        let _ = write!(line, ", key stores {stored:?}");
+    }
+    line
+}
