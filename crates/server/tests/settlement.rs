@@ -274,3 +274,37 @@ async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     assert_eq!(server.history(&failed.order.order_id).await, ["CREATED>PENDING", "PENDING>FAILED"]);
     assert_charges_agree(&pg, &server, &[&paid.order.order_id, &failed.order.order_id]).await;
 }
+
+#[tokio::test]
+async fn only_the_holder_of_the_attempts_lease_stores_a_failure_or_an_unknown_outcome() {
+    use payonce_api::Failure;
+    use payonce_server::db::{Actor, Lease, Writer};
+    use payonce_server::settlement::Transition;
+
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    // Recovery waits a whole interval before its first look: the attempt stays UNKNOWN meanwhile.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(600)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+    let (_, body) = server.confirm(&created.order, "key-held").await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    let db = server.db().await;
+    let holder = db.attempt_detail(order_id).await.unwrap().unwrap().lease_owner.unwrap();
+    let declined = Transition::Failed(Failure { code: "REJECT_CARD_PAYMENT".into(), message: "late".into() });
+    let (unknown, lease) = (OrderStatus::Unknown, Lease::Release { next_attempt_at_ms: 0 });
+
+    // A task of the same server whose lease was taken over, and one holding none.
+    let overtaken = format!("{}/another-pass", holder.split('/').next().unwrap());
+    for writer in [Writer::holding(Actor::Recovery, &overtaken), Writer::without_lease(Actor::Recovery)] {
+        assert_eq!(db.transition(order_id, unknown, &declined, lease, writer).await.unwrap(), None, "{writer:?}");
+        let unknown_again = Transition::Unknown("late".into());
+        assert_eq!(db.transition(order_id, unknown, &unknown_again, lease, writer).await.unwrap(), None);
+    }
+    assert_eq!(server.order(order_id).await.status, OrderStatus::Unknown);
+    let holding = Writer::holding(Actor::Confirm, &holder);
+    let moved = db.transition(order_id, unknown, &declined, lease, holding).await.unwrap();
+    assert_eq!(moved.map(|moved| moved.to), Some(OrderStatus::Failed), "the holder's failure is stored");
+    assert_eq!(server.history(order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>FAILED"]);
+    assert_eq!(pg.charges(order_id).await, 0);
+}

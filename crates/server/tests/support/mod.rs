@@ -81,6 +81,22 @@ impl FakePg {
             .unwrap()
     }
 
+    /// A cancel sent straight to the PG (as from its console): `amount`, or in full.
+    pub async fn cancel_directly(&self, payment_key: &str, amount: Option<u64>) -> reqwest::Response {
+        let mut body = json!({"cancelReason": "cancelled at the PG's console"});
+        if let Some(amount) = amount {
+            body["cancelAmount"] = json!(amount);
+        }
+        self.http
+            .post(format!("{}/v1/payments/{payment_key}/cancel", self.url))
+            .basic_auth(SECRET_KEY, Some(""))
+            .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// The payment window for the order, as the PG's SDK opens it.
     pub fn window_url(&self, created: &CreatedOrder) -> String {
         let query = [
