@@ -94,6 +94,9 @@ pub struct RuntimeConfig {
     pub seed: u64,
     /// What a repeated Idempotency-Key is answered with.
     pub replay: ReplayMode,
+    /// How a lookup shows a payment whose session expired unconfirmed.
+    #[serde(default)]
+    pub expired_lookup: ExpiredLookup,
     /// A simulated outage: every API call (confirms, cancels, lookups, listings) is answered 503
     /// at once and nothing is processed. Processings already running go on.
     pub outage: bool,
@@ -112,6 +115,18 @@ pub enum ReplayMode {
     /// The payment's outcome: the DONE payment after a charge, even if the first
     /// caller got a 500 or a reset. Kinder than Toss; for experiments only.
     Outcome,
+}
+
+/// How a lookup shows a payment whose session expired before any confirm.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpiredLookup {
+    /// `status: EXPIRED`, as Toss documents.
+    #[default]
+    Shown,
+    /// 404 `NOT_FOUND_PAYMENT`, as a PG that no longer keeps an expired
+    /// session would answer: the order server must settle it all the same.
+    NotFound,
 }
 
 impl std::str::FromStr for ReplayMode {
@@ -136,6 +151,7 @@ impl Default for RuntimeConfig {
             contract_limit: None,
             seed: 1,
             replay: ReplayMode::Toss,
+            expired_lookup: ExpiredLookup::Shown,
             outage: false,
             faults: Faults::default(),
         }
@@ -177,10 +193,15 @@ pub struct Faults {
     pub error_500_after_charge: f64,
     /// The connection is reset at once; nothing is processed.
     pub reset_before_processing: f64,
+    /// A confirm fails inside the PG: 500 `FAILED_INTERNAL_SYSTEM_PROCESSING`,
+    /// nothing charged, the payment still open, and the answer stored against
+    /// the key as Toss stores a first response: every repeat gets it again.
+    #[serde(default)]
+    pub error_500_stored: f64,
 }
 
 impl Faults {
-    fn rates(&self) -> [(&'static str, f64); 7] {
+    fn rates(&self) -> [(&'static str, f64); 8] {
         [
             ("faults.decline", self.decline),
             ("faults.error_500", self.error_500),
@@ -189,6 +210,7 @@ impl Faults {
             ("faults.reset_after_charge", self.reset_after_charge),
             ("faults.error_500_after_charge", self.error_500_after_charge),
             ("faults.reset_before_processing", self.reset_before_processing),
+            ("faults.error_500_stored", self.error_500_stored),
         ]
     }
 }
@@ -286,7 +308,9 @@ mod tests {
             "outage": false,
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
-                       "error_500_after_charge": 0.0, "reset_before_processing": 0.0}
+                       "error_500_after_charge": 0.0, "reset_before_processing": 0.0,
+                       "error_500_stored": 0.0},
+            "expired_lookup": "shown"
         });
         assert_eq!(serde_json::to_value(RuntimeConfig::default()).unwrap(), expected);
     }

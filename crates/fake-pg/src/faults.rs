@@ -79,6 +79,12 @@ impl FaultRng {
         draws.into_iter().find(|(_, hit)| *hit).map(|(fault, _)| fault)
     }
 
+    /// Whether a confirm about to be processed fails inside the PG instead,
+    /// with a 500 stored against its key.
+    pub(crate) fn stored_error(&mut self, faults: &Faults) -> bool {
+        self.chance(faults.error_500_stored)
+    }
+
     /// The plan of a processing under the global configuration.
     pub(crate) fn plan(&mut self, config: &RuntimeConfig) -> Plan {
         let latency_ms = draw_latency_ms(&mut self.rng, config.latency_ms, &config.slow_tail);

@@ -62,7 +62,9 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use config::{Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
+pub use config::{
+    Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+};
 pub use error::ErrorBody;
 pub use payment::{Cancel, Payment, PaymentStatus};
 pub use scenario::Scenario;

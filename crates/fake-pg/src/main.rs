@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use fake_pg::{Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, Faults, ReplayMode, RuntimeConfig, SlowTail};
+use fake_pg::{
+    Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -71,6 +73,10 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_RESET_BEFORE_PROCESSING_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     reset_before_processing_rate: f64,
 
+    /// Share of confirms that fail inside the PG with a 500 stored against their key, nothing charged (0 to 1).
+    #[arg(long, env = "FAKE_PG_ERROR_500_STORED_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    error_500_stored_rate: f64,
+
     /// What a repeated Idempotency-Key gets: `toss` (the first response, as Toss
     /// documents) or `outcome` (the payment's outcome; kinder than Toss).
     #[arg(long, env = "FAKE_PG_REPLAY", default_value = "toss")]
@@ -109,6 +115,7 @@ impl Flags {
                 contract_limit: self.contract_limit,
                 seed: self.seed,
                 replay: self.replay,
+                expired_lookup: ExpiredLookup::Shown,
                 outage: false,
                 faults: Faults {
                     decline: self.decline_rate,
@@ -118,6 +125,7 @@ impl Flags {
                     reset_after_charge: self.reset_after_charge_rate,
                     error_500_after_charge: self.error_500_after_charge_rate,
                     reset_before_processing: self.reset_before_processing_rate,
+                    error_500_stored: self.error_500_stored_rate,
                 },
             },
         }
@@ -158,7 +166,8 @@ fn describe(config: &Config) -> String {
     format!(
         "latency {}, slow tail {} at {}, contract limit {limit}, continue after disconnect {}, \
          time scale {}, seed {}, replay {:?}, faults: decline {} error_500 {} rate_limit_429 {} \
-         forbidden_consecutive {} reset_after_charge {} error_500_after_charge {} reset_before_processing {}",
+         forbidden_consecutive {} reset_after_charge {} error_500_after_charge {} reset_before_processing {} \
+         error_500_stored {}",
         duration(runtime.latency_ms),
         runtime.slow_tail.fraction,
         duration(runtime.slow_tail.latency_ms),
@@ -173,6 +182,7 @@ fn describe(config: &Config) -> String {
         faults.reset_after_charge,
         faults.error_500_after_charge,
         faults.reset_before_processing,
+        faults.error_500_stored,
     )
 }
 

@@ -78,6 +78,8 @@ pub struct FaultCounts {
     pub forbidden_consecutive: u64,
     pub reset_after_charge: u64,
     pub reset_before_processing: u64,
+    #[serde(default)]
+    pub error_500_stored: u64,
 }
 
 /// A kind of fault, for counting.
@@ -90,6 +92,7 @@ pub(crate) enum FaultKind {
     ForbiddenConsecutive,
     ResetAfterCharge,
     ResetBeforeProcessing,
+    Error500Stored,
 }
 
 impl From<FrontDoorFault> for FaultKind {
@@ -114,6 +117,7 @@ impl FaultCounts {
             FaultKind::ForbiddenConsecutive => &mut self.forbidden_consecutive,
             FaultKind::ResetAfterCharge => &mut self.reset_after_charge,
             FaultKind::ResetBeforeProcessing => &mut self.reset_before_processing,
+            FaultKind::Error500Stored => &mut self.error_500_stored,
         };
         *counter += 1;
     }

@@ -308,3 +308,24 @@ async fn only_the_holder_of_the_attempts_lease_stores_a_failure_or_an_unknown_ou
     assert_eq!(server.history(order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>FAILED"]);
     assert_eq!(pg.charges(order_id).await, 0);
 }
+
+#[tokio::test]
+async fn a_payment_never_confirmed_settles_failed_once_past_its_session_even_when_the_pg_answers_404() {
+    // Ten minutes at 0.0005 is 300 ms; the server is told the same. The first
+    // confirm fails inside the PG with a 500 stored against its key, so every
+    // resend gets that 500 again; once the session is over, the PG answers 404
+    // for the payment, never EXPIRED.
+    let pg = FakePg::start_with(|config| config.time_scale = 0.000_5).await;
+    pg.configure(json!({"expired_lookup": "not_found", "faults": {"error_500_stored": 1.0}})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_session_lifetime = Duration::from_millis(300)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+    let (_, body) = server.confirm(&created.order, "key-stored-500").await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+
+    let order = server.wait_for(order_id, OrderStatus::Failed, SETTLE).await;
+    assert_eq!(order.failure.map(|failure| failure.code).as_deref(), Some("EXPIRED_PAYMENT"));
+    let stats = pg.stats().await;
+    assert_eq!((stats.processings, pg.charges(order_id).await), (0, 0), "nothing was ever processed");
+    assert_eq!(stats.faults_injected.error_500_stored, 1, "the resends met the stored 500, not a new fault");
+}

@@ -11,7 +11,8 @@ use axum::{Json, Router};
 use crate::auth;
 use crate::calls::OpenCall;
 use crate::error::PgError;
-use crate::payment::Payment;
+use crate::config::ExpiredLookup;
+use crate::payment::{Payment, PaymentStatus};
 use crate::state::AppState;
 
 pub(crate) fn router() -> Router<AppState> {
@@ -29,7 +30,7 @@ async fn payments_by_key(
     auth::authorize(&headers, &state.settings.secret_key)?;
     let _open = OpenCall::open(&state.store, &payment_key);
     lookup_latency(&state).await;
-    state.store.lookup(&payment_key).map(Json).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
+    shown(&state, state.store.lookup(&payment_key)).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }
 
 async fn payments_by_order(
@@ -40,7 +41,16 @@ async fn payments_by_order(
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
     lookup_latency(&state).await;
-    state.store.payment_for_order(&order_id).map(Json).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+    shown(&state, state.store.payment_for_order(&order_id)).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+}
+
+/// The payment a lookup found, as the runtime configuration shows it: an
+/// expired one may be answered as not found.
+fn shown(state: &AppState, payment: Option<Payment>) -> Option<Json<Payment>> {
+    let hidden = |payment: &Payment| {
+        payment.status == PaymentStatus::Expired && state.store.config().expired_lookup == ExpiredLookup::NotFound
+    };
+    payment.filter(|payment| !hidden(payment)).map(Json)
 }
 
 /// A lookup reads the payment as it is once its latency has passed.

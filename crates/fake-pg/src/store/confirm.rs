@@ -12,6 +12,7 @@ use crate::error::PgError;
 use crate::faults;
 use crate::payment::{Failure, Payment, PaymentStatus};
 use crate::scenario::Scenario;
+use crate::stats::FaultKind;
 use crate::transactions::Transaction;
 use crate::work::Work;
 
@@ -77,6 +78,10 @@ impl Store {
         };
         if let Some(fault) = fault {
             return Err(Refusal::Fault(fault));
+        }
+        if scenario.is_none() && inner.rng.stored_error(&inner.config.faults) {
+            inner.counters.faults.count(FaultKind::Error500Stored);
+            return Err(Refusal::AboutThePayment(PgError::FailedInternalSystemProcessing));
         }
         inner.check_contract_limit()?;
         Ok(scenario)
