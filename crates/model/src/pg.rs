@@ -3,8 +3,10 @@
 //! a 5xx included; a 429 is not stored), processing that goes on after its
 //! caller gave up, a session that expires (after which a lookup shows EXPIRED,
 //! or answers 404, as the PG chooses), and lookups by paymentKey and by
-//! orderId. Its answers are built as the server's `PgAnswer`, so the server's
-//! own tables read them.
+//! orderId, and cancels with keys of their own (the first response replayed,
+//! a 429 not stored, `PROVIDER_ERROR` stored with nothing refunded). Its
+//! answers are built as the server's `PgAnswer`, so the server's own tables
+//! read them.
 
 use payonce_server::pg::toss::{Payment, PaymentStatus};
 use payonce_server::pg::{Expected, PgAnswer};
@@ -50,7 +52,42 @@ pub enum PaymentAtPg {
     /// Expired, and the PG answers 404 for it.
     Gone,
     PartialCanceled,
+    Canceled,
 }
+
+/// A cancel's reply, as the PG sends it (or none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelReply {
+    /// The payment after the refund, with this balance left.
+    Refunded { balance: u64 },
+    NotCancelable,
+    /// Refused by the card company: nothing refunded, and the key's answer is spent.
+    ProviderError,
+    TooManyRequests,
+    NoAnswer,
+}
+
+/// How one cancel is processed, beyond what the PG's state decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelProcessing {
+    AsDocumented,
+    /// 429, not stored against the key.
+    TurnedAway,
+    /// `PROVIDER_ERROR`, stored against the key.
+    ProviderError,
+}
+
+/// A cancel the PG has received and not yet processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CancelRequest {
+    pub to: (u8, u8),
+    pub holder: crate::lease::Holder,
+    /// Which of the refund's keys it carries.
+    pub key: u8,
+}
+
+/// The most keys one refund may go through in the model.
+pub const REFUND_KEYS: usize = 3;
 
 /// A confirm's reply, as the PG sends it (or none, when its caller gave up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,6 +151,10 @@ pub struct Pg {
     /// every confirm that reached the PG in the session has been processed.
     pub long_over: bool,
     pub partly_cancelled: bool,
+    /// What the PG's console refunded (not the shop's refund).
+    pub refunded_at_console: u64,
+    pub cancel_stored: [Option<CancelReply>; REFUND_KEYS],
+    pub cancel_inbox: Vec<CancelRequest>,
     /// The card company declines this card.
     pub declines: bool,
     pub expiry_shows: ExpiryShows,
@@ -131,6 +172,9 @@ impl Pg {
             session_over: false,
             long_over: false,
             partly_cancelled: false,
+            refunded_at_console: 0,
+            cancel_stored: [None; REFUND_KEYS],
+            cancel_inbox: Vec::new(),
             declines,
             expiry_shows,
         }
@@ -158,11 +202,36 @@ impl Pg {
                     self.charges += 1;
                     Reply::Approved
                 }
-                PaymentAtPg::Done | PaymentAtPg::PartialCanceled => Reply::AlreadyProcessed,
+                PaymentAtPg::Done | PaymentAtPg::PartialCanceled | PaymentAtPg::Canceled => Reply::AlreadyProcessed,
                 PaymentAtPg::Aborted | PaymentAtPg::Expired | PaymentAtPg::Gone => Reply::SessionGone,
             },
         };
         self.stored = Some(reply);
+        reply
+    }
+
+    /// Processes a cancel of `amount` under the refund's key `request.key`.
+    pub fn process_cancel(&mut self, request: CancelRequest, amount: u64, processing: CancelProcessing) -> CancelReply {
+        let key = usize::from(request.key);
+        if let Some(stored) = self.cancel_stored[key] {
+            return stored;
+        }
+        let reply = match processing {
+            CancelProcessing::TurnedAway => return CancelReply::TooManyRequests,
+            CancelProcessing::ProviderError => CancelReply::ProviderError,
+            CancelProcessing::AsDocumented => {
+                let charged_now = matches!(self.payment, PaymentAtPg::Done | PaymentAtPg::PartialCanceled);
+                if charged_now && AMOUNT - self.refunded >= amount {
+                    self.refunded += amount;
+                    self.payment =
+                        if self.refunded == AMOUNT { PaymentAtPg::Canceled } else { PaymentAtPg::PartialCanceled };
+                    CancelReply::Refunded { balance: AMOUNT - self.refunded }
+                } else {
+                    CancelReply::NotCancelable
+                }
+            }
+        };
+        self.cancel_stored[key] = Some(reply);
         reply
     }
 
@@ -239,11 +308,26 @@ pub fn lookup_answer(looked: Looked) -> PgAnswer {
                 PaymentAtPg::Aborted => PaymentStatus::Aborted,
                 PaymentAtPg::Expired | PaymentAtPg::Gone => PaymentStatus::Expired,
                 PaymentAtPg::PartialCanceled => PaymentStatus::PartialCanceled,
+                PaymentAtPg::Canceled => PaymentStatus::Canceled,
             };
             payment(PAYMENT_KEY, ORDER_ID, status, refunded)
         }
         Looked::OtherOrder => payment(OTHER_PAYMENT_KEY, OTHER_ORDER_ID, PaymentStatus::Done, 0),
         Looked::Unavailable => error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
+    }
+}
+
+/// A cancel's reply as the server's client reads it.
+pub fn cancel_answer(reply: CancelReply) -> PgAnswer {
+    match reply {
+        CancelReply::Refunded { balance } => {
+            let status = if balance == 0 { PaymentStatus::Canceled } else { PaymentStatus::PartialCanceled };
+            payment(PAYMENT_KEY, ORDER_ID, status, AMOUNT - balance)
+        }
+        CancelReply::NotCancelable => error(400, "NOT_CANCELABLE_AMOUNT"),
+        CancelReply::ProviderError => error(400, "PROVIDER_ERROR"),
+        CancelReply::TooManyRequests => error(429, "TOO_MANY_REQUESTS"),
+        CancelReply::NoAnswer => PgAnswer::NoAnswer { detail: "timed out".to_owned(), timed_out: true },
     }
 }
 

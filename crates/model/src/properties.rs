@@ -3,17 +3,19 @@
 use payonce_api::OrderStatus;
 use stateright::{Model, Property};
 
-use crate::state::{Said, State, Task};
+use crate::state::{RefundEnd, Said, State, Task};
 
 pub const ONE_CHARGE: &str = "at most one charge per order";
 pub const PAID_ONLY_IF_CHARGED: &str = "PAID only with the PG's charge";
 pub const FAILED_ONLY_IF_NOTHING_CHARGED: &str = "FAILED only when nothing was or can be charged";
 pub const PAGE_TRUTHFUL: &str = "the page says not charged only when that is true";
 pub const LEDGER_AGREES: &str = "what the shop records as refunded is what the PG refunded";
-pub const EVERY_PAYMENT_SETTLES: &str = "every payment settles";
+pub const REFUNDED_AS_ASKED: &str = "the PG refunds no more than the shop asked";
+pub const EVERY_PAYMENT_SETTLES: &str = "every payment and refund settles";
 pub const CAN_BE_PAID: &str = "a payment can be paid";
 pub const CAN_FAIL: &str = "a payment can fail";
 pub const CAN_BE_RECOVERED_PARTLY_REFUNDED: &str = "a payment can be found partly refunded";
+pub const CAN_BE_REFUNDED: &str = "a refund can go out";
 
 fn charged_statuses(status: OrderStatus) -> bool {
     matches!(
@@ -22,14 +24,20 @@ fn charged_statuses(status: OrderStatus) -> bool {
     )
 }
 
-/// The customer's payment is settled: final, or never stored (its confirm
-/// task gone before it stored anything, so there is nothing to settle).
+/// The customer's payment is settled (final, or never stored: its confirm
+/// task gone before it stored anything, so there is nothing to settle), and
+/// so is the operator's refund of it, where one is to come.
 fn settled(state: &State) -> bool {
     let confirm_task_gone = state.servers.iter().all(|server| server.tasks[0] == Task::Idle);
+    let refund_settled = state.refund.as_ref().map(|refund| !refund.is_open());
     state.submitted
         && match state.row.status {
             OrderStatus::Created => confirm_task_gone,
-            status => !matches!(status, OrderStatus::Pending | OrderStatus::Unknown),
+            OrderStatus::Failed => true,
+            OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::CancelRequested => false,
+            OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => {
+                refund_settled.unwrap_or(!state.refund_expected)
+            }
         }
 }
 
@@ -50,6 +58,10 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
             !matches!(state.row.status, OrderStatus::PartiallyRefunded | OrderStatus::Canceled)
                 || state.row.refunded == state.pg.refunded
         }),
+        Property::always(REFUNDED_AS_ASKED, |_, state: &State| {
+            let asked = state.refund.as_ref().map_or(0, |refund| refund.amount);
+            state.pg.refunded - state.pg.refunded_at_console <= asked
+        }),
         // Checked where a run ends: nothing can move any more, every timer has
         // fired, the PG answers (the faults are spent or not taken), and
         // recovery had its passes since time last moved.
@@ -57,7 +69,10 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
         Property::sometimes(CAN_BE_PAID, |_, state: &State| state.row.status == OrderStatus::Paid),
         Property::sometimes(CAN_FAIL, |_, state: &State| state.row.status == OrderStatus::Failed),
         Property::sometimes(CAN_BE_RECOVERED_PARTLY_REFUNDED, |_, state: &State| {
-            state.row.status == OrderStatus::PartiallyRefunded
+            state.row.status == OrderStatus::PartiallyRefunded && state.refund.is_none()
+        }),
+        Property::sometimes(CAN_BE_REFUNDED, |_, state: &State| {
+            state.refund.as_ref().is_some_and(|refund| refund.settled == Some(RefundEnd::Refunded))
         }),
     ]
 }

@@ -6,19 +6,23 @@ use std::collections::BTreeSet;
 
 use payonce_api::{Failure, OrderStatus};
 use payonce_server::pg::{
-    PgAnswer, confirm_answer, failure_of, first_call_verdict, order_status_answer, refunded_total, resend_verdict,
+    ExpectedRefund, PgAnswer, cancel_answer, cancel_verdict, confirm_answer, failure_of, first_call_verdict,
+    order_status_answer, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict,
     status_answer, status_verdict,
 };
 use payonce_server::settlement::{
-    AttemptAge, FailedBecause, PaymentStep, Shown, Transition, after_first_call, after_lookup, after_order_lookup,
-    after_resend,
+    AttemptAge, FailedBecause, PaymentStep, RefundStep, Shown, Transition, after_cancel, after_first_call,
+    after_lookup, after_order_lookup, after_refund_lookup, after_resend,
 };
 use stateright::{Model, Property};
 
 use crate::old_rules::OldRule;
-use crate::pg::{self, AMOUNT, ExpiryShows, Pg, Processing, Reply, Request};
+use crate::pg::{self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request};
 use crate::properties;
-use crate::state::{Call, Holder, Lookup, Row, SERVERS, Said, Server, State, Task};
+use crate::state::{Call, Holder, Job, Lookup, RefundEnd, RefundRow, Row, SERVERS, Said, Server, State, Task};
+
+/// What an operator refunds, in the model's units (the order's amount is 2).
+pub const REFUND_AMOUNT: u64 = 1;
 
 /// How far the exploration goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +37,13 @@ pub struct Bounds {
     pub passes: u8,
     /// Background workers per server (1 or 2).
     pub workers: u8,
+    /// An operator refunds part of a paid order (and the PG's cancels are in play).
+    pub refunds: bool,
 }
 
 impl Bounds {
     /// The bound the test command explores.
-    pub const TESTED: Bounds = Bounds { faults: 2, passes: 2, workers: 2 };
+    pub const TESTED: Bounds = Bounds { faults: 2, passes: 2, workers: 2, refunds: true };
 
     /// The most passes recovery gets after each of the session's moments.
     pub fn pass_limit(&self) -> u8 {
@@ -88,8 +94,12 @@ pub enum Action {
     SendConfirm { server: u8 },
     /// The confirm task stores what the PG's reply (or its absence) means.
     SettleConfirm { server: u8 },
-    /// A worker takes the attempt's lapsed lease.
-    Claim { server: u8, slot: u8 },
+    /// An operator refunds part of the paid order, on a server.
+    AskRefund { server: u8 },
+    /// The refund's task sends its first cancel.
+    SendCancel { server: u8 },
+    /// A worker takes the attempt's, or the refund's, lapsed lease.
+    Claim { server: u8, slot: u8, job: Job },
     /// It marks a PENDING attempt UNKNOWN, then asks to look it up.
     BeginPass { server: u8, slot: u8 },
     /// It asks its server's breaker for the call.
@@ -100,6 +110,8 @@ pub enum Action {
     Decide { server: u8, slot: u8 },
     /// The PG processes a confirm it received.
     Process { request: Request, processing: Processing },
+    /// The PG processes a cancel it received.
+    ProcessCancel { request: CancelRequest, processing: CancelProcessing },
     /// A task stops waiting for the PG (a timeout).
     GiveUp { server: u8, slot: u8 },
     /// The PG's session for the payment ends.
@@ -115,9 +127,9 @@ pub enum Action {
     /// A database call fails at an await: the task ends there.
     TaskStops { server: u8, slot: u8 },
     /// The lease's holder freezes past it.
-    Freeze,
+    Freeze { job: Job },
     /// The lease of a task that is gone runs out.
-    LeaseRunsOut,
+    LeaseRunsOut { job: Job },
     /// An operator's "ask the PG now".
     AskPgNow,
 }
@@ -136,6 +148,8 @@ impl Model for Protocol {
                     }
                     states.push(State {
                         row: Row { status: OrderStatus::Created, refunded: 0, owner: None, lapsed: false },
+                        refund: None,
+                        refund_expected: self.bounds.refunds,
                         pg: Pg::new(declines, expiry_shows),
                         servers: [Server::fresh(), Server::fresh()],
                         submitted: false,
@@ -143,6 +157,7 @@ impl Model for Protocol {
                         names_other_order,
                         faults_left: self.bounds.faults,
                         passes: 0,
+                        refund_passes: 0,
                         operator_asked: false,
                     });
                 }
@@ -168,11 +183,23 @@ impl Model for Protocol {
                 busy |= task != Task::Idle;
                 match task {
                     Task::Idle if slot > 0 => {
-                        if state.row.claimable() && !breaker_refuses && state.passes < self.bounds.pass_limit() {
-                            actions.push(Action::Claim { server, slot });
+                        let limit = self.bounds.pass_limit();
+                        if state.row.claimable() && !breaker_refuses && state.passes < limit {
+                            actions.push(Action::Claim { server, slot, job: Job::Payment });
+                        }
+                        let refund_claimable = state.refund.as_ref().is_some_and(RefundRow::claimable);
+                        if refund_claimable && !breaker_refuses && state.refund_passes < limit {
+                            actions.push(Action::Claim { server, slot, job: Job::Refund });
                         }
                     }
-                    Task::Idle => {}
+                    Task::Idle => {
+                        let paid = matches!(state.row.status, OrderStatus::Paid | OrderStatus::PartiallyRefunded);
+                        if self.bounds.refunds && state.refund.is_none() && paid {
+                            actions.push(Action::AskRefund { server });
+                        }
+                    }
+                    Task::RefundStored(_) => actions.push(Action::SendCancel { server }),
+                    Task::RefundClaimed(_) => actions.push(Action::BeginPass { server, slot }),
                     Task::ConfirmReceived => actions.push(Action::StoreAttempt { server }),
                     Task::ConfirmStored(_) => actions.push(Action::SendConfirm { server }),
                     Task::ConfirmAnswered(..) => actions.push(Action::SettleConfirm { server }),
@@ -180,12 +207,14 @@ impl Model for Protocol {
                     Task::AtGate(..) => actions.push(Action::AskBreaker { server, slot }),
                     Task::Granted(_, call) => {
                         actions.push(Action::RenewAndCall { server, slot, fails: false });
-                        if fault && matches!(call, Call::Lookup(_)) {
+                        if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup) {
                             actions.push(Action::RenewAndCall { server, slot, fails: true });
                         }
                     }
-                    Task::LookedUp(..) | Task::ResendAnswered(..) => actions.push(Action::Decide { server, slot }),
-                    Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) => {
+                    Task::LookedUp(..) | Task::ResendAnswered(..) | Task::CancelAnswered(..) | Task::RefundLookedUp(..) => {
+                        actions.push(Action::Decide { server, slot });
+                    }
+                    Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) | Task::CancelAwaiting(_) => {
                         if fault {
                             actions.push(Action::GiveUp { server, slot });
                         }
@@ -206,25 +235,34 @@ impl Model for Protocol {
                 actions.push(Action::Process { request, processing: Processing::StoredServerError });
             }
         }
+        for &request in &state.pg.cancel_inbox {
+            actions.push(Action::ProcessCancel { request, processing: CancelProcessing::AsDocumented });
+            if fault && state.pg.cancel_stored[usize::from(request.key)].is_none() {
+                actions.push(Action::ProcessCancel { request, processing: CancelProcessing::TurnedAway });
+                if usize::from(request.key) + 1 < pg::REFUND_KEYS {
+                    actions.push(Action::ProcessCancel { request, processing: CancelProcessing::ProviderError });
+                }
+            }
+        }
         if !state.pg.session_over {
             actions.push(Action::SessionEnds);
         } else if !state.pg.long_over && !state.pg.processing_from_the_session() {
             actions.push(Action::SessionLongOver);
         }
-        if state.pg.payment == pg::PaymentAtPg::Done && !state.pg.partly_cancelled {
+        if state.pg.payment == pg::PaymentAtPg::Done && !state.pg.partly_cancelled && console_refund_in_scope(state) {
             actions.push(Action::PartialCancelAtPg);
         }
         if state.servers.iter().any(|server| deadline_to_come(server.breaker)) {
             actions.push(Action::Tick);
         }
-        if let Some(owner) = state.row.owner
-            && !state.row.lapsed
-            && state.row.is_open()
-        {
+        let refund_lease = state.refund.as_ref().and_then(|refund| refund.owner.filter(|_| !refund.lapsed && refund.is_open()));
+        let leases = [(Job::Payment, state.row.owner.filter(|_| !state.row.lapsed && state.row.is_open())), (Job::Refund, refund_lease)];
+        for (job, owner) in leases {
+            let Some(owner) = owner else { continue };
             if !state.held_by_a_task(owner) {
-                actions.push(Action::LeaseRunsOut);
+                actions.push(Action::LeaseRunsOut { job });
             } else if fault {
-                actions.push(Action::Freeze);
+                actions.push(Action::Freeze { job });
             }
         }
         if !state.operator_asked && state.row.is_open() {
@@ -275,14 +313,53 @@ impl Model for Protocol {
                 self.write(&mut state, &transition, holder, guarded);
                 state.set_task(server, 0, Task::Idle);
             }
-            Action::Claim { server, slot } => {
+            Action::AskRefund { server } => {
+                let holder = self.new_holder(&state, server, 0);
+                let balance_before = AMOUNT - state.row.refunded;
+                let requested = Transition::CancelRequested { balance_before };
+                let moved = requested.from(state.row.status, AMOUNT, state.row.refunded)?;
+                state.refund = Some(RefundRow {
+                    settled: None,
+                    amount: REFUND_AMOUNT,
+                    balance_before,
+                    back_to: state.row.status,
+                    key: 0,
+                    owner: Some(holder),
+                    lapsed: false,
+                });
+                state.row.status = moved.to;
+                state.set_task(server, 0, Task::RefundStored(holder));
+            }
+            Action::SendCancel { server } => {
+                let Task::RefundStored(holder) = state.task(server, 0) else { return None };
+                let key = state.refund.as_ref()?.key;
+                state.pg.cancel_inbox.push(CancelRequest { to: (server, 0), holder, key });
+                state.pg.cancel_inbox.sort();
+                state.set_task(server, 0, Task::CancelAwaiting(holder));
+            }
+            Action::Claim { server, slot, job } => {
                 let holder = self.new_holder(&state, server, slot);
-                state.row.owner = Some(holder);
-                state.row.lapsed = false;
-                state.passes += 1;
-                state.set_task(server, slot, Task::Claimed(holder));
+                match job {
+                    Job::Payment => {
+                        state.row.owner = Some(holder);
+                        state.row.lapsed = false;
+                        state.passes += 1;
+                        state.set_task(server, slot, Task::Claimed(holder));
+                    }
+                    Job::Refund => {
+                        let refund = state.refund.as_mut()?;
+                        refund.owner = Some(holder);
+                        refund.lapsed = false;
+                        state.refund_passes += 1;
+                        state.set_task(server, slot, Task::RefundClaimed(holder));
+                    }
+                }
             }
             Action::BeginPass { server, slot } => {
+                if let Task::RefundClaimed(holder) = state.task(server, slot) {
+                    state.set_task(server, slot, Task::AtGate(holder, Call::RefundLookup));
+                    return Some(state);
+                }
                 let Task::Claimed(holder) = state.task(server, slot) else { return None };
                 if state.row.status == OrderStatus::Pending {
                     let unknown = Transition::Unknown("left pending".to_owned());
@@ -300,15 +377,24 @@ impl Model for Protocol {
                     // Held back until the probe's deadline, which time brings: the
                     // engine comes round again, and such a pass is not one of the
                     // bound's. One held back by a deadline that never comes is.
+                    let refund_call = matches!(call, Call::RefundLookup | Call::Cancel);
                     if deadline_to_come(*breaker) {
-                        state.passes = state.passes.saturating_sub(1);
+                        let passes = if refund_call { &mut state.refund_passes } else { &mut state.passes };
+                        *passes = passes.saturating_sub(1);
                     }
-                    release(&mut state.row, holder);
+                    if refund_call {
+                        release_refund(&mut state.refund, holder);
+                    } else {
+                        release(&mut state.row, holder);
+                    }
                     state.set_task(server, slot, Task::Idle);
                 }
             }
             Action::RenewAndCall { server, slot, fails } => {
                 let Task::Granted(holder, call) = state.task(server, slot) else { return None };
+                if matches!(call, Call::RefundLookup | Call::Cancel) {
+                    return Some(self.renew_and_call_for_refund(state, (server, slot), holder, call, fails));
+                }
                 if state.row.owner != Some(holder) || !state.row.is_open() {
                     // Settled or taken over: nothing is sent (a probe granted is lost).
                     state.set_task(server, slot, Task::Idle);
@@ -329,6 +415,7 @@ impl Model for Protocol {
                         let age = self.age(&state);
                         state.set_task(server, slot, Task::LookedUp(holder, by, looked, age));
                     }
+                    Call::RefundLookup | Call::Cancel => unreachable!("refund calls are made above"),
                     Call::Resend => {
                         let in_session = !state.pg.session_over;
                         state.pg.inbox.push(Request { to: (server, slot), holder, in_session });
@@ -343,6 +430,45 @@ impl Model for Protocol {
                         let answer = pg::lookup_answer(looked);
                         let step = self.after_looking(&state, by, &answer, age);
                         self.take_step(&mut state, holder, step)
+                    }
+                    Task::RefundLookedUp(holder, looked) => {
+                        let answer = pg::lookup_answer(looked);
+                        let refund = state.refund.clone()?;
+                        let shown = refund_lookup(&answer, expected_refund(&refund));
+                        match after_refund_lookup(refund_lookup_verdict(shown)) {
+                            RefundStep::SettleRefunded => {
+                                settle_refund(&mut state, RefundEnd::Refunded, &answer);
+                                Task::Idle
+                            }
+                            RefundStep::Send => Task::AtGate(holder, Call::Cancel),
+                            RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+                                release_refund(&mut state.refund, holder);
+                                Task::Idle
+                            }
+                        }
+                    }
+                    Task::CancelAnswered(holder, reply) => {
+                        let answer = pg::cancel_answer(reply);
+                        if slot > 0 {
+                            note_health(&mut state.servers[server as usize], &answer);
+                        }
+                        let refund = state.refund.clone()?;
+                        match after_cancel(cancel_verdict(cancel_answer(&answer, expected_refund(&refund)))) {
+                            RefundStep::SettleRefunded => settle_refund(&mut state, RefundEnd::Refunded, &answer),
+                            RefundStep::SettleRefused => settle_refund(&mut state, RefundEnd::Refused, &answer),
+                            RefundStep::NewKey => {
+                                // `replace_refund_key`: only the refund's lease holder.
+                                if let Some(refund) = state.refund.as_mut()
+                                    && refund.owner == Some(holder)
+                                    && refund.is_open()
+                                {
+                                    refund.key += 1;
+                                }
+                                release_refund(&mut state.refund, holder);
+                            }
+                            RefundStep::Send | RefundStep::LookAgainLater => release_refund(&mut state.refund, holder),
+                        }
+                        Task::Idle
                     }
                     Task::ResendAnswered(holder, reply) => {
                         let answer = pg::confirm_answer(reply, state.names_other_order);
@@ -374,9 +500,23 @@ impl Model for Protocol {
                     _ => {}
                 }
             }
+            Action::ProcessCancel { request, processing } => {
+                let position = state.pg.cancel_inbox.iter().position(|sent| *sent == request)?;
+                state.pg.cancel_inbox.remove(position);
+                if processing != CancelProcessing::AsDocumented {
+                    state.faults_left -= 1;
+                }
+                let amount = state.refund.as_ref()?.amount;
+                let reply = state.pg.process_cancel(request, amount, processing);
+                let (server, slot) = request.to;
+                if state.task(server, slot) == Task::CancelAwaiting(request.holder) {
+                    state.set_task(server, slot, Task::CancelAnswered(request.holder, reply));
+                }
+            }
             Action::GiveUp { server, slot } => {
                 state.faults_left -= 1;
                 let task = match state.task(server, slot) {
+                    Task::CancelAwaiting(holder) => Task::CancelAnswered(holder, CancelReply::NoAnswer),
                     Task::ConfirmAwaiting(holder) => Task::ConfirmAnswered(holder, Reply::NoAnswer),
                     Task::ResendAwaiting(holder) => Task::ResendAnswered(holder, Reply::NoAnswer),
                     _ => return None,
@@ -394,6 +534,7 @@ impl Model for Protocol {
             Action::PartialCancelAtPg => {
                 state.pg.payment = pg::PaymentAtPg::PartialCanceled;
                 state.pg.refunded = 1;
+                state.pg.refunded_at_console = 1;
                 state.pg.partly_cancelled = true;
             }
             Action::Tick => {
@@ -413,11 +554,11 @@ impl Model for Protocol {
                 state.faults_left -= 1;
                 state.set_task(server, slot, Task::Idle);
             }
-            Action::Freeze => {
+            Action::Freeze { job } => {
                 state.faults_left -= 1;
-                state.row.lapsed = true;
+                lapse(&mut state, job)?;
             }
-            Action::LeaseRunsOut => state.row.lapsed = true,
+            Action::LeaseRunsOut { job } => lapse(&mut state, job)?,
             Action::AskPgNow => {
                 state.operator_asked = true;
                 state.row.lapsed = true;
@@ -428,6 +569,9 @@ impl Model for Protocol {
 
     fn properties(&self) -> Vec<Property<Self>> {
         let mut properties = properties::all();
+        if !self.bounds.refunds {
+            properties.retain(|property| property.name != properties::CAN_BE_REFUNDED);
+        }
         if let Some(only) = self.only {
             properties.retain(|property| property.name == only);
         }
@@ -449,6 +593,66 @@ fn note_health(server: &mut Server, answer: &PgAnswer) {
         server.breaker.record_failure(1, 1);
     } else {
         server.breaker.record_answer();
+    }
+}
+
+/// A refund made at the PG's console, not by the shop, is in the model's
+/// scope only while the shop's record is UNKNOWN and the shop is quiet (no
+/// task at work, nothing of its own at the PG): recovery's next lookup must
+/// then find it and record it. One made while the shop acts on what it read
+/// before, once it stored a charge, or during its own refund, the shop cannot
+/// tell from its own doing (the model found each of these): it is
+/// reconciliation's to flag, and an operator's to settle.
+fn console_refund_in_scope(state: &State) -> bool {
+    let quiet = state.servers.iter().flat_map(|server| server.tasks.iter()).all(|task| *task == Task::Idle)
+        && state.pg.inbox.is_empty()
+        && state.pg.cancel_inbox.is_empty();
+    state.row.status == OrderStatus::Unknown && state.refund.is_none() && quiet
+}
+
+/// The lease of `job` lapses.
+fn lapse(state: &mut State, job: Job) -> Option<()> {
+    match job {
+        Job::Payment => state.row.lapsed = true,
+        Job::Refund => state.refund.as_mut()?.lapsed = true,
+    }
+    Some(())
+}
+
+/// What the refund expects the PG to show once it is done.
+fn expected_refund(refund: &RefundRow) -> ExpectedRefund<'static> {
+    ExpectedRefund {
+        payment: pg::expected(false),
+        balance_before: refund.balance_before,
+        balance_after: refund.balance_before - refund.amount,
+    }
+}
+
+/// Settles the refund (`settle_refunded`, or a refusal) and the order with it,
+/// if it is still open.
+fn settle_refund(state: &mut State, end: RefundEnd, answer: &PgAnswer) {
+    let Some(refund) = state.refund.as_mut().filter(|refund| refund.is_open()) else { return };
+    refund.settled = Some(end);
+    let transition = match end {
+        RefundEnd::Refunded => {
+            let refunded_total = refunded_total(answer).unwrap_or(state.row.refunded + refund.amount);
+            Transition::RefundSettled { refunded_total }
+        }
+        RefundEnd::Refused => Transition::RefundRefused { back_to: refund.back_to, code: refusal_code(answer) },
+    };
+    if let Some(moved) = transition.from(state.row.status, AMOUNT, state.row.refunded) {
+        state.row.status = moved.to;
+        state.row.refunded = moved.refunded;
+    }
+}
+
+/// A worker's release of a refund it did not settle.
+fn release_refund(refund: &mut Option<RefundRow>, holder: Holder) {
+    if let Some(refund) = refund.as_mut()
+        && refund.owner == Some(holder)
+        && refund.is_open()
+    {
+        refund.lapsed = true;
     }
 }
 
@@ -474,6 +678,37 @@ impl Protocol {
         };
         let serial = (0..).find(|&serial| !in_use(serial)).expect("a free serial");
         Holder { server, slot, serial }
+    }
+
+    /// A refund worker renews the refund's lease and makes its call.
+    fn renew_and_call_for_refund(
+        &self,
+        mut state: State,
+        (server, slot): (u8, u8),
+        holder: Holder,
+        call: Call,
+        fails: bool,
+    ) -> State {
+        let Some(refund) = state.refund.as_mut().filter(|refund| refund.owner == Some(holder) && refund.is_open())
+        else {
+            state.set_task(server, slot, Task::Idle);
+            return state;
+        };
+        refund.lapsed = false;
+        let key = refund.key;
+        if call == Call::Cancel {
+            state.pg.cancel_inbox.push(CancelRequest { to: (server, slot), holder, key });
+            state.pg.cancel_inbox.sort();
+            state.set_task(server, slot, Task::CancelAwaiting(holder));
+            return state;
+        }
+        if fails {
+            state.faults_left -= 1;
+        }
+        let looked = if fails { pg::Looked::Unavailable } else { state.pg.look_up_by_order() };
+        note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
+        state.set_task(server, slot, Task::RefundLookedUp(holder, looked));
+        state
     }
 
     /// The attempt's age as the server computes it when a lookup goes out.

@@ -7,7 +7,7 @@ use payonce_server::resilience::BreakerPhase;
 use payonce_server::settlement::AttemptAge;
 
 pub use crate::lease::Holder;
-use crate::pg::{Looked, Pg, Reply};
+use crate::pg::{CancelReply, Looked, Pg, Reply};
 
 /// The attempt's row in the shop's database.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -32,6 +32,44 @@ impl Row {
     }
 }
 
+/// A refund's row: one refund of the order, asked by an operator.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RefundRow {
+    pub settled: Option<RefundEnd>,
+    pub amount: u64,
+    pub balance_before: u64,
+    /// Where the order goes back to if the PG refuses it.
+    pub back_to: OrderStatus,
+    /// Which of the refund's keys is current (a new one after `PROVIDER_ERROR`).
+    pub key: u8,
+    pub owner: Option<Holder>,
+    pub lapsed: bool,
+}
+
+/// How a refund ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefundEnd {
+    Refunded,
+    Refused,
+}
+
+impl RefundRow {
+    pub fn is_open(&self) -> bool {
+        self.settled.is_none()
+    }
+
+    pub fn claimable(&self) -> bool {
+        self.is_open() && (self.owner.is_none() || self.lapsed)
+    }
+}
+
+/// The job a worker took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Job {
+    Payment,
+    Refund,
+}
+
 /// Which lookup a worker makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lookup {
@@ -44,6 +82,10 @@ pub enum Lookup {
 pub enum Call {
     Lookup(Lookup),
     Resend,
+    /// A lookup of the payment for a refund.
+    RefundLookup,
+    /// The cancel, sent (again) under the refund's current key.
+    Cancel,
 }
 
 /// What one task is doing. Slot 0 of a server is the customer's confirm
@@ -59,8 +101,17 @@ pub enum Task {
     ConfirmAwaiting(Holder),
     /// The PG's reply (or none) is in.
     ConfirmAnswered(Holder, Reply),
+    /// An operator's refund is stored, CANCEL_REQUESTED, under this task's lease.
+    RefundStored(Holder),
+    /// A cancel is at the PG.
+    CancelAwaiting(Holder),
+    CancelAnswered(Holder, CancelReply),
     /// A worker took the attempt's lease.
     Claimed(Holder),
+    /// A worker took the refund's lease.
+    RefundClaimed(Holder),
+    /// A refund worker's lookup of the payment is in.
+    RefundLookedUp(Holder, Looked),
     /// Asking the breaker for a call.
     AtGate(Holder, Call),
     /// The breaker let the call through (a probe, if it was half-open).
@@ -85,7 +136,12 @@ impl Task {
             | Task::Granted(holder, _)
             | Task::LookedUp(holder, ..)
             | Task::ResendAwaiting(holder)
-            | Task::ResendAnswered(holder, _) => Some(holder),
+            | Task::ResendAnswered(holder, _)
+            | Task::RefundStored(holder)
+            | Task::CancelAwaiting(holder)
+            | Task::CancelAnswered(holder, _)
+            | Task::RefundClaimed(holder)
+            | Task::RefundLookedUp(holder, _) => Some(holder),
         }
     }
 }
@@ -117,6 +173,9 @@ pub enum Said {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct State {
     pub row: Row,
+    pub refund: Option<RefundRow>,
+    /// An operator will refund the order once it is paid (the bounds say so).
+    pub refund_expected: bool,
     pub pg: Pg,
     pub servers: [Server; SERVERS as usize],
     pub submitted: bool,
@@ -128,6 +187,8 @@ pub struct State {
     pub faults_left: u8,
     /// Recovery passes so far (each claim is one); no claim past the bound.
     pub passes: u8,
+    /// Refund passes so far, bounded the same way.
+    pub refund_passes: u8,
     pub operator_asked: bool,
 }
 

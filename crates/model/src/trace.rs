@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use stateright::Path;
 
-use crate::pg::Processing;
-use crate::protocol::Action;
-use crate::state::{State, Task};
+use crate::pg::{CancelProcessing, Processing};
+use crate::protocol::{Action, REFUND_AMOUNT};
+use crate::state::{Job, State, Task};
 
 /// The path, one numbered line per step, up to the first state for which
 /// `ends` holds.
@@ -37,7 +37,14 @@ pub fn render_until(path: &Path<State, Action>, ends: impl Fn(&State) -> bool) -
 }
 
 fn task_name(server: u8, slot: u8) -> String {
-    if slot == 0 { format!("server {server}'s confirm task") } else { format!("worker {server}.{slot}") }
+    if slot == 0 { format!("server {server}'s request task") } else { format!("worker {server}.{slot}") }
+}
+
+fn job_name(job: Job) -> &'static str {
+    match job {
+        Job::Payment => "attempt",
+        Job::Refund => "refund",
+    }
 }
 
 /// What a step did, in words.
@@ -45,6 +52,8 @@ pub fn describe(action: &Action, after: &State) -> String {
     let answered = |server: u8, slot: u8| match after.task(server, slot) {
         Task::ConfirmAnswered(_, reply) | Task::ResendAnswered(_, reply) => format!(": {reply:?}"),
         Task::LookedUp(_, by, looked, _) => format!(" ({by:?}): {looked:?}"),
+        Task::RefundLookedUp(_, looked) => format!(": {looked:?}"),
+        Task::CancelAnswered(_, reply) => format!(": {reply:?}"),
         _ => String::new(),
     };
     match *action {
@@ -53,7 +62,18 @@ pub fn describe(action: &Action, after: &State) -> String {
         Action::StoreAttempt { server } => format!("{} stores the attempt", task_name(server, 0)),
         Action::SendConfirm { server } => format!("{} sends the confirm", task_name(server, 0)),
         Action::SettleConfirm { server } => format!("{} stores the outcome", task_name(server, 0)),
-        Action::Claim { server, slot } => format!("{} claims the attempt", task_name(server, slot)),
+        Action::Claim { server, slot, job } => format!("{} claims the {}", task_name(server, slot), job_name(job)),
+        Action::AskRefund { server } => format!("an operator refunds {REFUND_AMOUNT} of the order, on server {server}"),
+        Action::SendCancel { server } => format!("server {server}'s refund task sends the cancel"),
+        Action::ProcessCancel { request, processing } => {
+            let (server, slot) = request.to;
+            let how = match processing {
+                CancelProcessing::AsDocumented => "",
+                CancelProcessing::TurnedAway => " with a 429 (not stored)",
+                CancelProcessing::ProviderError => " with PROVIDER_ERROR (stored)",
+            };
+            format!("the PG processes {}'s cancel (key {}){how}{}", task_name(server, slot), request.key, answered(server, slot))
+        }
         Action::BeginPass { server, slot } => format!("{} begins its pass", task_name(server, slot)),
         Action::AskBreaker { server, slot } => format!("{} asks server {server}'s breaker", task_name(server, slot)),
         Action::RenewAndCall { server, slot, fails } => format!(
@@ -79,8 +99,8 @@ pub fn describe(action: &Action, after: &State) -> String {
         Action::Tick => "time passes: the breakers' deadlines come".to_owned(),
         Action::Kill { server } => format!("server {server} is killed and restarts"),
         Action::TaskStops { server, slot } => format!("a database call of {} fails", task_name(server, slot)),
-        Action::Freeze => "the lease's holder freezes past its lease".to_owned(),
-        Action::LeaseRunsOut => "the lease of a task that is gone runs out".to_owned(),
+        Action::Freeze { job } => format!("the {}'s lease holder freezes past its lease", job_name(job)),
+        Action::LeaseRunsOut { job } => format!("the {}'s lease, of a task that is gone, runs out", job_name(job)),
         Action::AskPgNow => "an operator asks the PG now".to_owned(),
     }
 }
@@ -90,6 +110,12 @@ fn summary(before: &State, after: &State) -> String {
     let mut line = format!("shop {}", row.status.as_str());
     if row.refunded > 0 {
         let _ = write!(line, " (refunded {})", row.refunded);
+    }
+    if let Some(refund) = &after.refund {
+        let _ = write!(line, ", refund {}", match refund.settled {
+            None => format!("REQUESTED (key {})", refund.key),
+            Some(end) => format!("{end:?}"),
+        });
     }
     let _ = write!(line, ", PG {:?}", after.pg.shown_payment());
     if after.pg.charged {
