@@ -89,6 +89,9 @@ pub enum Action {
     Submit { server: u8 },
     /// The page checks the order and shows what the server says.
     PageChecks,
+    /// The page's window ended with the server holding no confirm: it asks the
+    /// server to close the order (`abandon`), FAILED only if it has no attempt.
+    PageClosesOrder,
     /// The confirm task stores the attempt PENDING, under a lease of its own.
     StoreAttempt { server: u8 },
     SendConfirm { server: u8 },
@@ -158,6 +161,7 @@ impl Model for Protocol {
                         faults_left: self.bounds.faults,
                         passes: 0,
                         refund_passes: 0,
+                        page_closed: false,
                         operator_asked: false,
                     });
                 }
@@ -174,6 +178,9 @@ impl Model for Protocol {
             }
         } else {
             actions.push(Action::PageChecks);
+            if !state.page_closed && state.row.status == OrderStatus::Created {
+                actions.push(Action::PageClosesOrder);
+            }
         }
         for server in 0..SERVERS {
             let breaker_refuses = matches!(state.servers[server as usize].breaker, BreakerPhaseOf::Open { until: 1 });
@@ -287,6 +294,13 @@ impl Model for Protocol {
                     return None;
                 }
                 state.said = said;
+            }
+            Action::PageClosesOrder => {
+                // `close_unconfirmed`: one statement, decided by the order's key.
+                state.page_closed = true;
+                if state.row.status == OrderStatus::Created {
+                    state.row.status = OrderStatus::Failed;
+                }
             }
             Action::StoreAttempt { server } => {
                 if state.row.status == OrderStatus::Created {

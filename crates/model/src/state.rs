@@ -179,6 +179,8 @@ pub struct State {
     pub pg: Pg,
     pub servers: [Server; SERVERS as usize],
     pub submitted: bool,
+    /// The page asked the server to close the order.
+    pub page_closed: bool,
     pub said: Said,
     /// The customer confirmed with a paymentKey of another order.
     pub names_other_order: bool,
