@@ -184,6 +184,11 @@ pub struct Faults {
     pub error_500: f64,
     /// 429 `TOO_MANY_REQUESTS` at once; nothing is processed.
     pub rate_limit_429: f64,
+    /// 429 `TOO_MANY_REQUESTS`, nothing processed, answered to a confirm only
+    /// once another request of its key has processed the payment (at most a
+    /// minute): a slow refusal that a retry overtook.
+    #[serde(default)]
+    pub rate_limit_429_held: f64,
     /// 403 `FORBIDDEN_CONSECUTIVE_REQUEST` at once; nothing is processed.
     pub forbidden_consecutive: f64,
     /// Processing completes and charges (or refunds), then the connection is reset.
@@ -201,7 +206,7 @@ pub struct Faults {
 }
 
 impl Faults {
-    fn rates(&self) -> [(&'static str, f64); 8] {
+    fn rates(&self) -> [(&'static str, f64); 9] {
         [
             ("faults.decline", self.decline),
             ("faults.error_500", self.error_500),
@@ -211,6 +216,7 @@ impl Faults {
             ("faults.error_500_after_charge", self.error_500_after_charge),
             ("faults.reset_before_processing", self.reset_before_processing),
             ("faults.error_500_stored", self.error_500_stored),
+            ("faults.rate_limit_429_held", self.rate_limit_429_held),
         ]
     }
 }
@@ -309,7 +315,7 @@ mod tests {
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
                        "error_500_after_charge": 0.0, "reset_before_processing": 0.0,
-                       "error_500_stored": 0.0},
+                       "error_500_stored": 0.0, "rate_limit_429_held": 0.0},
             "expired_lookup": "shown"
         });
         assert_eq!(serde_json::to_value(RuntimeConfig::default()).unwrap(), expected);

@@ -18,6 +18,9 @@ pub(crate) enum FrontDoorFault {
     ResetBeforeProcessing,
     Error500,
     RateLimit429,
+    /// A 429 answered only once the payment has been processed by another
+    /// request of the same key (a retry that went through meanwhile).
+    RateLimit429Held,
     ForbiddenConsecutive,
 }
 
@@ -27,7 +30,7 @@ impl FrontDoorFault {
         match self {
             FrontDoorFault::ResetBeforeProcessing => None,
             FrontDoorFault::Error500 => Some(PgError::FailedInternalSystemProcessing),
-            FrontDoorFault::RateLimit429 => {
+            FrontDoorFault::RateLimit429 | FrontDoorFault::RateLimit429Held => {
                 Some(PgError::TooManyRequests("Too many requests; nothing was processed. Try again later.".to_owned()))
             }
             FrontDoorFault::ForbiddenConsecutive => Some(PgError::ForbiddenConsecutiveRequest),
@@ -73,6 +76,7 @@ impl FaultRng {
             (FrontDoorFault::ResetBeforeProcessing, faults.reset_before_processing),
             (FrontDoorFault::Error500, faults.error_500),
             (FrontDoorFault::RateLimit429, faults.rate_limit_429),
+            (FrontDoorFault::RateLimit429Held, faults.rate_limit_429_held),
             (FrontDoorFault::ForbiddenConsecutive, faults.forbidden_consecutive),
         ]
         .map(|(fault, rate)| (fault, self.chance(rate)));

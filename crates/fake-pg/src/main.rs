@@ -73,6 +73,10 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_RESET_BEFORE_PROCESSING_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     reset_before_processing_rate: f64,
 
+    /// Share of confirms answered 429 only once a retry of their key has processed the payment (0 to 1).
+    #[arg(long, env = "FAKE_PG_RATE_LIMIT_429_HELD_RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    rate_limit_429_held_rate: f64,
+
     /// Share of confirms that fail inside the PG with a 500 stored against their key, nothing charged (0 to 1).
     #[arg(long, env = "FAKE_PG_ERROR_500_STORED_RATE", default_value_t = 0.0, value_parser = parse_rate)]
     error_500_stored_rate: f64,
@@ -126,6 +130,7 @@ impl Flags {
                     error_500_after_charge: self.error_500_after_charge_rate,
                     reset_before_processing: self.reset_before_processing_rate,
                     error_500_stored: self.error_500_stored_rate,
+                    rate_limit_429_held: self.rate_limit_429_held_rate,
                 },
             },
         }
@@ -167,7 +172,7 @@ fn describe(config: &Config) -> String {
         "latency {}, slow tail {} at {}, contract limit {limit}, continue after disconnect {}, \
          time scale {}, seed {}, replay {:?}, faults: decline {} error_500 {} rate_limit_429 {} \
          forbidden_consecutive {} reset_after_charge {} error_500_after_charge {} reset_before_processing {} \
-         error_500_stored {}",
+         error_500_stored {} rate_limit_429_held {}",
         duration(runtime.latency_ms),
         runtime.slow_tail.fraction,
         duration(runtime.slow_tail.latency_ms),
@@ -183,6 +188,7 @@ fn describe(config: &Config) -> String {
         faults.error_500_after_charge,
         faults.reset_before_processing,
         faults.error_500_stored,
+        faults.rate_limit_429_held,
     )
 }
 

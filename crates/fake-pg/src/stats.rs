@@ -80,6 +80,8 @@ pub struct FaultCounts {
     pub reset_before_processing: u64,
     #[serde(default)]
     pub error_500_stored: u64,
+    #[serde(default)]
+    pub rate_limit_429_held: u64,
 }
 
 /// A kind of fault, for counting.
@@ -93,6 +95,7 @@ pub(crate) enum FaultKind {
     ResetAfterCharge,
     ResetBeforeProcessing,
     Error500Stored,
+    RateLimit429Held,
 }
 
 impl From<FrontDoorFault> for FaultKind {
@@ -101,6 +104,7 @@ impl From<FrontDoorFault> for FaultKind {
             FrontDoorFault::ResetBeforeProcessing => FaultKind::ResetBeforeProcessing,
             FrontDoorFault::Error500 => FaultKind::Error500,
             FrontDoorFault::RateLimit429 => FaultKind::RateLimit429,
+            FrontDoorFault::RateLimit429Held => FaultKind::RateLimit429Held,
             FrontDoorFault::ForbiddenConsecutive => FaultKind::ForbiddenConsecutive,
         }
     }
@@ -118,6 +122,7 @@ impl FaultCounts {
             FaultKind::ResetAfterCharge => &mut self.reset_after_charge,
             FaultKind::ResetBeforeProcessing => &mut self.reset_before_processing,
             FaultKind::Error500Stored => &mut self.error_500_stored,
+            FaultKind::RateLimit429Held => &mut self.rate_limit_429_held,
         };
         *counter += 1;
     }

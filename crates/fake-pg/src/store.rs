@@ -171,6 +171,8 @@ struct Inner {
 
 pub(crate) struct Store {
     inner: Mutex<Inner>,
+    /// Woken whenever a processing ends, for answers held until one has.
+    processed: tokio::sync::Notify,
     /// The merchant is identified by its secret key; this fake has one.
     merchant: String,
     strict_sessions: bool,
@@ -192,6 +194,7 @@ impl Store {
                 ledger: Ledger::default(),
                 counters: Counters::default(),
             }),
+            processed: tokio::sync::Notify::new(),
             merchant,
             strict_sessions,
             clock,
@@ -301,7 +304,30 @@ impl Store {
             };
             inner.idempotency.insert(scope.clone(), Entry::Settled(settled));
         }
+        self.processed.notify_waiters();
         Some((outcome, payment))
+    }
+
+    /// Waits until the payment has been processed (by another request: this
+    /// one was turned away), or `limit` has passed.
+    pub(crate) async fn until_processed(&self, payment_key: &str, limit: Duration) {
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        loop {
+            // Registered before the check, so a processing that ends between the
+            // two still wakes this.
+            let ended = self.processed.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            let processed = self.lock().payments.get(payment_key).is_some_and(|record| record.phase == Phase::Settled);
+            if processed {
+                return;
+            }
+            tokio::select! {
+                () = &mut ended => {}
+                () = &mut deadline => return,
+            }
+        }
     }
 
     /// A charge made directly, for tests (`POST /__admin/charges`): a DONE

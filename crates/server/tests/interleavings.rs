@@ -1,10 +1,11 @@
 //! What the model checker (`crates/model`) found, against the real server and
-//! fake PG where the fake can set the interleaving up: a charge found partly
-//! refunded is recorded with its refund, and a confirm naming another order's
-//! payment settles by a lookup by the order's id. (The age rule is tested in
-//! `settlement.rs`, the lease rule against the database there too, the
-//! breaker's probe deadline in `resilience/breaker.rs`; all of them in every
-//! interleaving by the model.)
+//! fake PG where the fake can set the interleaving up: a 429 the PG answers
+//! the customer's confirm after recovery's resend was charged fails nothing, a
+//! charge found partly refunded is recorded with its refund, and a confirm
+//! naming another order's payment settles by a lookup by the order's id. (The
+//! age rule is tested in `settlement.rs`, the lease rule against the database
+//! there too, the breaker's probe deadline in `resilience/breaker.rs`; all of
+//! them in every interleaving by the model.)
 
 mod support;
 
@@ -17,6 +18,51 @@ use support::{FakePg, Server, assert_charges_agree, payment_key_for};
 
 const SETTLE: Duration = Duration::from_secs(15);
 const TOKEN: &str = "test-admin-token";
+
+#[tokio::test]
+async fn a_429_that_comes_after_recoverys_resend_was_charged_fails_nothing() {
+    let pg = FakePg::start().await;
+    // The customer's confirm is turned away with a 429 the PG answers only once
+    // another request of its key has processed the payment.
+    pg.configure(json!({"faults": {"rate_limit_429_held": 1.0}})).await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some(TOKEN.to_owned());
+        // Room for the held 429 to come back as an answer, not a timeout.
+        config.pg_read_timeout = Duration::from_secs(20);
+    })
+    .await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let confirm = tokio::spawn({
+        let request = server.confirm_request(&created.order, "key-held-429");
+        async move { request.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+    });
+    support::eventually("the confirm at the PG", SETTLE, || async {
+        (pg.stats().await.confirm_requests == 1).then_some(())
+    })
+    .await;
+
+    // An operator asks the PG now: recovery takes the attempt over and resends
+    // it with its key; the PG charges it, and its answer is lost to a reset.
+    pg.configure(json!({"faults": {"rate_limit_429_held": 0.0, "reset_after_charge": 1.0}})).await;
+    let asked = reqwest::Client::new()
+        .post(format!("{}/admin/orders/{order_id}/recover", server.admin_url))
+        .bearer_auth(TOKEN)
+        .header("X-Operator", "jiwoo")
+        .send()
+        .await
+        .unwrap();
+    assert!(asked.status().is_success(), "{}", asked.status());
+
+    // Only then does the customer's confirm hear its 429: the payment is not failed.
+    let answered = confirm.await.unwrap();
+    assert_ne!(answered["status"], "FAILED", "{answered}");
+    pg.configure(json!({"faults": {"reset_after_charge": 0.0}})).await;
+    server.wait_for(&order_id, OrderStatus::Paid, SETTLE).await;
+    assert!(!server.history(&order_id).await.iter().any(|step| step.ends_with(">FAILED")));
+    assert_eq!(pg.stats().await.faults_injected.rate_limit_429_held, 1);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
 
 #[tokio::test]
 async fn a_charge_found_partly_refunded_is_recorded_with_its_refund_and_the_rest_can_be_refunded() {

@@ -1,5 +1,7 @@
 //! `POST /v1/payments/confirm`.
 
+use std::time::Duration;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -15,7 +17,11 @@ use crate::error::PgError;
 use crate::processing;
 use crate::serve::Connection;
 use crate::state::AppState;
-use crate::store::ConfirmRequest;
+use crate::faults::FrontDoorFault;
+use crate::store::{Begin, ConfirmRequest};
+
+/// The longest a held 429 waits for another request to process its payment.
+const HELD_AT_MOST: Duration = Duration::from_secs(60);
 
 /// Toss's limits on the confirm body.
 const MAX_PAYMENT_KEY_CHARS: usize = 200;
@@ -36,7 +42,11 @@ async fn payments_confirm(
         Ok(Parsed::Confirm(request)) => {
             let (payment_key, order_id) = (request.payment_key.clone(), request.order_id.clone());
             let _open = OpenCall::open(&state.store, &payment_key);
-            (processing::answer(&state, state.store.begin(&request)).await, payment_key, order_id)
+            let begin = state.store.begin(&request);
+            if matches!(begin, Begin::FrontDoor(FrontDoorFault::RateLimit429Held)) {
+                state.store.until_processed(&payment_key, state.settings.clock.scaled(HELD_AT_MOST)).await;
+            }
+            (processing::answer(&state, begin).await, payment_key, order_id)
         }
         Ok(Parsed::TestCode(code)) => {
             state.store.note_test_code();
