@@ -1,8 +1,10 @@
 //! What must hold in every reachable state, and what must be reachable.
 
 use payonce_api::OrderStatus;
+use payonce_server::settlement::{Charge, Finding, ShopSide, classify};
 use stateright::{Model, Property};
 
+use crate::pg;
 use crate::state::{RefundEnd, Said, State, Task};
 
 pub const ONE_CHARGE: &str = "at most one charge per order";
@@ -11,6 +13,7 @@ pub const FAILED_ONLY_IF_NOTHING_CHARGED: &str = "FAILED only when nothing was o
 pub const PAGE_TRUTHFUL: &str = "the page says not charged only when that is true";
 pub const LEDGER_AGREES: &str = "what the shop records as refunded is what the PG refunded";
 pub const REFUNDED_AS_ASKED: &str = "the PG refunds no more than the shop asked";
+pub const RECONCILIATION_AGREES: &str = "a reconciliation pass finds nothing wrong";
 pub const EVERY_PAYMENT_SETTLES: &str = "every payment and refund settles";
 pub const CAN_BE_PAID: &str = "a payment can be paid";
 pub const CAN_FAIL: &str = "a payment can fail";
@@ -41,6 +44,28 @@ fn settled(state: &State) -> bool {
         }
 }
 
+/// What `settlement::classify` finds of the order's charge at the PG, if it
+/// has one, set against the shop's order.
+pub fn reconciliation_finds(state: &State) -> Option<Finding> {
+    if !state.pg.charged {
+        return None;
+    }
+    let charge = Charge {
+        payment_key: pg::PAYMENT_KEY.to_owned(),
+        order_id: pg::ORDER_ID.to_owned(),
+        amount: pg::AMOUNT,
+        refunded: state.pg.refunded,
+    };
+    let has_attempt = state.row.status != OrderStatus::Created;
+    let shop = ShopSide {
+        status: state.row.status,
+        payment_key: has_attempt.then(|| pg::attempt_key(state.names_other_order)),
+        amount: pg::AMOUNT,
+        refunded: state.row.refunded,
+    };
+    Some(classify(&charge, Some(shop)))
+}
+
 /// Every property, for a model whose states are the protocol's.
 pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
     vec![
@@ -61,6 +86,11 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
         Property::always(REFUNDED_AS_ASKED, |_, state: &State| {
             let asked = state.refund.as_ref().map_or(0, |refund| refund.amount);
             state.pg.refunded - state.pg.refunded_at_console <= asked
+        }),
+        // Reconciliation's own rule, as a pass reading both sides at this moment:
+        // whatever is settled agrees, and nothing unsettled is acted on.
+        Property::always(RECONCILIATION_AGREES, |_, state: &State| {
+            !matches!(reconciliation_finds(state), Some(Finding::Disagrees(_)))
         }),
         // Checked where a run ends: nothing can move any more, every timer has
         // fired, the PG answers (the faults are spent or not taken), and
