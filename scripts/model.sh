@@ -25,7 +25,8 @@ if [ "$#" -gt 0 ]; then
 fi
 
 status=0
-for bounds in "--faults 2 --workers 1" "--faults 1 --workers 2" "--faults 2 --workers 2 --no-refunds"; do
+for bounds in "--faults 2 --workers 1" "--faults 1 --workers 2" "--faults 1 --workers 1 --tabs 2" \
+  "--faults 2 --workers 2 --no-refunds"; do
   say "payonce-model $bounds"
   # shellcheck disable=SC2086 # the bounds are words on purpose
   "$model" $bounds || status=1

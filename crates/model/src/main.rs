@@ -21,6 +21,9 @@ struct Args {
     /// Background workers per server (1 or 2).
     #[arg(long, default_value_t = Bounds::TESTED.workers, value_parser = clap::value_parser!(u8).range(1..=2))]
     workers: u8,
+    /// Tabs of the page that pay for the order (1 or 2).
+    #[arg(long, default_value_t = Bounds::TESTED.tabs, value_parser = clap::value_parser!(u8).range(1..=2))]
+    tabs: u8,
     /// Leave the operator's refund out (a smaller model).
     #[arg(long)]
     no_refunds: bool,
@@ -46,7 +49,7 @@ fn parse_old_rule(name: &str) -> Result<OldRule, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let bounds = Bounds { faults: args.faults, passes: args.passes, workers: args.workers, refunds: !args.no_refunds };
+    let bounds = Bounds { faults: args.faults, passes: args.passes, workers: args.workers, refunds: !args.no_refunds, tabs: args.tabs };
     let protocol = args.old_rules.iter().fold(Protocol::new(bounds), |protocol, rule| protocol.with_old_rule(*rule));
     if let Some(address) = args.explore {
         println!("explorer at http://{address}/ (Ctrl-C to stop)");

@@ -39,11 +39,13 @@ pub struct Bounds {
     pub workers: u8,
     /// An operator refunds part of a paid order (and the PG's cancels are in play).
     pub refunds: bool,
+    /// Tabs of the page that pay for the order (1 or 2).
+    pub tabs: u8,
 }
 
 impl Bounds {
     /// The bound the test command explores.
-    pub const TESTED: Bounds = Bounds { faults: 2, passes: 2, workers: 2, refunds: true };
+    pub const TESTED: Bounds = Bounds { faults: 2, passes: 2, workers: 2, refunds: true, tabs: 1 };
 
     /// The most passes recovery gets after each of the session's moments.
     pub fn pass_limit(&self) -> u8 {
@@ -89,6 +91,10 @@ pub enum Action {
     Submit { server: u8 },
     /// The page checks the order and shows what the server says.
     PageChecks,
+    /// A second tab of the page, back from the window, sends its confirm (its
+    /// own idempotency key) to a server, before the order has an outcome. (Its
+    /// checks read the same order as the first tab's.)
+    SecondTabSubmits { server: u8 },
     /// The page's window ended with the server holding no confirm: it asks the
     /// server to close the order (`abandon`), FAILED only if it has no attempt.
     PageClosesOrder,
@@ -162,6 +168,7 @@ impl Model for Protocol {
                         passes: 0,
                         refund_passes: 0,
                         page_closed: false,
+                        second_tab_submitted: false,
                         operator_asked: false,
                     });
                 }
@@ -180,6 +187,12 @@ impl Model for Protocol {
             actions.push(Action::PageChecks);
             if !state.page_closed && state.row.status == OrderStatus::Created {
                 actions.push(Action::PageClosesOrder);
+            }
+        }
+        let before_an_outcome = matches!(state.row.status, OrderStatus::Created | OrderStatus::Pending);
+        if self.bounds.tabs > 1 && !state.second_tab_submitted && before_an_outcome {
+            for server in (0..SERVERS).filter(|&server| state.task(server, 0) == Task::Idle) {
+                actions.push(Action::SecondTabSubmits { server });
             }
         }
         for server in 0..SERVERS {
@@ -285,16 +298,17 @@ impl Model for Protocol {
                 state.set_task(server, 0, Task::ConfirmReceived);
             }
             Action::PageChecks => {
-                let said = match state.row.status {
-                    OrderStatus::Failed => Said::NotCharged,
-                    OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => Said::Paid,
-                    _ => state.said,
-                };
+                let said = page_says(&state.row, state.said);
                 if said == state.said {
                     return None;
                 }
                 state.said = said;
             }
+            Action::SecondTabSubmits { server } => {
+                state.second_tab_submitted = true;
+                state.set_task(server, 0, Task::ConfirmReceived);
+            }
+
             Action::PageClosesOrder => {
                 // `close_unconfirmed`: one statement, decided by the order's key.
                 state.page_closed = true;
@@ -622,6 +636,15 @@ fn console_refund_in_scope(state: &State) -> bool {
         && state.pg.inbox.is_empty()
         && state.pg.cancel_inbox.is_empty();
     state.row.status == OrderStatus::Unknown && state.refund.is_none() && quiet
+}
+
+/// What a tab shows after checking the order, from what it showed.
+fn page_says(row: &Row, said: Said) -> Said {
+    match row.status {
+        OrderStatus::Failed => Said::NotCharged,
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => Said::Paid,
+        _ => said,
+    }
 }
 
 /// The lease of `job` lapses.

@@ -181,6 +181,8 @@ pub struct State {
     pub submitted: bool,
     /// The page asked the server to close the order.
     pub page_closed: bool,
+    /// A second tab sent its confirm.
+    pub second_tab_submitted: bool,
     pub said: Said,
     /// The customer confirmed with a paymentKey of another order.
     pub names_other_order: bool,

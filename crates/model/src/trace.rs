@@ -59,6 +59,7 @@ pub fn describe(action: &Action, after: &State) -> String {
     match *action {
         Action::Submit { server } => format!("the page sends its confirm to server {server}"),
         Action::PageChecks => "the page checks the order".to_owned(),
+        Action::SecondTabSubmits { server } => format!("a second tab sends its confirm to server {server}"),
         Action::PageClosesOrder => "the page's window ends: it asks the server to close the order".to_owned(),
         Action::StoreAttempt { server } => format!("{} stores the attempt", task_name(server, 0)),
         Action::SendConfirm { server } => format!("{} sends the confirm", task_name(server, 0)),
