@@ -20,12 +20,28 @@ test('a reload after the attempt could not be stored checks the payment without 
     };
   });
   page.on('dialog', (dialog) => dialog.accept());
+  // The page learns nothing of the payment before the reload: the confirm
+  // reaches the server at once, but its answer and the page's checks of the
+  // order wait until the test reloads (a busy machine once let a 5 s PG
+  // finish first).
+  let reloading!: () => void;
+  const reload = new Promise<void>((resolve) => (reloading = resolve));
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const response = await route.fetch();
+    await reload;
+    await route.fulfill({ response }).catch(() => {});
+  });
+  await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
+    if (route.request().method() === 'GET') await reload;
+    await route.continue().catch(() => {});
+  });
   await stack.configurePg({ latency_ms: 5_000 });
   const confirm = await checkout(page, 'approve');
   await confirm.expectState('checking');
   expect(await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('payonce.attempt.'))))
     .toEqual([]);
 
+  reloading();
   await page.reload();
 
   await confirm.expectState('paid', 20_000);

@@ -45,10 +45,10 @@ test('a payment that does not settle fails the check, not the test timeout', asy
   const started = Date.now();
   await stack.configurePg({ latency_ms: 40_000 });
   const processings = (await stack.pgStats()).processings;
-  const confirm = await checkout(page, 'decline_reject_card');
-  await confirm.expectState('submitting');
-  // The page says submitting as its POST leaves; the payment is the server's
-  // (stored, and at the PG) only once the PG is processing it.
+  await checkout(page, 'decline_reject_card');
+  // The payment is the server's (stored, and at the PG) once the PG is
+  // processing it; what the page says meanwhile runs on its own clock (a busy
+  // machine once found it past "submitting" before the test looked).
   await expect.poll(async () => (await stack.pgStats()).processings, { message: 'the PG is charging' }).toBe(
     processings + 1,
   );
