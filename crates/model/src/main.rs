@@ -49,7 +49,13 @@ fn parse_old_rule(name: &str) -> Result<OldRule, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let bounds = Bounds { faults: args.faults, passes: args.passes, workers: args.workers, refunds: !args.no_refunds, tabs: args.tabs };
+    let bounds = Bounds {
+        faults: args.faults,
+        passes: args.passes,
+        workers: args.workers,
+        refunds: !args.no_refunds,
+        tabs: args.tabs,
+    };
     let protocol = args.old_rules.iter().fold(Protocol::new(bounds), |protocol, rule| protocol.with_old_rule(*rule));
     if let Some(address) = args.explore {
         println!("explorer at http://{address}/ (Ctrl-C to stop)");

@@ -59,7 +59,9 @@ pub enum PaymentAtPg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CancelReply {
     /// The payment after the refund, with this balance left.
-    Refunded { balance: u64 },
+    Refunded {
+        balance: u64,
+    },
     NotCancelable,
     /// Refused by the card company: nothing refunded, and the key's answer is spent.
     ProviderError,

@@ -17,7 +17,9 @@ use payonce_server::settlement::{
 use stateright::{Model, Property};
 
 use crate::old_rules::OldRule;
-use crate::pg::{self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request};
+use crate::pg::{
+    self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request,
+};
 use crate::properties;
 use crate::state::{Call, Holder, Job, Lookup, RefundEnd, RefundRow, Row, SERVERS, Said, Server, State, Task};
 
@@ -88,41 +90,81 @@ impl Protocol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     /// The page sends its one confirm, to a server.
-    Submit { server: u8 },
+    Submit {
+        server: u8,
+    },
     /// The page checks the order and shows what the server says.
     PageChecks,
     /// A second tab of the page, back from the window, sends its confirm (its
     /// own idempotency key) to a server, before the order has an outcome. (Its
     /// checks read the same order as the first tab's.)
-    SecondTabSubmits { server: u8 },
+    SecondTabSubmits {
+        server: u8,
+    },
     /// The page's window ended with the server holding no confirm: it asks the
     /// server to close the order (`abandon`), FAILED only if it has no attempt.
     PageClosesOrder,
     /// The confirm task stores the attempt PENDING, under a lease of its own.
-    StoreAttempt { server: u8 },
-    SendConfirm { server: u8 },
+    StoreAttempt {
+        server: u8,
+    },
+    SendConfirm {
+        server: u8,
+    },
     /// The confirm task stores what the PG's reply (or its absence) means.
-    SettleConfirm { server: u8 },
+    SettleConfirm {
+        server: u8,
+    },
     /// An operator refunds part of the paid order, on a server.
-    AskRefund { server: u8 },
+    AskRefund {
+        server: u8,
+    },
     /// The refund's task sends its first cancel.
-    SendCancel { server: u8 },
+    SendCancel {
+        server: u8,
+    },
     /// A worker takes the attempt's, or the refund's, lapsed lease.
-    Claim { server: u8, slot: u8, job: Job },
+    Claim {
+        server: u8,
+        slot: u8,
+        job: Job,
+    },
     /// It marks a PENDING attempt UNKNOWN, then asks to look it up.
-    BeginPass { server: u8, slot: u8 },
+    BeginPass {
+        server: u8,
+        slot: u8,
+    },
     /// It asks its server's breaker for the call.
-    AskBreaker { server: u8, slot: u8 },
+    AskBreaker {
+        server: u8,
+        slot: u8,
+    },
     /// It renews its lease and makes the call (a lookup fails if `fails`).
-    RenewAndCall { server: u8, slot: u8, fails: bool },
+    RenewAndCall {
+        server: u8,
+        slot: u8,
+        fails: bool,
+    },
     /// It does what the rules say the answer leads to.
-    Decide { server: u8, slot: u8 },
+    Decide {
+        server: u8,
+        slot: u8,
+    },
     /// The PG processes a confirm it received.
-    Process { request: Request, processing: Processing },
+    Process {
+        request: Request,
+        processing: Processing,
+    },
     /// The PG processes a cancel it received.
-    ProcessCancel { request: CancelRequest, processing: CancelProcessing },
+    ProcessCancel {
+        request: CancelRequest,
+        processing: CancelProcessing,
+    },
     /// A task stops waiting for the PG (a timeout).
-    GiveUp { server: u8, slot: u8 },
+    GiveUp {
+        server: u8,
+        slot: u8,
+    },
     /// The PG's session for the payment ends.
     SessionEnds,
     /// Past the session and the longest processing: the attempt is old.
@@ -132,13 +174,22 @@ pub enum Action {
     /// Time passes: breaker deadlines come.
     Tick,
     /// SIGKILL: the server's tasks and breaker are lost; it restarts.
-    Kill { server: u8 },
+    Kill {
+        server: u8,
+    },
     /// A database call fails at an await: the task ends there.
-    TaskStops { server: u8, slot: u8 },
+    TaskStops {
+        server: u8,
+        slot: u8,
+    },
     /// The lease's holder freezes past it.
-    Freeze { job: Job },
+    Freeze {
+        job: Job,
+    },
     /// The lease of a task that is gone runs out.
-    LeaseRunsOut { job: Job },
+    LeaseRunsOut {
+        job: Job,
+    },
     /// An operator's "ask the PG now".
     AskPgNow,
 }
@@ -231,7 +282,10 @@ impl Model for Protocol {
                             actions.push(Action::RenewAndCall { server, slot, fails: true });
                         }
                     }
-                    Task::LookedUp(..) | Task::ResendAnswered(..) | Task::CancelAnswered(..) | Task::RefundLookedUp(..) => {
+                    Task::LookedUp(..)
+                    | Task::ResendAnswered(..)
+                    | Task::CancelAnswered(..)
+                    | Task::RefundLookedUp(..) => {
                         actions.push(Action::Decide { server, slot });
                     }
                     Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) | Task::CancelAwaiting(_) => {
@@ -275,8 +329,12 @@ impl Model for Protocol {
         if state.servers.iter().any(|server| deadline_to_come(server.breaker)) {
             actions.push(Action::Tick);
         }
-        let refund_lease = state.refund.as_ref().and_then(|refund| refund.owner.filter(|_| !refund.lapsed && refund.is_open()));
-        let leases = [(Job::Payment, state.row.owner.filter(|_| !state.row.lapsed && state.row.is_open())), (Job::Refund, refund_lease)];
+        let refund_lease =
+            state.refund.as_ref().and_then(|refund| refund.owner.filter(|_| !refund.lapsed && refund.is_open()));
+        let leases = [
+            (Job::Payment, state.row.owner.filter(|_| !state.row.lapsed && state.row.is_open())),
+            (Job::Refund, refund_lease),
+        ];
         for (job, owner) in leases {
             let Some(owner) = owner else { continue };
             if !state.held_by_a_task(owner) {

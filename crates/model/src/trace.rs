@@ -74,7 +74,12 @@ pub fn describe(action: &Action, after: &State) -> String {
                 CancelProcessing::TurnedAway => " with a 429 (not stored)",
                 CancelProcessing::ProviderError => " with PROVIDER_ERROR (stored)",
             };
-            format!("the PG processes {}'s cancel (key {}){how}{}", task_name(server, slot), request.key, answered(server, slot))
+            format!(
+                "the PG processes {}'s cancel (key {}){how}{}",
+                task_name(server, slot),
+                request.key,
+                answered(server, slot)
+            )
         }
         Action::BeginPass { server, slot } => format!("{} begins its pass", task_name(server, slot)),
         Action::AskBreaker { server, slot } => format!("{} asks server {server}'s breaker", task_name(server, slot)),
@@ -114,10 +119,14 @@ fn summary(before: &State, after: &State) -> String {
         let _ = write!(line, " (refunded {})", row.refunded);
     }
     if let Some(refund) = &after.refund {
-        let _ = write!(line, ", refund {}", match refund.settled {
-            None => format!("REQUESTED (key {})", refund.key),
-            Some(end) => format!("{end:?}"),
-        });
+        let _ = write!(
+            line,
+            ", refund {}",
+            match refund.settled {
+                None => format!("REQUESTED (key {})", refund.key),
+                Some(end) => format!("{end:?}"),
+            }
+        );
     }
     let _ = write!(line, ", PG {:?}", after.pg.shown_payment());
     if after.pg.charged {

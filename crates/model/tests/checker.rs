@@ -13,7 +13,11 @@ fn assert_keeps_its_promises(bounds: Bounds) -> Report {
     let report = check(&Protocol::new(bounds), THREADS);
     println!("{bounds:?}: {}", report.summary());
     for finding in report.broken() {
-        panic!("{:?} broken within {bounds:?}:\n{}", finding.property, finding.trace.as_deref().unwrap_or("never reached"));
+        panic!(
+            "{:?} broken within {bounds:?}:\n{}",
+            finding.property,
+            finding.trace.as_deref().unwrap_or("never reached")
+        );
     }
     report
 }

@@ -101,7 +101,8 @@ async fn a_confirm_naming_another_orders_payment_settles_failed_by_the_orders_ow
     // The confirm of the other order, with the paid order's key, meets an
     // outage: what the PG would have answered it is not known.
     pg.configure(json!({"outage": true})).await;
-    let response = server.confirm_with_key(&other.order, &payment_key_for(&paid), "key-of-another").send().await.unwrap();
+    let response =
+        server.confirm_with_key(&other.order, &payment_key_for(&paid), "key-of-another").send().await.unwrap();
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["status"], "UNKNOWN", "{body}");
     pg.configure(json!({"outage": false})).await;

@@ -14,10 +14,10 @@ use super::api_call::{self, json_type, text};
 use crate::auth;
 use crate::calls::OpenCall;
 use crate::error::PgError;
+use crate::faults::FrontDoorFault;
 use crate::processing;
 use crate::serve::Connection;
 use crate::state::AppState;
-use crate::faults::FrontDoorFault;
 use crate::store::{Begin, ConfirmRequest};
 
 /// The longest a held 429 waits for another request to process its payment.

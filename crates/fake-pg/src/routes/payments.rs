@@ -10,8 +10,8 @@ use axum::{Json, Router};
 
 use crate::auth;
 use crate::calls::OpenCall;
-use crate::error::PgError;
 use crate::config::ExpiredLookup;
+use crate::error::PgError;
 use crate::payment::{Payment, PaymentStatus};
 use crate::state::AppState;
 
@@ -41,7 +41,8 @@ async fn payments_by_order(
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
     lookup_latency(&state).await;
-    shown(&state, state.store.payment_for_order(&order_id)).ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+    shown(&state, state.store.payment_for_order(&order_id))
+        .ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
 }
 
 /// The payment a lookup found, as the runtime configuration shows it: an

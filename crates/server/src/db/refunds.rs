@@ -270,7 +270,15 @@ impl Db {
         let actor = refund.requested_by.actor();
         let from = refund.previous_status;
         let moved = self
-            .write_status(&mut transaction, refund.order_id, from, &transition, Lease::Keep, Writer::without_lease(actor), Some(&detail))
+            .write_status(
+                &mut transaction,
+                refund.order_id,
+                from,
+                &transition,
+                Lease::Keep,
+                Writer::without_lease(actor),
+                Some(&detail),
+            )
             .await?;
         if moved.is_none() {
             return Ok(Stored::OrderMoved);

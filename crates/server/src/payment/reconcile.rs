@@ -426,9 +426,7 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
         OrphanCancel::Retry => {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
             let kind = JobKind::OrphanRefund;
-            app.db
-                .release_job(kind, &charge.payment_key, &holder, Some(next_at), false, Some(&described))
-                .await?;
+            app.db.release_job(kind, &charge.payment_key, &holder, Some(next_at), false, Some(&described)).await?;
             app.recovery_wake.notify_one();
             "refund sent, outcome unknown; recovery sends it again with the same key".to_owned()
         }

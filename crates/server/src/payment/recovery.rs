@@ -82,7 +82,8 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
         Err(ended) => return Ok(ended),
     };
     let described = Some(describe(&answer));
-    let shown = Shown { verdict: status_verdict(status_answer(&answer, expected)), refunded_total: refunded_total(&answer) };
+    let shown =
+        Shown { verdict: status_verdict(status_answer(&answer, expected)), refunded_total: refunded_total(&answer) };
     match after_lookup(shown, age, |why| lookup_failure(why, &answer)) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
@@ -97,7 +98,8 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
 /// by its id, and settle as that shows.
 async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
     let (order_id, amount) = (attempt.order_id.as_str(), attempt.amount);
-    let usable = |answer: &PgAnswer| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
+    let usable =
+        |answer: &PgAnswer| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
     let looked_up = look_up(app, job, (order_id, LookupBy::OrderId), PgCaller::Recovery, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
@@ -105,7 +107,12 @@ async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<
     };
     let described = Some(describe(&answer));
     let verdict = status_verdict(order_status_answer(&answer, order_id, amount));
-    tracing::warn!(order_id, payment_key = attempt.payment_key, ?verdict, "the paymentKey named another order's payment");
+    tracing::warn!(
+        order_id,
+        payment_key = attempt.payment_key,
+        ?verdict,
+        "the paymentKey named another order's payment"
+    );
     match after_order_lookup(verdict, |why| lookup_failure(why, &answer)) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
@@ -141,9 +148,8 @@ async fn resend(
         amount: attempt.amount,
         idempotency_key: &attempt.idempotency_key,
     };
-    let sent = send_under_lease(app, job, |place| async move {
-        Ok(app.pg.confirm(place, call, PgCaller::Recovery).await)
-    });
+    let sent =
+        send_under_lease(app, job, |place| async move { Ok(app.pg.confirm(place, call, PgCaller::Recovery).await) });
     let answer = match sent.await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),

@@ -11,8 +11,8 @@ pub mod toss;
 
 pub use classify::{
     CancelAnswer, ConfirmAnswer, Expected, ExpectedRefund, OrphanCancel, RefundLookup, StatusAnswer, TransactionKind,
-    cancel_answer, cancel_verdict, confirm_answer, describe, failure_of, first_call_verdict, orphan_cancel,
-    order_status_answer, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict, status_answer,
+    cancel_answer, cancel_verdict, confirm_answer, describe, failure_of, first_call_verdict, order_status_answer,
+    orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict, status_answer,
     status_verdict, transaction_kind,
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};

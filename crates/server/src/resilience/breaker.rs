@@ -25,13 +25,19 @@ pub struct CircuitBreaker {
 /// model checker drives the same rules with a clock of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Phase<T> {
-    Closed { failures: u32 },
-    Open { until: T },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: T,
+    },
     /// One probe call is out; everyone else waits for its result, but not past
     /// `probe_until`, the longest the probe could take: a probe granted and
     /// never sent (its worker stopped, or found the job taken) must not hold
     /// recovery back for good.
-    HalfOpen { probe_until: T },
+    HalfOpen {
+        probe_until: T,
+    },
 }
 
 impl<T: Copy + Ord> Phase<T> {
@@ -105,7 +111,8 @@ impl CircuitBreaker {
 
     /// The PG gave no usable answer: unreachable, timed out, 5xx or overloaded.
     pub fn record_failure(&self) {
-        let opened = self.phase.lock().expect("breaker lock").record_failure(Instant::now() + self.cool_down, FAILURE_THRESHOLD);
+        let opened =
+            self.phase.lock().expect("breaker lock").record_failure(Instant::now() + self.cool_down, FAILURE_THRESHOLD);
         if opened {
             crate::metrics::breaker_opened();
             tracing::warn!(cool_down = ?self.cool_down, "PG circuit breaker open: recovery pauses");

@@ -59,4 +59,3 @@ mod tests {
         assert_eq!(for_lookup(&quick), Duration::from_millis(7_300));
     }
 }
-

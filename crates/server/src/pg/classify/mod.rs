@@ -28,9 +28,7 @@ pub use cancel::{
     refund_lookup, refund_lookup_verdict, refunded_total, refusal_code,
 };
 pub use confirm::{ConfirmAnswer, confirm_answer, failure_of, first_call_verdict, resend_verdict};
-pub use lookup::{
-    StatusAnswer, TransactionKind, order_status_answer, status_answer, status_verdict, transaction_kind,
-};
+pub use lookup::{StatusAnswer, TransactionKind, order_status_answer, status_answer, status_verdict, transaction_kind};
 
 use super::client::PgAnswer;
 use super::toss::Payment;
