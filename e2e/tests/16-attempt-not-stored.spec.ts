@@ -31,8 +31,13 @@ test('a reload after the attempt could not be stored checks the payment without 
     await reload;
     await route.fulfill({ response }).catch(() => {});
   });
+  // The page's look at the order before it sends is answered; its checks after wait.
+  let confirmSent = false;
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
+  });
   await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
-    if (route.request().method() === 'GET') await reload;
+    if (route.request().method() === 'GET' && confirmSent) await reload;
     await route.continue().catch(() => {});
   });
   await stack.configurePg({ latency_ms: 5_000 });

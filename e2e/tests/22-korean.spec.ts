@@ -38,13 +38,32 @@ test.describe('in a Korean browser', () => {
     await expect(declined.root).toContainText('REJECT_CARD_PAYMENT');
   });
 
-  test('a slow payment is checked in Korean, then shown paid', async ({ page, stack }) => {
-    // Longer than the page's 3 s wait for the confirm: the page checks.
-    await stack.configurePg({ latency_ms: 5_000 });
+  test('a slow payment is checked in Korean, then shown paid', async ({ page }) => {
+    // The page learns nothing of the payment until the test has read the
+    // checking page: the confirm reaches the server at once, but its answer
+    // and the checks wait (a PG slower than the page's 3 s wait, raced against
+    // a busy machine, could be done before the test looked).
+    let letItGo!: () => void;
+    const letGo = new Promise<void>((resolve) => (letItGo = resolve));
+    await page.route('**/api/orders/*/confirm', async (route) => {
+      const response = await route.fetch();
+      await letGo;
+      await route.fulfill({ response }).catch(() => {});
+    });
+    // The page's look at the order before it sends is answered; its checks after wait.
+    let confirmSent = false;
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
+    });
+    await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
+      if (route.request().method() === 'GET' && confirmSent) await letGo;
+      await route.continue().catch(() => {});
+    });
     const confirm = await checkout(page, 'approve');
     await confirm.expectState('checking', 10_000);
     await expect(confirm.heading).toHaveText('결제를 확인하고 있습니다');
     await expect(page.getByTestId('check-count')).toHaveText(/^확인 \d+\/\d+회$/);
+    letItGo();
     await confirm.expectState('paid', 20_000);
     await expect(confirm.heading).toHaveText('결제가 완료되었습니다');
   });
