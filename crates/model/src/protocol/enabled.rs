@@ -1,0 +1,145 @@
+//! Which steps each actor can take in a state: only those that change it.
+
+use payonce_api::OrderStatus;
+
+use super::rows::{BreakerPhaseOf, deadline_to_come};
+use super::spec::{Action, Protocol};
+use crate::pg::{self, CancelProcessing, Processing};
+use crate::state::{Call, Job, RefundRow, SERVERS, State, Task};
+
+impl Protocol {
+    /// Pushes every step that can be taken in `state`.
+    pub(super) fn push_enabled(&self, state: &State, actions: &mut Vec<Action>) {
+        let fault = state.faults_left > 0;
+        if !state.submitted {
+            for server in 0..SERVERS {
+                actions.push(Action::Submit { server });
+            }
+        } else {
+            actions.push(Action::PageChecks);
+            if !state.page_closed && state.row.status == OrderStatus::Created {
+                actions.push(Action::PageClosesOrder);
+            }
+        }
+        let before_an_outcome = matches!(state.row.status, OrderStatus::Created | OrderStatus::Pending);
+        if self.bounds.tabs > 1 && !state.second_tab_submitted && before_an_outcome {
+            for server in (0..SERVERS).filter(|&server| state.task(server, 0) == Task::Idle) {
+                actions.push(Action::SecondTabSubmits { server });
+            }
+        }
+        for server in 0..SERVERS {
+            let breaker_refuses = matches!(state.servers[server as usize].breaker, BreakerPhaseOf::Open { until: 1 });
+            let mut busy = false;
+            for slot in 0..=self.bounds.workers {
+                let task = state.task(server, slot);
+                busy |= task != Task::Idle;
+                match task {
+                    Task::Idle if slot > 0 => {
+                        let limit = self.bounds.pass_limit();
+                        if state.row.claimable() && !breaker_refuses && state.passes < limit {
+                            actions.push(Action::Claim { server, slot, job: Job::Payment });
+                        }
+                        let refund_claimable = state.refund.as_ref().is_some_and(RefundRow::claimable);
+                        if refund_claimable && !breaker_refuses && state.refund_passes < limit {
+                            actions.push(Action::Claim { server, slot, job: Job::Refund });
+                        }
+                    }
+                    Task::Idle => {
+                        let paid = matches!(state.row.status, OrderStatus::Paid | OrderStatus::PartiallyRefunded);
+                        if self.bounds.refunds && state.refund.is_none() && paid {
+                            actions.push(Action::AskRefund { server });
+                        }
+                    }
+                    Task::RefundStored(_) => actions.push(Action::SendCancel { server }),
+                    Task::RefundClaimed(_) => actions.push(Action::BeginPass { server, slot }),
+                    Task::ConfirmReceived => actions.push(Action::StoreAttempt { server }),
+                    Task::ConfirmStored(_) => actions.push(Action::SendConfirm { server }),
+                    Task::ConfirmAnswered(..) => actions.push(Action::SettleConfirm { server }),
+                    Task::Claimed(_) => actions.push(Action::BeginPass { server, slot }),
+                    Task::AtGate(..) => actions.push(Action::AskBreaker { server, slot }),
+                    Task::Granted(_, call) => {
+                        actions.push(Action::RenewAndCall { server, slot, fails: false });
+                        if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup) {
+                            actions.push(Action::RenewAndCall { server, slot, fails: true });
+                        }
+                    }
+                    Task::LookedUp(..)
+                    | Task::ResendAnswered(..)
+                    | Task::CancelAnswered(..)
+                    | Task::RefundLookedUp(..) => {
+                        actions.push(Action::Decide { server, slot });
+                    }
+                    Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) | Task::CancelAwaiting(_) => {
+                        if fault {
+                            actions.push(Action::GiveUp { server, slot });
+                        }
+                    }
+                }
+                if fault && task != Task::Idle {
+                    actions.push(Action::TaskStops { server, slot });
+                }
+            }
+            if fault && busy {
+                actions.push(Action::Kill { server });
+            }
+        }
+        for &request in &state.pg.inbox {
+            actions.push(Action::Process { request, processing: Processing::AsDocumented });
+            if fault && state.pg.stored.is_none() {
+                actions.push(Action::Process { request, processing: Processing::TurnedAway });
+                actions.push(Action::Process { request, processing: Processing::StoredServerError });
+            }
+        }
+        for &request in &state.pg.cancel_inbox {
+            actions.push(Action::ProcessCancel { request, processing: CancelProcessing::AsDocumented });
+            if fault && state.pg.cancel_stored[usize::from(request.key)].is_none() {
+                actions.push(Action::ProcessCancel { request, processing: CancelProcessing::TurnedAway });
+                if usize::from(request.key) + 1 < pg::REFUND_KEYS {
+                    actions.push(Action::ProcessCancel { request, processing: CancelProcessing::ProviderError });
+                }
+            }
+        }
+        if !state.pg.session_over {
+            actions.push(Action::SessionEnds);
+        } else if !state.pg.long_over && !state.pg.processing_from_the_session() {
+            actions.push(Action::SessionLongOver);
+        }
+        if state.pg.payment == pg::PaymentAtPg::Done && !state.pg.partly_cancelled && console_refund_in_scope(state) {
+            actions.push(Action::PartialCancelAtPg);
+        }
+        if state.servers.iter().any(|server| deadline_to_come(server.breaker)) {
+            actions.push(Action::Tick);
+        }
+        let refund_lease =
+            state.refund.as_ref().and_then(|refund| refund.owner.filter(|_| !refund.lapsed && refund.is_open()));
+        let leases = [
+            (Job::Payment, state.row.owner.filter(|_| !state.row.lapsed && state.row.is_open())),
+            (Job::Refund, refund_lease),
+        ];
+        for (job, owner) in leases {
+            let Some(owner) = owner else { continue };
+            if !state.held_by_a_task(owner) {
+                actions.push(Action::LeaseRunsOut { job });
+            } else if fault {
+                actions.push(Action::Freeze { job });
+            }
+        }
+        if !state.operator_asked && state.row.is_open() {
+            actions.push(Action::AskPgNow);
+        }
+    }
+}
+
+/// A refund made at the PG's console, not by the shop, is in the model's
+/// scope only while the shop's record is UNKNOWN and the shop is quiet (no
+/// task at work, nothing of its own at the PG): recovery's next lookup must
+/// then find it and record it. One made while the shop acts on what it read
+/// before, once it stored a charge, or during its own refund, the shop cannot
+/// tell from its own doing (the model found each of these): it is
+/// reconciliation's to flag, and an operator's to settle.
+fn console_refund_in_scope(state: &State) -> bool {
+    let quiet = state.servers.iter().flat_map(|server| server.tasks.iter()).all(|task| *task == Task::Idle)
+        && state.pg.inbox.is_empty()
+        && state.pg.cancel_inbox.is_empty();
+    state.row.status == OrderStatus::Unknown && state.refund.is_none() && quiet
+}

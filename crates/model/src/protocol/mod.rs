@@ -1,0 +1,388 @@
+//! The steps each actor can take, one atomic step at a time, so the checker
+//! interleaves them every way they can. Each step that decides anything calls
+//! the server's own rules; the model only carries their inputs and outputs.
+//!
+//! - `spec`: the bounds, the protocol and its actions;
+//! - `enabled`: which steps a state allows;
+//! - `rows`: what a step does to the shop's rows and a server's breaker;
+//! - `refund`: the refund's own steps.
+
+mod enabled;
+mod refund;
+mod rows;
+mod spec;
+
+use payonce_api::OrderStatus;
+use payonce_server::pg::{
+    cancel_answer, cancel_verdict, confirm_answer, failure_of, first_call_verdict, refund_lookup,
+    refund_lookup_verdict, resend_verdict,
+};
+use payonce_server::settlement::{
+    RefundStep, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
+};
+use stateright::{Model, Property};
+
+use self::refund::{expected_refund, release_refund, settle_refund};
+use self::rows::{BreakerPhaseOf, deadline_to_come, lapse, note_health, page_says, release};
+pub use self::spec::{Action, Bounds, Protocol, REFUND_AMOUNT};
+use crate::old_rules::OldRule;
+use crate::pg::{
+    self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request,
+};
+use crate::properties;
+use crate::state::{Call, Job, Lookup, RefundEnd, RefundRow, Row, Said, Server, State, Task};
+
+impl Model for Protocol {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        let mut states = Vec::new();
+        for names_other_order in [false, true] {
+            for declines in [false, true] {
+                for expiry_shows in [ExpiryShows::Expired, ExpiryShows::NotFound] {
+                    if names_other_order && declines {
+                        continue; // the card never reaches the card company
+                    }
+                    states.push(State {
+                        row: Row { status: OrderStatus::Created, refunded: 0, owner: None, lapsed: false },
+                        refund: None,
+                        refund_expected: self.bounds.refunds,
+                        pg: Pg::new(declines, expiry_shows),
+                        servers: [Server::fresh(), Server::fresh()],
+                        submitted: false,
+                        said: Said::Nothing,
+                        names_other_order,
+                        faults_left: self.bounds.faults,
+                        passes: 0,
+                        refund_passes: 0,
+                        page_closed: false,
+                        second_tab_submitted: false,
+                        operator_asked: false,
+                    });
+                }
+            }
+        }
+        states
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        self.push_enabled(state, actions);
+    }
+
+    fn next_state(&self, last: &State, action: Action) -> Option<State> {
+        let mut state = last.clone();
+        match action {
+            Action::Submit { server } => {
+                state.submitted = true;
+                state.set_task(server, 0, Task::ConfirmReceived);
+            }
+            Action::PageChecks => {
+                let said = page_says(&state.row, state.said);
+                if said == state.said {
+                    return None;
+                }
+                state.said = said;
+            }
+            Action::SecondTabSubmits { server } => {
+                state.second_tab_submitted = true;
+                state.set_task(server, 0, Task::ConfirmReceived);
+            }
+
+            Action::PageClosesOrder => {
+                // `close_unconfirmed`: one statement, decided by the order's key.
+                state.page_closed = true;
+                if state.row.status == OrderStatus::Created {
+                    state.row.status = OrderStatus::Failed;
+                }
+            }
+            Action::StoreAttempt { server } => {
+                if state.row.status == OrderStatus::Created {
+                    let holder = self.new_holder(&state, server, 0);
+                    state.row = Row { status: OrderStatus::Pending, refunded: 0, owner: Some(holder), lapsed: false };
+                    state.set_task(server, 0, Task::ConfirmStored(holder));
+                } else {
+                    state.set_task(server, 0, Task::Idle);
+                }
+            }
+            Action::SendConfirm { server } => {
+                let Task::ConfirmStored(holder) = state.task(server, 0) else { return None };
+                state.pg.inbox.push(Request { to: (server, 0), holder, in_session: !state.pg.session_over });
+                state.pg.inbox.sort();
+                state.set_task(server, 0, Task::ConfirmAwaiting(holder));
+            }
+            Action::SettleConfirm { server } => {
+                let Task::ConfirmAnswered(holder, reply) = state.task(server, 0) else { return None };
+                let answer = pg::confirm_answer(reply, state.names_other_order);
+                let kind = confirm_answer(&answer, pg::expected(state.names_other_order));
+                let transition =
+                    after_first_call(first_call_verdict(kind), || failure_of(&answer), || pg::describe(&answer));
+                let guarded = !self.old(OldRule::ConfirmSettlesWithoutLease);
+                self.write(&mut state, &transition, holder, guarded);
+                state.set_task(server, 0, Task::Idle);
+            }
+            Action::AskRefund { server } => {
+                let holder = self.new_holder(&state, server, 0);
+                let balance_before = AMOUNT - state.row.refunded;
+                let requested = Transition::CancelRequested { balance_before };
+                let moved = requested.from(state.row.status, AMOUNT, state.row.refunded)?;
+                state.refund = Some(RefundRow {
+                    settled: None,
+                    amount: REFUND_AMOUNT,
+                    balance_before,
+                    back_to: state.row.status,
+                    key: 0,
+                    owner: Some(holder),
+                    lapsed: false,
+                });
+                state.row.status = moved.to;
+                state.set_task(server, 0, Task::RefundStored(holder));
+            }
+            Action::SendCancel { server } => {
+                let Task::RefundStored(holder) = state.task(server, 0) else { return None };
+                let key = state.refund.as_ref()?.key;
+                state.pg.cancel_inbox.push(CancelRequest { to: (server, 0), holder, key });
+                state.pg.cancel_inbox.sort();
+                state.set_task(server, 0, Task::CancelAwaiting(holder));
+            }
+            Action::Claim { server, slot, job } => {
+                let holder = self.new_holder(&state, server, slot);
+                match job {
+                    Job::Payment => {
+                        state.row.owner = Some(holder);
+                        state.row.lapsed = false;
+                        state.passes += 1;
+                        state.set_task(server, slot, Task::Claimed(holder));
+                    }
+                    Job::Refund => {
+                        let refund = state.refund.as_mut()?;
+                        refund.owner = Some(holder);
+                        refund.lapsed = false;
+                        state.refund_passes += 1;
+                        state.set_task(server, slot, Task::RefundClaimed(holder));
+                    }
+                }
+            }
+            Action::BeginPass { server, slot } => {
+                if let Task::RefundClaimed(holder) = state.task(server, slot) {
+                    state.set_task(server, slot, Task::AtGate(holder, Call::RefundLookup));
+                    return Some(state);
+                }
+                let Task::Claimed(holder) = state.task(server, slot) else { return None };
+                if state.row.status == OrderStatus::Pending {
+                    let unknown = Transition::Unknown("left pending".to_owned());
+                    self.write_from(&mut state, &unknown, &[OrderStatus::Pending], holder, true, false);
+                }
+                state.set_task(server, slot, Task::AtGate(holder, Call::Lookup(Lookup::ByKey)));
+            }
+            Action::AskBreaker { server, slot } => {
+                let Task::AtGate(holder, call) = state.task(server, slot) else { return None };
+                let probe_until = if self.old(OldRule::HalfOpenForever) { u8::MAX } else { 1 };
+                let breaker = &mut state.servers[server as usize].breaker;
+                if breaker.allows_call(0, probe_until) {
+                    state.set_task(server, slot, Task::Granted(holder, call));
+                } else {
+                    // Held back until the probe's deadline, which time brings: the
+                    // engine comes round again, and such a pass is not one of the
+                    // bound's. One held back by a deadline that never comes is.
+                    let refund_call = matches!(call, Call::RefundLookup | Call::Cancel);
+                    if deadline_to_come(*breaker) {
+                        let passes = if refund_call { &mut state.refund_passes } else { &mut state.passes };
+                        *passes = passes.saturating_sub(1);
+                    }
+                    if refund_call {
+                        release_refund(&mut state.refund, holder);
+                    } else {
+                        release(&mut state.row, holder);
+                    }
+                    state.set_task(server, slot, Task::Idle);
+                }
+            }
+            Action::RenewAndCall { server, slot, fails } => {
+                let Task::Granted(holder, call) = state.task(server, slot) else { return None };
+                if matches!(call, Call::RefundLookup | Call::Cancel) {
+                    return Some(self.renew_and_call_for_refund(state, (server, slot), holder, call, fails));
+                }
+                if state.row.owner != Some(holder) || !state.row.is_open() {
+                    // Settled or taken over: nothing is sent (a probe granted is lost).
+                    state.set_task(server, slot, Task::Idle);
+                    return Some(state);
+                }
+                state.row.lapsed = false;
+                match call {
+                    Call::Lookup(by) => {
+                        if fails {
+                            state.faults_left -= 1;
+                        }
+                        let looked = match (fails, by) {
+                            (true, _) => pg::Looked::Unavailable,
+                            (false, Lookup::ByKey) => state.pg.look_up_by_key(state.names_other_order),
+                            (false, Lookup::ByOrder) => state.pg.look_up_by_order(),
+                        };
+                        note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
+                        let age = self.age(&state);
+                        state.set_task(server, slot, Task::LookedUp(holder, by, looked, age));
+                    }
+                    Call::RefundLookup | Call::Cancel => unreachable!("refund calls are made above"),
+                    Call::Resend => {
+                        let in_session = !state.pg.session_over;
+                        state.pg.inbox.push(Request { to: (server, slot), holder, in_session });
+                        state.pg.inbox.sort();
+                        state.set_task(server, slot, Task::ResendAwaiting(holder));
+                    }
+                }
+            }
+            Action::Decide { server, slot } => {
+                let next = match state.task(server, slot) {
+                    Task::LookedUp(holder, by, looked, age) => {
+                        let answer = pg::lookup_answer(looked);
+                        let step = self.after_looking(&state, by, &answer, age);
+                        self.take_step(&mut state, holder, step)
+                    }
+                    Task::RefundLookedUp(holder, looked) => {
+                        let answer = pg::lookup_answer(looked);
+                        let refund = state.refund.clone()?;
+                        let shown = refund_lookup(&answer, expected_refund(&refund));
+                        match after_refund_lookup(refund_lookup_verdict(shown)) {
+                            RefundStep::SettleRefunded => {
+                                settle_refund(&mut state, RefundEnd::Refunded, &answer);
+                                Task::Idle
+                            }
+                            RefundStep::Send => Task::AtGate(holder, Call::Cancel),
+                            RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+                                release_refund(&mut state.refund, holder);
+                                Task::Idle
+                            }
+                        }
+                    }
+                    Task::CancelAnswered(holder, reply) => {
+                        let answer = pg::cancel_answer(reply);
+                        if slot > 0 {
+                            note_health(&mut state.servers[server as usize], &answer);
+                        }
+                        let refund = state.refund.clone()?;
+                        match after_cancel(cancel_verdict(cancel_answer(&answer, expected_refund(&refund)))) {
+                            RefundStep::SettleRefunded => settle_refund(&mut state, RefundEnd::Refunded, &answer),
+                            RefundStep::SettleRefused => settle_refund(&mut state, RefundEnd::Refused, &answer),
+                            RefundStep::NewKey => {
+                                // `replace_refund_key`: only the refund's lease holder.
+                                if let Some(refund) = state.refund.as_mut()
+                                    && refund.owner == Some(holder)
+                                    && refund.is_open()
+                                {
+                                    refund.key += 1;
+                                }
+                                release_refund(&mut state.refund, holder);
+                            }
+                            RefundStep::Send | RefundStep::LookAgainLater => release_refund(&mut state.refund, holder),
+                        }
+                        Task::Idle
+                    }
+                    Task::ResendAnswered(holder, reply) => {
+                        let answer = pg::confirm_answer(reply, state.names_other_order);
+                        note_health(&mut state.servers[server as usize], &answer);
+                        let kind = confirm_answer(&answer, pg::expected(state.names_other_order));
+                        let step = after_resend(resend_verdict(kind), || failure_of(&answer));
+                        self.take_step(&mut state, holder, step)
+                    }
+                    _ => return None,
+                };
+                state.set_task(server, slot, next);
+            }
+            Action::Process { request, processing } => {
+                let position = state.pg.inbox.iter().position(|sent| *sent == request)?;
+                state.pg.inbox.remove(position);
+                if processing != Processing::AsDocumented {
+                    state.faults_left -= 1;
+                }
+                let reply = state.pg.process(request, state.names_other_order, processing);
+                let (server, slot) = request.to;
+                match state.task(server, slot) {
+                    Task::ConfirmAwaiting(holder) if holder == request.holder => {
+                        state.set_task(server, slot, Task::ConfirmAnswered(holder, reply));
+                    }
+                    Task::ResendAwaiting(holder) if holder == request.holder => {
+                        state.set_task(server, slot, Task::ResendAnswered(holder, reply));
+                    }
+                    // Its caller gave up or is gone: the reply is lost, its effect is not.
+                    _ => {}
+                }
+            }
+            Action::ProcessCancel { request, processing } => {
+                let position = state.pg.cancel_inbox.iter().position(|sent| *sent == request)?;
+                state.pg.cancel_inbox.remove(position);
+                if processing != CancelProcessing::AsDocumented {
+                    state.faults_left -= 1;
+                }
+                let amount = state.refund.as_ref()?.amount;
+                let reply = state.pg.process_cancel(request, amount, processing);
+                let (server, slot) = request.to;
+                if state.task(server, slot) == Task::CancelAwaiting(request.holder) {
+                    state.set_task(server, slot, Task::CancelAnswered(request.holder, reply));
+                }
+            }
+            Action::GiveUp { server, slot } => {
+                state.faults_left -= 1;
+                let task = match state.task(server, slot) {
+                    Task::CancelAwaiting(holder) => Task::CancelAnswered(holder, CancelReply::NoAnswer),
+                    Task::ConfirmAwaiting(holder) => Task::ConfirmAnswered(holder, Reply::NoAnswer),
+                    Task::ResendAwaiting(holder) => Task::ResendAnswered(holder, Reply::NoAnswer),
+                    _ => return None,
+                };
+                state.set_task(server, slot, task);
+            }
+            Action::SessionEnds => {
+                state.pg.session_over = true;
+                state.passes = 0;
+            }
+            Action::SessionLongOver => {
+                state.pg.long_over = true;
+                state.passes = 0;
+            }
+            Action::PartialCancelAtPg => {
+                state.pg.payment = pg::PaymentAtPg::PartialCanceled;
+                state.pg.refunded = 1;
+                state.pg.refunded_at_console = 1;
+                state.pg.partly_cancelled = true;
+            }
+            Action::Tick => {
+                for server in &mut state.servers {
+                    server.breaker = match server.breaker {
+                        BreakerPhaseOf::Open { until: 1 } => BreakerPhaseOf::Open { until: 0 },
+                        BreakerPhaseOf::HalfOpen { probe_until: 1 } => BreakerPhaseOf::HalfOpen { probe_until: 0 },
+                        phase => phase,
+                    };
+                }
+            }
+            Action::Kill { server } => {
+                state.faults_left -= 1;
+                state.servers[server as usize] = Server::fresh();
+            }
+            Action::TaskStops { server, slot } => {
+                state.faults_left -= 1;
+                state.set_task(server, slot, Task::Idle);
+            }
+            Action::Freeze { job } => {
+                state.faults_left -= 1;
+                lapse(&mut state, job)?;
+            }
+            Action::LeaseRunsOut { job } => lapse(&mut state, job)?,
+            Action::AskPgNow => {
+                state.operator_asked = true;
+                state.row.lapsed = true;
+            }
+        }
+        Some(state)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        let mut properties = properties::all();
+        if !self.bounds.refunds {
+            properties.retain(|property| property.name != properties::CAN_BE_REFUNDED);
+        }
+        if let Some(only) = self.only {
+            properties.retain(|property| property.name == only);
+        }
+        properties
+    }
+}

@@ -1,0 +1,152 @@
+//! What a step does to the shop's rows and a server's breaker, as the
+//! server's database and breaker would: the lifecycle's move under the lease
+//! rule, releases, lapses, the breaker hearing an answer, what a page shows.
+
+use payonce_api::{Failure, OrderStatus};
+use payonce_server::pg::{PgAnswer, order_status_answer, refunded_total, status_answer, status_verdict};
+use payonce_server::settlement::{
+    AttemptAge, FailedBecause, PaymentStep, Shown, Transition, after_lookup, after_order_lookup,
+};
+
+use super::spec::Protocol;
+use crate::old_rules::OldRule;
+use crate::pg::{self, AMOUNT};
+use crate::state::{Call, Holder, Job, Lookup, Row, Said, Server, State, Task};
+
+/// The breaker's phases, on the model's clock.
+pub(super) type BreakerPhaseOf = payonce_server::resilience::BreakerPhase<u8>;
+
+pub(super) fn deadline_to_come(phase: BreakerPhaseOf) -> bool {
+    matches!(phase, BreakerPhaseOf::Open { until: 1 } | BreakerPhaseOf::HalfOpen { probe_until: 1 })
+}
+
+/// The breaker hears how the PG answered (`pass::note_health`). It opens at
+/// the first failure here, so that few faults reach every phase.
+pub(super) fn note_health(server: &mut Server, answer: &PgAnswer) {
+    if answer.shows_pg_unavailable() {
+        server.breaker.record_failure(1, 1);
+    } else {
+        server.breaker.record_answer();
+    }
+}
+
+/// What a tab shows after checking the order, from what it showed.
+pub(super) fn page_says(row: &Row, said: Said) -> Said {
+    match row.status {
+        OrderStatus::Failed => Said::NotCharged,
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => Said::Paid,
+        _ => said,
+    }
+}
+
+/// The lease of `job` lapses.
+pub(super) fn lapse(state: &mut State, job: Job) -> Option<()> {
+    match job {
+        Job::Payment => state.row.lapsed = true,
+        Job::Refund => state.refund.as_mut()?.lapsed = true,
+    }
+    Some(())
+}
+
+/// A worker's release of a job it did not settle (`release_job`).
+pub(super) fn release(row: &mut Row, holder: Holder) {
+    if row.owner == Some(holder) && row.is_open() {
+        row.lapsed = true;
+    }
+}
+
+impl Protocol {
+    /// A holder for a new lease: each claim its own, or, under the old rule,
+    /// one per server. The serial is the smallest that no earlier holder of
+    /// this slot still in the state has (the row's owner, a request at the
+    /// PG), so that states differing only in spent names are one state.
+    pub(super) fn new_holder(&self, state: &State, server: u8, slot: u8) -> Holder {
+        if self.old(OldRule::OneLeaseNamePerServer) {
+            return Holder { server, slot: 0, serial: 0 };
+        }
+        let in_use = |serial| {
+            let holder = Holder { server, slot, serial };
+            state.row.owner == Some(holder) || state.pg.inbox.iter().any(|request| request.holder == holder)
+        };
+        let serial = (0..).find(|&serial| !in_use(serial)).expect("a free serial");
+        Holder { server, slot, serial }
+    }
+
+    /// The attempt's age as the server computes it when a lookup goes out.
+    pub(super) fn age(&self, state: &State) -> AttemptAge {
+        if state.pg.long_over && !self.old(OldRule::NoAgeRule) { AttemptAge::PastSession } else { AttemptAge::Young }
+    }
+
+    /// What a lookup's answer leads to.
+    pub(super) fn after_looking(&self, state: &State, by: Lookup, answer: &PgAnswer, age: AttemptAge) -> PaymentStep {
+        let failure = |why: FailedBecause| Failure { code: format!("{why:?}"), message: pg::describe(answer) };
+        match by {
+            Lookup::ByKey => {
+                let verdict = status_verdict(status_answer(answer, pg::expected(state.names_other_order)));
+                let shown = Shown { verdict, refunded_total: refunded_total(answer) };
+                match after_lookup(shown, age, failure) {
+                    PaymentStep::LookUpByOrder if self.old(OldRule::LookupByKeyOnly) => PaymentStep::LookAgainLater,
+                    step => step,
+                }
+            }
+            Lookup::ByOrder => {
+                after_order_lookup(status_verdict(order_status_answer(answer, pg::ORDER_ID, AMOUNT)), failure)
+            }
+        }
+    }
+
+    /// Does what a step says; returns the worker's next task.
+    pub(super) fn take_step(&self, state: &mut State, holder: Holder, step: PaymentStep) -> Task {
+        match step {
+            PaymentStep::Settle(transition) => {
+                self.write(state, &transition, holder, true);
+                Task::Idle
+            }
+            PaymentStep::Resend => Task::AtGate(holder, Call::Resend),
+            PaymentStep::LookUpByOrder => Task::AtGate(holder, Call::Lookup(Lookup::ByOrder)),
+            PaymentStep::LookAgainLater => {
+                release(&mut state.row, holder);
+                Task::Idle
+            }
+        }
+    }
+
+    /// `settle::apply`: from PENDING or UNKNOWN, releasing the lease.
+    pub(super) fn write(&self, state: &mut State, transition: &Transition, holder: Holder, guarded: bool) -> bool {
+        let from = [OrderStatus::Pending, OrderStatus::Unknown];
+        self.write_from(state, transition, &from, holder, guarded, true)
+    }
+
+    /// `Db::write_status`: the lifecycle's move, stored only by the lease's
+    /// holder when the transition needs it (unless `guarded` is off).
+    pub(super) fn write_from(
+        &self,
+        state: &mut State,
+        transition: &Transition,
+        from: &[OrderStatus],
+        holder: Holder,
+        guarded: bool,
+        release_lease: bool,
+    ) -> bool {
+        let row = &mut state.row;
+        for &status in from {
+            if row.status != status {
+                continue;
+            }
+            let Some(moved) = transition.from(status, AMOUNT, row.refunded) else { continue };
+            if guarded && transition.needs_lease() && row.owner != Some(holder) {
+                continue;
+            }
+            row.status = moved.to;
+            row.refunded = match transition {
+                Transition::PartiallyRefunded { .. } if self.old(OldRule::PartialRefundWithoutAmount) => row.refunded,
+                _ => moved.refunded,
+            };
+            if release_lease {
+                row.lapsed = true;
+            }
+            return true;
+        }
+        false
+    }
+}
