@@ -130,3 +130,28 @@ export async function checkout(page: Page, scenario: Scenario): Promise<ConfirmP
   const window = await cart.payAndOpenWindow();
   return window.choose(scenario);
 }
+
+/** Holds what the page learns of its payment until the returned function is
+ *  called, so a test's steps never race a PG's latency on a busy machine: the
+ *  confirm reaches the server at once, but its answer, and the page's checks
+ *  of the order after it, wait. The page's look at the order before it sends
+ *  is answered. */
+export async function holdPaymentNews(page: Page): Promise<() => void> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let confirmSent = false;
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
+  });
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const response = await route.fetch();
+    await released;
+    // The page may have stopped waiting for it (and checks instead), or reloaded.
+    await route.fulfill({ response }).catch(() => {});
+  });
+  await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
+    if (route.request().method() === 'GET' && confirmSent) await released;
+    await route.continue().catch(() => {});
+  });
+  return release;
+}

@@ -1,31 +1,18 @@
 // Back during a payment keeps the customer on the page and tells them why.
 // Real timings: 15 s of submitting, then checking. The page learns nothing of
-// the payment until the test lets it (its confirm reaches the server at once,
-// but the answer and the checks wait), so the payment is in flight for as long
-// as the test's steps take, however busy the machine: a PG that took 20 s, or
-// 5 s, was once done before the test pressed Back.
+// the payment until the test lets it (`holdPaymentNews`), so the payment is in
+// flight for as long as the test's steps take, however busy the machine: a PG
+// that took 20 s, or 5 s, was once done before the test pressed Back.
 import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
-import { checkout } from '../support/pages';
+import { checkout, holdPaymentNews } from '../support/pages';
 
 test.use({ timings: 'real' });
 
 /** A payment the page sees in flight until `letItGo` is called. */
 async function heldPayment(page: Page) {
-  let letItGo!: () => void;
-  const letGo = new Promise<void>((resolve) => (letItGo = resolve));
-  await page.route('**/api/orders/*/confirm', async (route) => {
-    const response = await route.fetch();
-    await letGo;
-    // The page may have stopped waiting for it (and checks instead).
-    await route.fulfill({ response }).catch(() => {});
-  });
+  const letItGo = await holdPaymentNews(page);
   const confirm = await checkout(page, 'approve');
-  await confirm.expectState('submitting');
-  await page.route(/\/api\/orders\/[^/]+(\?.*)?$/, async (route) => {
-    await letGo;
-    await route.continue().catch(() => {});
-  });
   return { confirm, url: page.url(), toast: page.getByTestId('toast'), letItGo };
 }
 

@@ -3,7 +3,7 @@
 // page asks the server first: the server has the payment, so the page checks it
 // and never sends the POST again.
 import { expect, test } from '../support/fixtures';
-import { checkout } from '../support/pages';
+import { checkout, holdPaymentNews } from '../support/pages';
 
 test('a reload after the attempt could not be stored checks the payment without a second POST', async ({
   page,
@@ -20,26 +20,9 @@ test('a reload after the attempt could not be stored checks the payment without 
     };
   });
   page.on('dialog', (dialog) => dialog.accept());
-  // The page learns nothing of the payment before the reload: the confirm
-  // reaches the server at once, but its answer and the page's checks of the
-  // order wait until the test reloads (a busy machine once let a 5 s PG
-  // finish first).
-  let reloading!: () => void;
-  const reload = new Promise<void>((resolve) => (reloading = resolve));
-  await page.route('**/api/orders/*/confirm', async (route) => {
-    const response = await route.fetch();
-    await reload;
-    await route.fulfill({ response }).catch(() => {});
-  });
-  // The page's look at the order before it sends is answered; its checks after wait.
-  let confirmSent = false;
-  page.on('request', (request) => {
-    if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
-  });
-  await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
-    if (route.request().method() === 'GET' && confirmSent) await reload;
-    await route.continue().catch(() => {});
-  });
+  // The page learns nothing of the payment before the reload (a busy machine
+  // once let a 5 s PG finish first).
+  const reloading = await holdPaymentNews(page);
   await stack.configurePg({ latency_ms: 5_000 });
   const confirm = await checkout(page, 'approve');
   await confirm.expectState('checking');

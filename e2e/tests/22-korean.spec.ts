@@ -2,7 +2,7 @@
 // with won amounts as Koreans write them; the switch in the header changes the
 // language and is remembered.
 import { expect, test } from '../support/fixtures';
-import { CartPage, ConfirmPage, checkout } from '../support/pages';
+import { CartPage, ConfirmPage, checkout, holdPaymentNews } from '../support/pages';
 
 test.describe('in a Korean browser', () => {
   test.use({ locale: 'ko-KR' });
@@ -40,25 +40,9 @@ test.describe('in a Korean browser', () => {
 
   test('a slow payment is checked in Korean, then shown paid', async ({ page }) => {
     // The page learns nothing of the payment until the test has read the
-    // checking page: the confirm reaches the server at once, but its answer
-    // and the checks wait (a PG slower than the page's 3 s wait, raced against
-    // a busy machine, could be done before the test looked).
-    let letItGo!: () => void;
-    const letGo = new Promise<void>((resolve) => (letItGo = resolve));
-    await page.route('**/api/orders/*/confirm', async (route) => {
-      const response = await route.fetch();
-      await letGo;
-      await route.fulfill({ response }).catch(() => {});
-    });
-    // The page's look at the order before it sends is answered; its checks after wait.
-    let confirmSent = false;
-    page.on('request', (request) => {
-      if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
-    });
-    await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
-      if (route.request().method() === 'GET' && confirmSent) await letGo;
-      await route.continue().catch(() => {});
-    });
+    // checking page (a PG slower than the page's 3 s wait, raced against a
+    // busy machine, could be done before the test looked).
+    const letItGo = await holdPaymentNews(page);
     const confirm = await checkout(page, 'approve');
     await confirm.expectState('checking', 10_000);
     await expect(confirm.heading).toHaveText('결제를 확인하고 있습니다');
