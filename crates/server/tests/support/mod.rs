@@ -16,6 +16,16 @@ use tokio::sync::oneshot;
 
 pub const SECRET_KEY: &str = fake_pg::DEFAULT_SECRET_KEY;
 
+/// Sends the logs of the servers a test runs in its own process to the test's
+/// output, which the test harness shows only when that test fails: a failure
+/// under load then says what the server saw (which error, from where). The
+/// filter is `RUST_LOG`'s when set.
+fn show_server_logs_when_a_test_fails() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("payonce_server=info,sqlx=warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+}
+
 /// The fake PG, in this process, on its own port.
 pub struct FakePg {
     pub url: String,
@@ -222,6 +232,7 @@ impl Server {
     }
 
     pub async fn start_on(config: ServerConfig, store: Store) -> Self {
+        show_server_logs_when_a_test_fails();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let admin_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
