@@ -100,6 +100,11 @@ pub struct RuntimeConfig {
     /// A simulated outage: every API call (confirms, cancels, lookups, listings) is answered 503
     /// at once and nothing is processed. Processings already running go on.
     pub outage: bool,
+    /// Processings that have taken their latency wait here while it is on, and
+    /// finish when it is turned off: a payment stays "processing" for exactly as
+    /// long as a test or a demo needs, however slow the machine.
+    #[serde(default)]
+    pub hold: bool,
     /// Fault rates, each from 0 to 1.
     pub faults: Faults,
 }
@@ -153,6 +158,7 @@ impl Default for RuntimeConfig {
             replay: ReplayMode::Toss,
             expired_lookup: ExpiredLookup::Shown,
             outage: false,
+            hold: false,
             faults: Faults::default(),
         }
     }
@@ -312,6 +318,7 @@ mod tests {
             "seed": 1,
             "replay": "toss",
             "outage": false,
+            "hold": false,
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
                        "error_500_after_charge": 0.0, "reset_before_processing": 0.0,

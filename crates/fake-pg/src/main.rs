@@ -121,6 +121,7 @@ impl Flags {
                 replay: self.replay,
                 expired_lookup: ExpiredLookup::Shown,
                 outage: false,
+                hold: false,
                 faults: Faults {
                     decline: self.decline_rate,
                     error_500: self.error_500_rate,

@@ -97,8 +97,12 @@ async fn run(
 ) {
     let latency = state.settings.clock.scaled_ms(ticket.plan.latency_ms);
     let mut stopping = state.stopping.clone();
+    let taken = async {
+        tokio::time::sleep(latency).await;
+        state.store.hold_released().await;
+    };
     let waited = tokio::select! {
-        () = tokio::time::sleep(latency) => Waited::Elapsed,
+        () = taken => Waited::Elapsed,
         // The sender is never used: it resolves (as an error) when dropped.
         _ = hangup, if !ticket.continue_after_disconnect => Waited::CallerLeft,
         // The server is shutting down; the processing dies with it.

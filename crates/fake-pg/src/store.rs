@@ -173,6 +173,8 @@ pub(crate) struct Store {
     inner: Mutex<Inner>,
     /// Woken whenever a processing ends, for answers held until one has.
     processed: tokio::sync::Notify,
+    /// The runtime configuration's `hold`, for processings to wait on.
+    hold: tokio::sync::watch::Sender<bool>,
     /// The merchant is identified by its secret key; this fake has one.
     merchant: String,
     strict_sessions: bool,
@@ -181,6 +183,7 @@ pub(crate) struct Store {
 
 impl Store {
     pub(crate) fn new(config: RuntimeConfig, merchant: String, strict_sessions: bool, clock: Clock) -> Self {
+        let hold = tokio::sync::watch::channel(config.hold).0;
         Self {
             inner: Mutex::new(Inner {
                 rng: FaultRng::seeded(config.seed),
@@ -195,6 +198,7 @@ impl Store {
                 counters: Counters::default(),
             }),
             processed: tokio::sync::Notify::new(),
+            hold,
             merchant,
             strict_sessions,
             clock,
@@ -485,7 +489,14 @@ impl Store {
             inner.rng = FaultRng::seeded(updated.seed);
         }
         inner.config = updated.clone();
+        self.hold.send_replace(updated.hold);
         Ok(updated)
+    }
+
+    /// Resolves once no hold keeps processings from finishing.
+    pub(crate) async fn hold_released(&self) {
+        // The sender lives as long as the store, so this ends only when released.
+        let _ = self.hold.subscribe().wait_for(|held| !*held).await;
     }
 
     /// Forgets payments, idempotency records, window sessions and counters,

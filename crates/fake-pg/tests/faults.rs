@@ -126,6 +126,31 @@ async fn a_seed_repeats_the_same_faults_after_a_reset() {
 }
 
 #[tokio::test]
+async fn a_hold_keeps_payments_processing_until_it_is_turned_off() {
+    let mut config = fast_config();
+    config.runtime.latency_ms = 0;
+    let pg = start(config).await;
+    pg.set_config(json!({"hold": true})).await;
+    let first = tokio::spawn(pg.confirm_request(Some("key-1"), &body("pk-1", "order-1", 1_000)).send());
+    let second = tokio::spawn(pg.confirm_request(Some("key-2"), &body("pk-2", "order-2", 2_000)).send());
+    pg.wait_for_stats("both confirms processing", |stats| stats.in_flight == 2).await;
+
+    // Held past their latency: still processing, as a lookup shows, and unanswered.
+    for order in ["order-1", "order-2"] {
+        assert_eq!(pg.order_payment(order).await.unwrap().status.as_str(), "IN_PROGRESS");
+    }
+    assert!(!first.is_finished() && !second.is_finished());
+
+    pg.set_config(json!({"hold": false})).await;
+    for confirm in [first, second] {
+        assert_eq!(confirm.await.unwrap().unwrap().status(), StatusCode::OK);
+    }
+    assert_eq!(pg.payment("pk-1").await.unwrap().status.as_str(), "DONE");
+    let stats = pg.stats().await;
+    assert_eq!((stats.in_flight, stats.processings), (0, 2));
+}
+
+#[tokio::test]
 async fn an_outage_refuses_every_api_call_with_503_and_processes_nothing() {
     let pg = start(fast_config()).await;
     pg.set_config(json!({"outage": true})).await;
