@@ -50,6 +50,20 @@ if (postgres_start tests "" fast); then
 else
   rust_failed=$((rust_failed + 1))
 fi
+
+# A Rust test that did not run is a failure, not a pass: none may be filtered
+# out, and every test the SQLite run ignores (it needs PostgreSQL) must have
+# passed in the PostgreSQL run.
+tests_marked() { # STATE LOG...: the names of the tests a log shows as STATE
+  cat "${@:2}" 2>/dev/null | sed -n "s/^test \(.*\) \.\.\. $1.*/\1/p" | sort -u
+}
+not_run="$(comm -23 <(tests_marked ignored "$logs/cargo-test.log") \
+  <(tests_marked ok "$logs/cargo-test-postgres.log" "$logs/cargo-test-cluster-campaign.log"))"
+filtered="$(awk '/^test result:/ { f += $12 } END { print f + 0 }' "$logs"/cargo-test*.log)"
+if [ -n "$not_run" ] || [ "$filtered" -ne 0 ]; then
+  say "Rust tests that did not run: $filtered filtered out; ignored and not passed on PostgreSQL: ${not_run:-none}"
+  rust_failed=$((rust_failed + filtered + $(printf '%s' "$not_run" | grep -c .)))
+fi
 passed=$((passed + rust_passed))
 failed=$((failed + rust_failed))
 
@@ -57,7 +71,8 @@ say "browser journeys (Playwright, Chromium)"
 results="e2e/test-results/results.json"
 rm -f "$results"
 if bash scripts/build.sh; then
-  (cd e2e && npx playwright test)
+  # A stray test.only would run that journey alone and look like a pass.
+  (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?
   if [ -f "$results" ]; then
     # A journey that did not run (skipped because one it depends on failed, or
