@@ -277,6 +277,22 @@ export class Stack {
     if (!response.ok) throw new Error(`fake PG config refused: ${await response.text()}`);
   }
 
+  /** Keeps every processing at the PG from finishing until the returned
+   *  function lets them go (the fake PG's `hold`): a payment stays processing
+   *  for as long as the test needs, however slow the machine, where a latency
+   *  would race it. */
+  async holdPg(): Promise<() => Promise<void>> {
+    await this.configurePg({ hold: true });
+    return () => this.configurePg({ hold: false });
+  }
+
+  /** Waits until the PG has started `count` more processings than `before`. */
+  async pgStartedProcessing(before: number, count = 1): Promise<void> {
+    await expect
+      .poll(async () => (await this.pgStats()).processings, { message: 'the PG is charging' })
+      .toBe(before + count);
+  }
+
   /** How many customers' confirm POSTs the order servers received since `mark`,
    *  over every server process this stack ran: each logs a confirm as it
    *  arrives, so one whose server was killed mid-request is counted too. */
@@ -290,6 +306,7 @@ export const defaultPgConfig = {
   slow_tail: { fraction: 0, latency_ms: 20_000 },
   continue_after_disconnect: true,
   contract_limit: null,
+  hold: false,
   faults: {
     decline: 0,
     error_500: 0,

@@ -49,9 +49,7 @@ test('a payment that does not settle fails the check, not the test timeout', asy
   // The payment is the server's (stored, and at the PG) once the PG is
   // processing it; what the page says meanwhile runs on its own clock (a busy
   // machine once found it past "submitting" before the test looked).
-  await expect.poll(async () => (await stack.pgStats()).processings, { message: 'the PG is charging' }).toBe(
-    processings + 1,
-  );
+  await stack.pgStartedProcessing(processings);
 
   // However long the steps above took (a busy machine makes them slow), what
   // is left of the test's own time is far less than the check waits for a

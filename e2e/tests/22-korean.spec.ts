@@ -53,12 +53,14 @@ test.describe('in a Korean browser', () => {
   });
 
   test('a payment the window outlasts is unresolved, in Korean', async ({ page, stack }) => {
-    // Longer than the whole checking window (3 s + 12 × 0.5 s); recovery settles it after.
-    await stack.configurePg({ latency_ms: 11_000 });
+    // The PG holds the payment past the whole checking window (3 s + 12 × 0.5 s);
+    // recovery settles it once the PG lets it go.
+    const letPgFinish = await stack.holdPg();
     const confirm = await checkout(page, 'approve');
     await confirm.expectState('unresolved', 20_000);
     await expect(confirm.heading).toHaveText('아직 결제를 확인하지 못했습니다');
     await expect(page.getByRole('link', { name: '주문 보기' })).toBeVisible();
+    await letPgFinish();
   });
 });
 
