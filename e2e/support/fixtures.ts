@@ -380,11 +380,18 @@ function matches(lines: string[], pattern: RegExp): string[] {
 export class Invariants {
   private expected?: RegExp;
 
-  constructor(readonly check: () => Promise<void>) {}
+  constructor(
+    readonly check: () => Promise<void>,
+    private readonly testFile: string,
+  ) {}
 
   /** This test breaks an invariant on purpose: the check after it must fail with
-   *  a message matching `pattern`, and the test fails if it passes instead. */
+   *  a message matching `pattern`, and the test fails if it passes instead. Only
+   *  the invariants' own journeys may: anywhere else it would hide a real breach. */
   expectViolation(pattern: RegExp): void {
+    if (!invariantsJourneys.test(this.testFile)) {
+      throw new Error(`only ${invariantsJourneys} may expect an invariant to break, not ${this.testFile}`);
+    }
     this.expected = pattern;
   }
 
@@ -406,6 +413,7 @@ export class Invariants {
 }
 
 const docsConfig = /playwright\.docs\.config\.ts$/;
+const invariantsJourneys = /19-invariants\.spec\.ts$/;
 
 type WorkerFixtures = { timings: Timings; topology: Topology; stack: Stack };
 type TestFixtures = {
@@ -464,7 +472,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       await stack.configurePg(defaultPgConfig);
       const charges = (await stack.pgStats()).charges_by_order;
       const start: Start = { charges, logs: stack.logs.mark() };
-      const invariants = new Invariants(() => assertInvariants(stack, observed, start));
+      const invariants = new Invariants(() => assertInvariants(stack, observed, start), testInfo.file);
       await use(invariants);
       if (checkInvariants) await invariants.after(testInfo, stack.timings);
     },
