@@ -1,14 +1,21 @@
 # A throwaway PostgreSQL server for tests and the cluster demo, from Debian's
 # `postgresql` package (scripts/setup.sh installs it). Sourced by other scripts:
 #
-#   postgres_start NAME [PORT] [durable|fast]   starts a fresh target/postgres-NAME on
-#                                               127.0.0.1:PORT (a free port if none) and
+#   postgres_start NAME [PORT] [durable|fast] [tcp|socket]
+#                                               starts a fresh target/postgres-NAME on
+#                                               127.0.0.1:PORT (a free port if none), or
+#                                               with `socket` on a Unix socket only, and
 #                                               sets DATABASE_URL
 #   postgres_stop NAME                          stops it (its data stays until the next start)
 #   postgres_resume NAME                        starts a stopped one again, data and port kept
+#   postgres_remove NAME                        stops it and deletes its data
 #
-# or run, for tests that take the database away: `bash scripts/postgres.sh start NAME`
-# prints the server's URL; `stop NAME` and `resume NAME` as above.
+# or run, for tests that take the database away: `bash scripts/postgres.sh start NAME
+# "" fast socket` prints the server's URL; `stop NAME` and `resume NAME` as above.
+#
+# A server that is stopped while its clients go on (a database outage test) listens
+# on a Unix socket in a folder of its own: a TCP port it freed could be taken by
+# another run's server on this machine, and its clients would then reach that one.
 #
 # The server runs as an unprivileged user: PostgreSQL refuses to run as root, so
 # as root it runs as the package's `postgres` user. `fast` turns off fsync: for
@@ -58,20 +65,37 @@ postgres_data_dir() {
 }
 
 postgres_start() {
-  local name="$1" requested="${2:-}" mode="${3:-durable}" bin dir port
+  local name="$1" requested="${2:-}" mode="${3:-durable}" reach="${4:-tcp}" bin dir port
   bin="$(postgres_bin_dir)"
   postgres_stop "$name" 2>/dev/null || true
   dir="$(postgres_data_dir "$name")"
+  if [ -f "$dir.url" ]; then # the last run's socket folder, if it had one
+    local old_sockets
+    old_sockets="$(sed -n 's/.*?host=//p' "$dir.url")"
+    case "$old_sockets" in /tmp/payonce-postgres-socket.*) rm -rf "$old_sockets" ;; esac
+  fi
   # Fresh every time: a throwaway server keeps nothing from the last run.
   find "$dir" -mindepth 1 -delete
   [ "$(id -u)" -ne 0 ] || chown postgres: "$dir"
   chmod 700 "$dir"
   postgres_as_owner "$bin/initdb" -D "$dir" -U payonce -A trust -E UTF8 --no-instructions >"$dir.initdb.log" 2>&1 \
     || { cat "$dir.initdb.log" >&2; die "initdb failed in $dir"; }
-  local settings="-c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300"
+  local settings="-c max_connections=300"
   if [ "$mode" = fast ]; then
     settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   fi
+  if [ "$reach" = socket ]; then
+    local sockets
+    sockets="$(mktemp -d /tmp/payonce-postgres-socket.XXXXXX)"
+    [ "$(id -u)" -ne 0 ] || chown postgres: "$sockets"
+    echo "5432 -p 5432 -c listen_addresses= -c unix_socket_directories=$sockets $settings" >"$dir.options"
+    echo "postgres://payonce@localhost/postgres?host=$sockets" >"$dir.url"
+    postgres_run "$bin" "$dir" "-p 5432 -c listen_addresses= -c unix_socket_directories=$sockets $settings"
+    DATABASE_URL="$(cat "$dir.url")"
+    export DATABASE_URL
+    return
+  fi
+  settings="-c listen_addresses=127.0.0.1 -c unix_socket_directories= $settings"
   local options tries=1 next=25432
   while :; do
     port="${requested:-$(postgres_free_port "$next")}"
@@ -88,7 +112,8 @@ postgres_start() {
     cat "$dir/server.log" >&2
     die "PostgreSQL did not start (log above)"
   done
-  DATABASE_URL="postgres://payonce@127.0.0.1:$port/postgres"
+  echo "postgres://payonce@127.0.0.1:$port/postgres" >"$dir.url"
+  DATABASE_URL="$(cat "$dir.url")"
   export DATABASE_URL
 }
 
@@ -105,10 +130,7 @@ postgres_run() {
 
 # The URL of server NAME's `postgres` database (started or stopped).
 postgres_url() {
-  local dir port options
-  dir="$(readlink -f "$REPO_ROOT/target/postgres-$1")"
-  read -r port options <"$dir.options"
-  echo "postgres://payonce@127.0.0.1:$port/postgres"
+  cat "$(readlink -f "$REPO_ROOT/target/postgres-$1").url"
 }
 
 postgres_resume() {
@@ -117,7 +139,7 @@ postgres_resume() {
   [ -f "$dir.options" ] || die "no PostgreSQL named $name to resume: start it first"
   read -r port options <"$dir.options"
   postgres_run "$(postgres_bin_dir)" "$dir" "$options"
-  DATABASE_URL="postgres://payonce@127.0.0.1:$port/postgres"
+  DATABASE_URL="$(postgres_url "$name")"
   export DATABASE_URL
 }
 
@@ -125,6 +147,16 @@ postgres_stop() {
   local name="$1" dir="$REPO_ROOT/target/postgres-$1"
   [ -e "$dir/PG_VERSION" ] || return 0
   postgres_as_owner "$(postgres_bin_dir)/pg_ctl" -D "$(readlink -f "$dir")" -m fast -w stop >/dev/null
+}
+
+postgres_remove() {
+  local name="$1" link="$REPO_ROOT/target/postgres-$1" dir sockets
+  postgres_stop "$name" 2>/dev/null || true
+  [ -e "$link" ] || return 0
+  dir="$(readlink -f "$link")"
+  sockets="$(sed -n 's/.*?host=//p' "$dir.url" 2>/dev/null || true)"
+  case "$sockets" in /tmp/payonce-postgres-socket.*) rm -rf "$sockets" ;; esac
+  rm -rf "$dir" "$dir.options" "$dir.url" "$dir.initdb.log" "$link"
 }
 
 # Creates database DB on the server DATABASE_URL names (dropping one of that name), and
@@ -135,7 +167,7 @@ postgres_fresh_database() {
   PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL" \
     -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null \
     || die "could not create database $db"
-  echo "${DATABASE_URL%/postgres}/$db"
+  echo "${DATABASE_URL/\/postgres//$db}"
 }
 
 # Run as a program rather than sourced.
@@ -143,9 +175,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
   case "${1:-}" in
-    start) postgres_start "$2" "${3:-}" "${4:-fast}" && echo "$DATABASE_URL" ;;
+    start) postgres_start "$2" "${3:-}" "${4:-fast}" "${5:-tcp}" && echo "$DATABASE_URL" ;;
     stop) postgres_stop "$2" ;;
     resume) postgres_resume "$2" && echo "$DATABASE_URL" ;;
-    *) die "usage: scripts/postgres.sh start|stop|resume NAME [PORT] [durable|fast]" ;;
+    remove) postgres_remove "$2" ;;
+    *) die "usage: scripts/postgres.sh start|stop|resume|remove NAME [PORT] [durable|fast] [tcp|socket]" ;;
   esac
 fi

@@ -249,7 +249,7 @@ export class Stack {
     await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg)]);
     if (this.cluster) {
       this.cluster.balancer.kill();
-      script('postgres', `postgres_stop ${this.cluster.database}`);
+      script('postgres', `postgres_remove ${this.cluster.database}`);
     }
   }
 

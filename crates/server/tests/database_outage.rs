@@ -25,30 +25,33 @@ impl OwnPostgres {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres.sh")
     }
 
-    fn run(action: &str, name: &str) -> String {
-        let output = std::process::Command::new("bash").arg(Self::script()).args([action, name]).output().unwrap();
-        assert!(output.status.success(), "postgres.sh {action} {name}: {}", String::from_utf8_lossy(&output.stderr));
+    fn run(args: &[&str]) -> String {
+        let output = std::process::Command::new("bash").arg(Self::script()).args(args).output().unwrap();
+        assert!(output.status.success(), "postgres.sh {args:?}: {}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
 
+    /// On a Unix socket of its own, not a TCP port: while it is stopped,
+    /// another test run's PostgreSQL could take a port it freed, and the order
+    /// server would reach that one instead of finding its database gone.
     fn start() -> (Self, String) {
         let name = format!("outage-{}", std::process::id());
-        let url = Self::run("start", &name);
+        let url = Self::run(&["start", &name, "", "fast", "socket"]);
         (Self { name }, url)
     }
 
     fn stop(&self) {
-        Self::run("stop", &self.name);
+        Self::run(&["stop", &self.name]);
     }
 
     fn resume(&self) {
-        Self::run("resume", &self.name);
+        Self::run(&["resume", &self.name]);
     }
 }
 
 impl Drop for OwnPostgres {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("bash").arg(Self::script()).args(["stop", &self.name]).output();
+        let _ = std::process::Command::new("bash").arg(Self::script()).args(["remove", &self.name]).output();
     }
 }
 
