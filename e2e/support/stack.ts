@@ -4,6 +4,7 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { expect } from '@playwright/test';
 import { Running, binaryPath, repoRoot, scratchDir, start, stop } from './processes';
 
@@ -99,6 +100,8 @@ export class Logs {
 /** A load balancer in front of a cluster's servers, and the database they share. */
 interface Cluster {
   balancer: ChildProcess;
+  /** The requests this stack's haproxy logged (one line each), counted. */
+  balanced: { requests: number };
   url: string;
   /** The throwaway PostgreSQL's name for scripts/postgres.sh. */
   database: string;
@@ -156,7 +159,9 @@ export class Stack {
     const log = createWriteStream(path.join(dir, 'haproxy.log'));
     balancer.stdout!.pipe(log);
     balancer.stderr!.pipe(log);
-    const stack = new Stack(timings, dir, logs, pg, servers, db, { balancer, url, database });
+    const balanced = { requests: 0 };
+    createInterface({ input: balancer.stderr! }).on('line', (line) => line.includes(' /healthz ') && balanced.requests++);
+    const stack = new Stack(timings, dir, logs, pg, servers, db, { balancer, balanced, url, database });
     await stack.untilBalanced();
     return stack;
   }
@@ -187,15 +192,26 @@ export class Stack {
   }
 
   /** Waits until the load balancer reaches every server. */
+  /** Until this stack's haproxy answers for its servers. The port was free when
+   *  chosen, but another process (another worker's or run's balancer or
+   *  PostgreSQL) may have taken it before haproxy bound it: answers that did not
+   *  come through this haproxy fail the journey here, by name, instead of sending
+   *  it to someone else's shop. */
   private async untilBalanced(): Promise<void> {
-    for (let tries = 0; tries < 200; tries++) {
+    const { balancer, balanced } = this.cluster!;
+    for (let tries = 0; tries < 200 && balancer.exitCode === null; tries++) {
       const answers = await Promise.all(
         this.servers.map(() => fetch(`${this.url}/healthz`).then((response) => response.ok, () => false)),
       );
-      if (answers.every(Boolean)) return;
+      if (answers.every(Boolean)) {
+        await expect
+          .poll(() => balanced.requests, { message: `the answers on ${this.url} came through this stack's haproxy` })
+          .toBeGreaterThanOrEqual(answers.length);
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`haproxy did not reach the order servers; see ${this.dir}/haproxy.log`);
+    throw new Error(`haproxy did not reach the order servers (it may not have bound ${this.url}); see ${this.dir}/haproxy.log`);
   }
 
   /** The order server of a single-server stack. */
