@@ -66,6 +66,19 @@ async fn two_servers_share_one_pg_cap() {
     assert_eq!(stats.confirm_requests, 3);
 }
 
+/// A cluster learning its PG limit starts it at 40, as one server does and the
+/// README says, never lower: a shop that learns turns away no more confirms in
+/// its first seconds than one with the old fixed cap of 40.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_cluster_learns_its_pg_limit_starting_at_40() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let learned = server.db().await.learned_limit_row().await.unwrap();
+    assert_eq!((learned.cap, learned.slow_start, learned.version), (40, 1, 0));
+}
+
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
 async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settle_elsewhere() {

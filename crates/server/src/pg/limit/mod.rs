@@ -183,6 +183,14 @@ mod tests {
     }
 
     #[test]
+    fn a_learned_limit_starts_at_40_as_the_readme_says() {
+        let limit = adaptive();
+        assert_eq!(limit.current(), 40);
+        let out: Vec<Place> = std::iter::from_fn(|| limit.try_acquire()).collect();
+        assert_eq!(out.len(), 40, "40 calls go out before the limit learns anything");
+    }
+
+    #[test]
     fn a_fixed_cap_never_moves() {
         let limit = ConcurrencyLimit::new(Policy::Fixed(3));
         let mut places = fill(&limit);
