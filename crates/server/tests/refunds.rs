@@ -245,6 +245,35 @@ async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_without_a_second_r
 }
 
 #[tokio::test]
+async fn a_cancel_still_at_the_pg_goes_out_again_under_its_own_key_and_refunds_once() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = server.paid_order().await;
+    // The PG keeps the refund processing past our read timeout, for as long as the test needs.
+    pg.configure(json!({"hold": true})).await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-held").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+
+    // Recovery sends it again while the first is still processing: under the
+    // same key, which the PG answers "still processing", so nothing new starts.
+    let stats = eventually("a resend meets the first cancel still processing", SETTLE, || async {
+        let stats = pg.stats().await;
+        (stats.in_progress_conflicts >= 1).then_some(stats)
+    })
+    .await;
+    assert_eq!((stats.in_flight, stats.cancels_processed), (1, 1), "one refund at the PG: {stats:?}");
+    assert_eq!(server.order(&order.order_id).await.status, OrderStatus::CancelRequested);
+
+    pg.configure(json!({"hold": false})).await;
+    let canceled = server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(canceled.refunded_amount, order.amount);
+    assert_eq!(pg.stats().await.cancels_processed, 1);
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
 async fn a_refusal_ends_the_refund_and_the_order_is_paid_again() {
     let pg = FakePg::start().await;
     let server = server_with_token(&pg).await;
