@@ -21,7 +21,10 @@ impl AppState {
     pub fn new(config: ServerConfig, db: Db) -> Self {
         let limits =
             Limits::new(Rate::per_minute(config.rate_limit_customer), Rate::per_minute(config.rate_limit_address));
-        Self { app: App::new(config, db), metrics: crate::metrics::handle(), limits }
+        // The recorder first: what the app records as it starts (the PG limit's
+        // starting value, say) would otherwise go nowhere.
+        let metrics = crate::metrics::handle();
+        Self { app: App::new(config, db), metrics, limits }
     }
 }
 

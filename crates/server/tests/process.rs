@@ -43,6 +43,20 @@ async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_ch
 }
 
 #[tokio::test]
+async fn an_operator_sees_the_learned_pg_limit_from_the_start_at_40() {
+    let pg = FakePg::start().await;
+    let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
+    let server = Server::spawn_binary(support::Store::fresh().await, http, &["--pg-url", &pg.url]).await;
+    let paid = server.paid_order().await;
+    assert_eq!(paid.status, OrderStatus::Paid);
+
+    // Published as the server starts, before the limit first changes.
+    let metrics = server.metrics().await;
+    let limit = metrics.lines().find_map(|line| line.strip_prefix("payment_pg_concurrency_limit "));
+    assert_eq!(limit, Some("40"), "{metrics}");
+}
+
+#[tokio::test]
 async fn the_binary_refuses_a_checking_window_shorter_than_its_pg_timeout() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
         .args(["--listen", "127.0.0.1:0", "--poll-attempts", "10"])
