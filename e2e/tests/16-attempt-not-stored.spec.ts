@@ -1,7 +1,8 @@
-// The browser refuses to store the attempt (storage full or disabled), and the
-// customer reloads while the payment is being checked. With nothing stored, the
-// page asks the server first: the server has the payment, so the page checks it
-// and never sends the POST again.
+// The page stores its attempt before the confirm POST leaves, so a reload finds
+// it. And when the browser refuses to store it (storage full or disabled) and
+// the customer reloads while the payment is being checked, the page asks the
+// server first: the server has the payment, so the page checks it and never
+// sends the POST again.
 import { expect, test } from '../support/fixtures';
 import { checkout, holdPaymentNews } from '../support/pages';
 
@@ -42,4 +43,30 @@ test('a reload after the attempt could not be stored checks the payment without 
   expect(more).toEqual([]);
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
+});
+
+test('the attempt is stored, with the key the confirm carries, before the confirm POST leaves', async ({
+  page,
+  confirmPosts,
+}) => {
+  const stored: { header: string | null; body: unknown; attempt: unknown }[] = [];
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const request = route.request();
+    const orderId = new URL(request.url()).pathname.split('/').at(-2)!;
+    // The POST is held here, not yet at the server: what the page stored is read now.
+    const attempt = await page.evaluate((key) => localStorage.getItem(key), `payonce.attempt.${orderId}`);
+    stored.push({ header: request.headers()['idempotency-key'] ?? null, body: request.postDataJSON(), attempt });
+    await route.continue();
+  });
+
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+
+  expect(stored).toHaveLength(1);
+  const [{ header, body, attempt }] = stored;
+  expect(attempt, 'an attempt stored before the POST left').not.toBeNull();
+  const saved = JSON.parse(attempt as string);
+  expect(saved).toMatchObject({ order_id: confirm.orderId, idempotency_key: header });
+  expect(body).toMatchObject({ payment_key: saved.payment_key, amount: saved.amount });
+  expect(confirmPosts.count).toBe(1);
 });
