@@ -24,7 +24,9 @@ test('an operator refunds part of a paid order from the console and reconciles t
   await expect(row).toContainText('PAID');
 
   // A click whose press lands before a refresh of the list and whose release
-  // lands after it still opens the order.
+  // lands after it still opens the order. The list holds the worker's earlier
+  // journeys' orders too, longest waiting first: this one may be below the fold.
+  await row.scrollIntoViewIfNeeded();
   const box = (await row.boundingBox())!;
   await console.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await console.mouse.down();
