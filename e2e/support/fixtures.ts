@@ -266,7 +266,8 @@ function settleWait(timings: Timings): number {
  *   order was charged once and cancelled at the PG, and anything else was never charged;
  * - the shop's Content-Security-Policy blocked nothing in any page;
  * - each page's last word is the server's: paid, refunded and failed only for
- *   orders the server has so; unresolved only when the last answer the page got
+ *   orders the server has so (failed also for a CREATED order whose confirm the
+ *   server refused with a code); unresolved only when the last answer the page got
  *   about the order was not final; elsewhere only when that answer was "no such
  *   order" for this browser.
  */
@@ -341,8 +342,10 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
         expect(['CANCELED', 'PARTIALLY_REFUNDED'], said).toContain(order?.status);
         break;
       case 'failed':
-        // FAILED, or a confirm the server refused, which leaves the order as it was.
-        expect(['FAILED', 'CREATED'], said).toContain(order?.status);
+        // Not charged only on the server's word: the order is FAILED, or the server
+        // refused the confirm itself (a code, and no order), which leaves it CREATED.
+        expect(order?.status === 'FAILED' || (order?.status === 'CREATED' && told === null), `${said}: the server has it ${order?.status} and last told the page ${told}`)
+          .toBe(true);
         break;
       case 'unresolved':
         expect([...SETTLED, 'NOT_FOUND'].includes(told ?? ''), `${said}, though the server had last told it ${told}`)

@@ -293,6 +293,16 @@ export class Stack {
     if (!response.ok) throw new Error(`fake PG config refused: ${await response.text()}`);
   }
 
+  /** A charge made at the PG directly, as if another system had made it. */
+  async chargeAtPg(orderId: string, amount: number): Promise<void> {
+    const response = await fetch(`${this.pg.url}/__admin/charges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ orderId, amount }),
+    });
+    if (!response.ok) throw new Error(`the fake PG refused the charge: ${await response.text()}`);
+  }
+
   /** Keeps every processing at the PG from finishing until the returned
    *  function lets them go (the fake PG's `hold`): a payment stays processing
    *  for as long as the test needs, however slow the machine, where a latency

@@ -2,7 +2,7 @@
 // for: each test here breaks one invariant on purpose, and passes only if the
 // check after it fails with that invariant's message.
 import { expect, test } from '../support/fixtures';
-import { checkout } from '../support/pages';
+import { CartPage, checkout } from '../support/pages';
 
 test('a confirm POST sent twice from the page is caught', async ({ page, invariants }) => {
   const confirm = await checkout(page, 'approve');
@@ -71,6 +71,57 @@ test("anything the shop's Content-Security-Policy blocks is caught", async ({ pa
   });
 
   const caught = /what the shop's Content-Security-Policy blocked/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test("a charge the shop's order does not show is caught", async ({ page, stack, invariants }) => {
+  const cart = new CartPage(page);
+  await cart.open();
+  // An order of this customer's, never paid through the shop, charged at the PG all the same.
+  const response = await page.request.post('/api/orders', { data: { items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] } });
+  expect(response.status()).toBe(201);
+  const { order_id: orderId, amount } = await response.json();
+  await stack.chargeAtPg(orderId, amount);
+
+  const caught = /CREATED order ord_\w+ in the PG's ledger/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test("a page that says paid for an order the server has failed is caught", async ({ page, invariants }) => {
+  // The confirm's answer is changed on its way to the page: the card was declined, the page hears PAID.
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, json: { ...(await response.json()), status: 'PAID', failure: null } });
+  });
+  const confirm = await checkout(page, 'decline_reject_card');
+  await confirm.expectState('paid');
+
+  const caught = /the page showed paid for ord_\w+/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('a page that says failed for an order the server never refused or failed is caught', async ({
+  page,
+  invariants,
+}) => {
+  // The server refuses the confirm (its amount is changed on the way), which
+  // leaves the order CREATED; the page hears a FAILED order instead of the refusal.
+  await page.route('**/api/orders/*/confirm', async (route) => {
+    const sent = route.request().postDataJSON();
+    const refused = await route.fetch({ postData: { ...sent, amount: sent.amount + 1 } });
+    expect(refused.status(), 'the server refused the changed amount').toBe(400);
+    const orderId = new URL(route.request().url()).pathname.split('/').at(-2)!;
+    const order = await (await page.request.get(`/api/orders/${orderId}`)).json();
+    const failure = { code: 'REJECT_CARD_PAYMENT', message: 'declined' };
+    await route.fulfill({ status: 200, json: { ...order, status: 'FAILED', failure } });
+  });
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('failed');
+
+  const caught = /the page showed failed for ord_\w+: the server has it CREATED/;
   await expect(invariants.check()).rejects.toThrow(caught);
   invariants.expectViolation(caught);
 });
