@@ -85,8 +85,19 @@ async fn a_charge_found_partly_refunded_is_recorded_with_its_refund_and_the_rest
     assert_eq!(order.refunded_amount, 1_000, "the refund the PG shows is the shop's too");
     let (status, body) =
         server.operator_cancel(order_id, Some(TOKEN), json!({"reason": "the rest, as the customer asked"})).await;
-    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
-    assert_eq!(body["refunded_amount"], created.order.amount);
+    // Refunded at once, or, when it follows the console's refund within the
+    // PG's second for consecutive cancels (403 FORBIDDEN_CONSECUTIVE_REQUEST,
+    // turned away unstored: a lookup that settles fast gets there), sent again
+    // by recovery.
+    assert!(
+        matches!(
+            (status, body["status"].as_str()),
+            (StatusCode::OK, Some("CANCELED")) | (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED"))
+        ),
+        "{status} {body}"
+    );
+    let order = server.wait_for(order_id, OrderStatus::Canceled, SETTLE).await;
+    assert_eq!(order.refunded_amount, created.order.amount);
     assert_charges_agree(&pg, &server, &[order_id]).await;
 }
 
