@@ -593,6 +593,33 @@ fn busy_states_are_exactly_submitting_checking_and_closing() {
     assert!(!State::Starting.is_busy());
 }
 
+/// A final state is one the flow never leaves, which is when the page lets its
+/// tab's claim on the order go: a claim released early would let another tab send.
+#[test]
+fn final_states_are_exactly_those_no_event_leaves() {
+    for flow in [claiming(), submitting(), checking(), closing()] {
+        assert!(!flow.state().is_final(), "{:?} goes on", flow.state());
+    }
+    assert!(!State::Starting.is_final());
+    let ends = [
+        Check::Settled(Verdict::Failed(server_failure())),
+        Check::Settled(Verdict::Paid { amount: 12_900 }),
+        Check::Settled(Verdict::Refunded { amount: 12_900, partial: true }),
+        Check::Settled(Verdict::Elsewhere),
+        Check::NothingLearned,
+    ];
+    for check in ends {
+        let mut flow = closing();
+        flow.handle(Event::AbandonReplied { check, now: T0 + 80_000 });
+        let ended = flow.state().clone();
+        assert!(ended.is_final(), "{ended:?} is the end");
+        for event in all_events() {
+            flow.handle(event);
+            assert_eq!(flow.state(), &ended, "nothing changes a final state");
+        }
+    }
+}
+
 fn all_events() -> Vec<Event> {
     let failed = Check::Settled(Verdict::Failed(server_failure()));
     let paid = Check::Settled(Verdict::Paid { amount: 12_900 });
