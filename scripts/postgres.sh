@@ -69,11 +69,7 @@ postgres_start() {
   bin="$(postgres_bin_dir)"
   postgres_stop "$name" 2>/dev/null || true
   dir="$(postgres_data_dir "$name")"
-  if [ -f "$dir.url" ]; then # the last run's socket folder, if it had one
-    local old_sockets
-    old_sockets="$(sed -n 's/.*?host=//p' "$dir.url")"
-    case "$old_sockets" in /tmp/payonce-postgres-socket.*) rm -rf "$old_sockets" ;; esac
-  fi
+  postgres_forget_sockets "$dir" # the last run's socket folder, if it had one
   # Fresh every time: a throwaway server keeps nothing from the last run.
   find "$dir" -mindepth 1 -delete
   [ "$(id -u)" -ne 0 ] || chown postgres: "$dir"
@@ -88,9 +84,10 @@ postgres_start() {
     local sockets
     sockets="$(mktemp -d /tmp/payonce-postgres-socket.XXXXXX)"
     [ "$(id -u)" -ne 0 ] || chown postgres: "$sockets"
-    echo "5432 -p 5432 -c listen_addresses= -c unix_socket_directories=$sockets $settings" >"$dir.options"
+    local options="-p 5432 -c listen_addresses= -c unix_socket_directories=$sockets $settings"
+    echo "5432 $options" >"$dir.options"
     echo "postgres://payonce@localhost/postgres?host=$sockets" >"$dir.url"
-    postgres_run "$bin" "$dir" "-p 5432 -c listen_addresses= -c unix_socket_directories=$sockets $settings"
+    postgres_run "$bin" "$dir" "$options"
     DATABASE_URL="$(cat "$dir.url")"
     export DATABASE_URL
     return
@@ -149,13 +146,19 @@ postgres_stop() {
   postgres_as_owner "$(postgres_bin_dir)/pg_ctl" -D "$(readlink -f "$dir")" -m fast -w stop >/dev/null
 }
 
+# Deletes the socket folder the server in DIR was started with, if any.
+postgres_forget_sockets() {
+  local sockets
+  sockets="$(sed -n 's/.*?host=//p' "$1.url" 2>/dev/null || true)"
+  case "$sockets" in /tmp/payonce-postgres-socket.*) rm -rf "$sockets" ;; esac
+}
+
 postgres_remove() {
-  local name="$1" link="$REPO_ROOT/target/postgres-$1" dir sockets
+  local name="$1" link="$REPO_ROOT/target/postgres-$1" dir
   postgres_stop "$name" 2>/dev/null || true
   [ -e "$link" ] || return 0
   dir="$(readlink -f "$link")"
-  sockets="$(sed -n 's/.*?host=//p' "$dir.url" 2>/dev/null || true)"
-  case "$sockets" in /tmp/payonce-postgres-socket.*) rm -rf "$sockets" ;; esac
+  postgres_forget_sockets "$dir"
   rm -rf "$dir" "$dir.options" "$dir.url" "$dir.initdb.log" "$link"
 }
 

@@ -51,9 +51,7 @@ async fn an_operator_sees_the_learned_pg_limit_from_the_start_at_40() {
     assert_eq!(paid.status, OrderStatus::Paid);
 
     // Published as the server starts, before the limit first changes.
-    let metrics = server.metrics().await;
-    let limit = metrics.lines().find_map(|line| line.strip_prefix("payment_pg_concurrency_limit "));
-    assert_eq!(limit, Some("40"), "{metrics}");
+    assert_eq!(server.metric("payment_pg_concurrency_limit").await.as_deref(), Some("40"));
 }
 
 #[tokio::test]

@@ -51,11 +51,8 @@ async fn recovery_calls_the_pg_no_more_than_its_budget_allows_and_settles_the_re
     }
 
     eventually("recovery runs out of budget", Duration::from_secs(30), || async {
-        let over =
-            server.metrics().await.lines().any(|line| {
-                line.strip_prefix("payment_pg_recovery_over_budget_total ").is_some_and(|count| count != "0")
-            });
-        over.then_some(())
+        let over = server.metric("payment_pg_recovery_over_budget_total").await;
+        over.is_some_and(|count| count != "0").then_some(())
     })
     .await;
 

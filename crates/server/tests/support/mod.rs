@@ -385,6 +385,14 @@ impl Server {
     pub async fn metrics(&self) -> String {
         self.http.get(format!("{}/metrics", self.admin_url)).send().await.unwrap().text().await.unwrap()
     }
+
+    /// The value of an unlabelled metric, as `/metrics` prints it, or `None`
+    /// when the server has not published it. In-process servers share one
+    /// recorder: only a server run as its own process has figures of its own.
+    pub async fn metric(&self, name: &str) -> Option<String> {
+        let prefix = format!("{name} ");
+        self.metrics().await.lines().find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+    }
 }
 
 /// The payment key the PG window would have issued; any key works with a lenient fake PG.
