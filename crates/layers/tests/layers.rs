@@ -1,6 +1,7 @@
 //! The layer rules of ARCHITECTURE.md, checked on every test run: no import
-//! circle in the order server, the fake PG or the model, and in the order server no
-//! module importing from a layer above its own.
+//! circle in the order server, the rules, the fake PG or the model; in the order
+//! server no module importing from a layer above its own; and the rules crate
+//! without anything that does I/O.
 
 use std::path::Path;
 
@@ -13,9 +14,8 @@ fn crate_sources(name: &str) -> ImportGraph {
 
 /// The order server's layers, lowest first: a module may import from its own
 /// layer (without a circle) and from the layers below it.
+/// (The settlement rules, pure, sit below them all in a crate of their own.)
 const SERVER_LAYERS: &[&[&str]] = &[
-    // The settlement rules, pure.
-    &["settlement"],
     // Foundations: storage, metrics, the accept loop, the error type.
     &["metrics", "serve", "db", "error"],
     // The PG's client, classification and concurrency; the flags.
@@ -41,6 +41,27 @@ fn the_order_server_has_no_import_circle() {
 #[test]
 fn the_order_servers_layers_import_only_downward() {
     assert_eq!(crate_sources("server").upward_imports(SERVER_LAYERS), Vec::<String>::new());
+}
+
+#[test]
+fn the_rules_have_no_import_circle() {
+    assert_eq!(crate_sources("rules").circles(), Vec::<Vec<String>>::new());
+}
+
+/// The rules stay without I/O because their crate cannot reach any: no
+/// runtime, database, HTTP or file crate among its dependencies.
+#[test]
+fn the_rules_depend_on_nothing_that_does_io() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rules/Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest).expect("the rules' manifest");
+    let section = manifest.split("[dependencies]").nth(1).expect("a [dependencies] section");
+    let section = section.split("\n[").next().unwrap_or_default();
+    let dependencies: Vec<&str> = section
+        .lines()
+        .filter_map(|line| line.split(['=', '.']).next().map(str::trim))
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .collect();
+    assert_eq!(dependencies, ["payonce-api", "rand", "serde", "tracing"], "the rules' dependencies");
 }
 
 #[test]

@@ -8,8 +8,9 @@
 //! answers are built as the server's `PgAnswer`, so the server's own tables
 //! read them.
 
-use payonce_server::pg::toss::{Payment, PaymentStatus};
-use payonce_server::pg::{Expected, PgAnswer};
+use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::classify::Expected;
+use payonce_rules::toss::wire::{Payment, PaymentStatus};
 
 /// The order's amount, in the model's units.
 pub const AMOUNT: u64 = 2;

@@ -1,7 +1,7 @@
 //! What must hold in every reachable state, and what must be reachable.
 
 use payonce_api::OrderStatus;
-use payonce_server::settlement::{Charge, Finding, ShopSide, classify};
+use payonce_rules::settlement::{Charge, Finding, ShopSide, classify};
 use stateright::{Model, Property};
 
 use crate::pg;

@@ -3,8 +3,8 @@
 //! bound the exploration.
 
 use payonce_api::OrderStatus;
-use payonce_server::resilience::BreakerPhase;
-use payonce_server::settlement::AttemptAge;
+use payonce_rules::breaker::Phase as BreakerPhase;
+use payonce_rules::settlement::AttemptAge;
 
 pub use crate::lease::Holder;
 use crate::pg::{CancelReply, Looked, Pg, Reply};

@@ -12,7 +12,7 @@ use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::pg::{PgClient, PgGateway};
 use crate::resilience::{CircuitBreaker, RetryBudget, lease};
-use crate::settlement::Timings;
+use payonce_rules::settlement::Timings;
 
 #[derive(Debug, Clone)]
 pub struct App {

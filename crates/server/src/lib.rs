@@ -6,8 +6,10 @@
 //!
 //! Layered, lowest first (ARCHITECTURE.md; `crates/layers` checks it):
 //!
-//! - `settlement`: the settlement rules, pure: the lifecycle, what answers mean
-//!   and lead to, when a job not settled is looked at again.
+//! Below them all, in a crate of their own so that nothing there can do I/O:
+//! the rules (`payonce_rules`): the settlement core, what Toss's answers mean,
+//! and the rules of the PG limit, the breaker, the retry budget and backoff.
+//!
 //! - `metrics`, `serve` (the accept loop), `db` (storage: the only module
 //!   with SQL), `error` (the one error type and the JSON extractor that uses it).
 //! - `pg`: the PG's wire types, HTTP client, concurrency limit and classification.
@@ -35,7 +37,6 @@ pub mod rate_limits;
 pub mod resilience;
 pub mod routes;
 pub mod serve;
-pub mod settlement;
 pub mod state;
 
 use std::future::Future;

@@ -240,8 +240,8 @@ async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_pa
 #[tokio::test]
 async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
     use payonce_api::Failure;
+    use payonce_rules::settlement::Transition;
     use payonce_server::db::{Actor, Lease, Writer};
-    use payonce_server::settlement::Transition;
 
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
@@ -278,8 +278,8 @@ async fn a_settled_payment_never_changes_whatever_answer_arrives_late() {
 #[tokio::test]
 async fn only_the_holder_of_the_attempts_lease_stores_a_failure_or_an_unknown_outcome() {
     use payonce_api::Failure;
+    use payonce_rules::settlement::Transition;
     use payonce_server::db::{Actor, Lease, Writer};
-    use payonce_server::settlement::Transition;
 
     let pg = FakePg::start().await;
     pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;

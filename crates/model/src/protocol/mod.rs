@@ -13,12 +13,12 @@ mod rows;
 mod spec;
 
 use payonce_api::OrderStatus;
-use payonce_server::pg::{
+use payonce_rules::settlement::{
+    RefundStep, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
+};
+use payonce_rules::toss::classify::{
     cancel_answer, cancel_verdict, confirm_answer, failure_of, first_call_verdict, refund_lookup,
     refund_lookup_verdict, resend_verdict,
-};
-use payonce_server::settlement::{
-    RefundStep, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
 };
 use stateright::{Model, Property};
 

@@ -1,8 +1,9 @@
 //! The refund's steps: what the refund expects the PG to show, settling it
 //! and the order with it, releasing it, and a refund worker's call.
 
-use payonce_server::pg::{ExpectedRefund, PgAnswer, refunded_total, refusal_code};
-use payonce_server::settlement::Transition;
+use payonce_rules::settlement::Transition;
+use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::classify::{ExpectedRefund, refunded_total, refusal_code};
 
 use super::rows::note_health;
 use super::spec::Protocol;

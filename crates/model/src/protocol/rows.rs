@@ -3,10 +3,11 @@
 //! rule, releases, lapses, the breaker hearing an answer, what a page shows.
 
 use payonce_api::{Failure, OrderStatus};
-use payonce_server::pg::{PgAnswer, order_status_answer, refunded_total, status_answer, status_verdict};
-use payonce_server::settlement::{
+use payonce_rules::settlement::{
     AttemptAge, FailedBecause, PaymentStep, Shown, Transition, after_lookup, after_order_lookup,
 };
+use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::classify::{order_status_answer, refunded_total, status_answer, status_verdict};
 
 use super::spec::Protocol;
 use crate::old_rules::OldRule;
@@ -14,7 +15,7 @@ use crate::pg::{self, AMOUNT};
 use crate::state::{Call, Holder, Job, Lookup, Row, Said, Server, State, Task};
 
 /// The breaker's phases, on the model's clock.
-pub(super) type BreakerPhaseOf = payonce_server::resilience::BreakerPhase<u8>;
+pub(super) type BreakerPhaseOf = payonce_rules::breaker::Phase<u8>;
 
 pub(super) fn deadline_to_come(phase: BreakerPhaseOf) -> bool {
     matches!(phase, BreakerPhaseOf::Open { until: 1 } | BreakerPhaseOf::HalfOpen { probe_until: 1 })

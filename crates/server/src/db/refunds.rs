@@ -9,7 +9,7 @@ use sqlx::FromRow;
 use super::events::Actor;
 use super::status::{Lease, Writer};
 use super::{Db, now_ms};
-use crate::settlement::{Moved, Transition};
+use payonce_rules::settlement::{Moved, Transition};
 
 /// Who asked for a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use super::events::{Actor, Change};
 use super::{Db, now_ms};
-use crate::settlement::{Moved, Transition};
+use payonce_rules::settlement::{Moved, Transition};
 
 /// What a status write does to the attempt's recovery lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

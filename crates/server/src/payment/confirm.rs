@@ -13,7 +13,7 @@ use crate::pg::{
     Expected, PgAnswer, PgConfirm, PgPlace, confirm_answer, customer_message, describe, failure_of, first_call_verdict,
 };
 use crate::resilience::lease;
-use crate::settlement::{ConfirmVerdict, Transition, after_first_call};
+use payonce_rules::settlement::{ConfirmVerdict, Transition, after_first_call};
 
 /// Longest payment key accepted (Toss keys are under 200 characters).
 const PAYMENT_KEY_MAX_LEN: usize = 200;

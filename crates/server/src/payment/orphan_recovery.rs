@@ -15,7 +15,7 @@ use crate::pg::{
     Expected, ExpectedRefund, LookupBy, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
     refund_lookup_verdict,
 };
-use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
+use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund of a charge no order made, whose lease the engine
 /// took for this worker.

@@ -13,8 +13,8 @@ use crate::metrics;
 use crate::pg::{LookupBy, PgAnswer, PgPlace, describe};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
-use crate::settlement;
-pub(super) use crate::settlement::Recovered;
+use payonce_rules::settlement;
+pub(super) use payonce_rules::settlement::Recovered;
 
 /// Lookups per attempt in one pass while the PG gives no usable answer.
 pub(super) const LOOKUP_TRIES: u32 = 3;

@@ -38,7 +38,7 @@ use crate::metrics;
 use crate::pg::toss::Transaction;
 use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
 use crate::resilience::lease;
-use crate::settlement::{Charge, Disagreement, Finding, ShopSide, classify};
+use payonce_rules::settlement::{Charge, Disagreement, Finding, ShopSide, classify};
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.

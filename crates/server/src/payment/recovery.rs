@@ -36,7 +36,7 @@ use crate::pg::{
     order_status_answer, refunded_total, resend_verdict, status_answer, status_verdict,
 };
 use crate::resilience::lease;
-use crate::settlement::{
+use payonce_rules::settlement::{
     AttemptAge, ConfirmVerdict, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_lookup,
     after_order_lookup, after_resend,
 };

@@ -15,7 +15,7 @@ use crate::pg::{
     refusal_code,
 };
 use crate::resilience::lease;
-use crate::settlement::{RefundStep, after_cancel};
+use payonce_rules::settlement::{RefundStep, after_cancel};
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";

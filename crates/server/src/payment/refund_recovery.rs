@@ -22,7 +22,7 @@ use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{LookupBy, PgAnswer, describe, refund_lookup, refund_lookup_verdict};
-use crate::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
+use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
@@ -111,7 +111,7 @@ fn resend_label(settled: Settled, answer: &PgAnswer) -> &'static str {
 #[cfg(test)]
 mod tests {
     use crate::resilience::backoff::half_jitter;
-    use crate::settlement::Timings;
+    use payonce_rules::settlement::Timings;
 
     #[test]
     fn passes_over_a_refund_back_off_with_jitter_below_the_cap() {

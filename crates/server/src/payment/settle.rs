@@ -8,7 +8,7 @@ use crate::app::App;
 use crate::db::{Lease, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::settlement::{Moved, Transition};
+use payonce_rules::settlement::{Moved, Transition};
 
 /// The order as stored after a transition was tried, and whether this call moved it.
 #[derive(Debug)]

@@ -8,54 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{Response, Url};
 
-use super::toss::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
-
-/// What a call to the PG produced, before any interpretation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PgAnswer {
-    /// A Payment object.
-    Payment { http_status: u16, payment: Payment },
-    /// A Toss error body.
-    Error { http_status: u16, code: String, message: String },
-    /// A response whose body is neither.
-    Unparsable { http_status: u16 },
-    /// The connection was never made, so the request never left.
-    NotSent { detail: String },
-    /// The request left but no complete response came back (timeout, reset).
-    NoAnswer { detail: String, timed_out: bool },
-}
-
-impl PgAnswer {
-    /// Whether the PG refused the request for load (429, 403
-    /// `FORBIDDEN_CONSECUTIVE_REQUEST`) or did not answer in time: the signals
-    /// that the concurrency limit is too high.
-    /// We stopped waiting for the answer: the PG may still be working on the call.
-    pub fn timed_out(&self) -> bool {
-        matches!(self, PgAnswer::NoAnswer { timed_out: true, .. })
-    }
-
-    pub fn shows_overload(&self) -> bool {
-        match self {
-            PgAnswer::Error { http_status: 429, .. } => true,
-            PgAnswer::Error { code, .. } => code == "FORBIDDEN_CONSECUTIVE_REQUEST",
-            PgAnswer::NoAnswer { timed_out, .. } => *timed_out,
-            PgAnswer::Payment { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } => false,
-        }
-    }
-
-    /// Whether the PG could not serve the request at all: no connection, no answer,
-    /// overloaded (429) or failing (5xx). Recovery's circuit breaker counts only these;
-    /// an answer that settles nothing still shows the PG is up.
-    pub fn shows_pg_unavailable(&self) -> bool {
-        match self {
-            PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => true,
-            PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status } => {
-                *http_status == 429 || *http_status >= 500
-            }
-            PgAnswer::Payment { .. } => false,
-        }
-    }
-}
+pub use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::wire::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
 
 /// One confirm call: the payment, and the idempotency key every retry reuses.
 #[derive(Debug, Clone, Copy)]

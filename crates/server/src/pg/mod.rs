@@ -2,12 +2,14 @@
 //! timeouts, the concurrency limit (`limit/`: one server's, or a cluster's, and
 //! how it is learned), and the one place its answers are classified.
 
-mod classify;
 mod client;
 mod gateway;
 pub mod limit;
-mod messages;
-pub mod toss;
+
+// Toss's adapter tables (its wire types, and what its answers mean) are rules
+// without I/O, in their own crate.
+pub use payonce_rules::toss::wire as toss;
+use payonce_rules::toss::{classify, messages};
 
 pub use classify::{
     CancelAnswer, ConfirmAnswer, Expected, ExpectedRefund, OrphanCancel, RefundLookup, StatusAnswer, TransactionKind,

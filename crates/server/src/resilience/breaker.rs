@@ -5,6 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use payonce_rules::breaker::Phase;
 use tokio::time::Instant;
 
 /// Consecutive failures that open the breaker.
@@ -18,66 +19,6 @@ pub struct CircuitBreaker {
     phase: Mutex<Phase<Instant>>,
     cool_down: Duration,
     probe_timeout: Duration,
-}
-
-/// The breaker's state and rules, without a clock: what it allows at `now`,
-/// and what an answer or a failure makes of it. Generic over time, so the
-/// model checker drives the same rules with a clock of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Phase<T> {
-    Closed {
-        failures: u32,
-    },
-    Open {
-        until: T,
-    },
-    /// One probe call is out; everyone else waits for its result, but not past
-    /// `probe_until`, the longest the probe could take: a probe granted and
-    /// never sent (its worker stopped, or found the job taken) must not hold
-    /// recovery back for good.
-    HalfOpen {
-        probe_until: T,
-    },
-}
-
-impl<T: Copy + Ord> Phase<T> {
-    pub const CLOSED: Self = Phase::Closed { failures: 0 };
-
-    /// Whether a call may go now; a call let through after the cool-down (or
-    /// after a probe that never reported) is the probe, out until `probe_until`.
-    pub fn allows_call(&mut self, now: T, probe_until: T) -> bool {
-        match *self {
-            Phase::Closed { .. } => true,
-            Phase::Open { until } | Phase::HalfOpen { probe_until: until } if now >= until => {
-                *self = Phase::HalfOpen { probe_until };
-                true
-            }
-            Phase::Open { .. } | Phase::HalfOpen { .. } => false,
-        }
-    }
-
-    /// The PG answered: closed. Says whether it was not closed before.
-    pub fn record_answer(&mut self) -> bool {
-        let was_closed = matches!(self, Phase::Closed { .. });
-        *self = Self::CLOSED;
-        !was_closed
-    }
-
-    /// The PG gave no usable answer: one more failure, or open until
-    /// `open_until` once there were `threshold` in a row. Says whether this
-    /// opened it.
-    pub fn record_failure(&mut self, open_until: T, threshold: u32) -> bool {
-        match *self {
-            Phase::Closed { failures } if failures + 1 < threshold => {
-                *self = Phase::Closed { failures: failures + 1 };
-                false
-            }
-            Phase::Closed { .. } | Phase::HalfOpen { .. } | Phase::Open { .. } => {
-                *self = Phase::Open { until: open_until };
-                true
-            }
-        }
-    }
 }
 
 impl Default for CircuitBreaker {

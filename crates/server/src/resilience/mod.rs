@@ -3,10 +3,11 @@
 //! with jitter, and the leases a worker holds a payment or a refund by. None of
 //! it knows what a payment is.
 
-pub mod backoff;
 mod breaker;
 pub mod lease;
 mod retry_budget;
 
-pub use breaker::{CircuitBreaker, Phase as BreakerPhase};
+pub use breaker::CircuitBreaker;
+pub use payonce_rules::backoff;
+pub use payonce_rules::breaker::Phase as BreakerPhase;
 pub use retry_budget::RetryBudget;

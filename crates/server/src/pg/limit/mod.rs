@@ -3,7 +3,7 @@
 //! A cluster keeps its places in the database instead (`cluster`).
 
 pub(super) mod cluster;
-pub mod learning;
+pub use payonce_rules::learning;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

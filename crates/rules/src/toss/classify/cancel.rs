@@ -4,9 +4,9 @@
 use payonce_api::ErrorCode;
 
 use super::Expected;
-use crate::pg::client::PgAnswer;
-use crate::pg::toss::Payment;
 use crate::settlement::{CancelVerdict, RefundLookupVerdict, RefundStep, after_cancel_of_orphan};
+use crate::toss::PgAnswer;
+use crate::toss::wire::Payment;
 
 /// What one answer to a cancel is, before it means anything for a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

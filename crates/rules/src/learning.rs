@@ -1,6 +1,6 @@
 //! The rules of a learned PG concurrency limit (`--pg-max-concurrency auto`),
-//! apart from where the limit is kept: one server's memory (`limit`) or the
-//! database a cluster shares (`cluster`).
+//! apart from where the limit is kept: one server's memory or the database a
+//! cluster shares (the server's `pg::limit` and `pg::limit::cluster`).
 //!
 //! A PG contract caps the confirms in processing at once, and a PG counts the
 //! ones whose caller hung up. It refuses a confirm over its cap at once (429,
@@ -103,6 +103,15 @@ mod tests {
             learned.overload(1_000 + window * WINDOW, WINDOW);
         }
         assert_eq!(learned.cap, FLOOR);
+    }
+
+    #[test]
+    fn the_next_overload_lowers_it_again_from_one_window_on() {
+        let mut learned = Learned { cap: 100, ..Learned::initial(0) };
+        assert!(learned.overload(100_000, WINDOW));
+        assert!(!learned.overload(100_000 + WINDOW - 1, WINDOW), "still the same window");
+        assert!(learned.overload(100_000 + WINDOW, WINDOW), "a window later");
+        assert_eq!(learned.cap, 90, "95 % of 95, rounded down");
     }
 
     #[test]

@@ -68,4 +68,10 @@ mod tests {
         assert_eq!(tenfold.backoff_base, Duration::from_millis(500));
         assert_eq!(tenfold.pass_backoff(3), Duration::from_secs(2));
     }
+
+    #[test]
+    fn a_new_unknown_outcome_is_first_looked_at_after_the_backoff_base() {
+        assert_eq!(Timings::new(Duration::from_secs(60)).first_check_delay_ms(), 5_000);
+        assert_eq!(Timings::new(Duration::from_secs(6)).first_check_delay_ms(), 500);
+    }
 }

@@ -30,8 +30,8 @@ pub use cancel::{
 pub use confirm::{ConfirmAnswer, confirm_answer, failure_of, first_call_verdict, resend_verdict};
 pub use lookup::{StatusAnswer, TransactionKind, order_status_answer, status_answer, status_verdict, transaction_kind};
 
-use super::client::PgAnswer;
-use super::toss::Payment;
+use super::PgAnswer;
+use super::wire::Payment;
 
 /// The payment an attempt expects: anything else proves nothing about it.
 #[derive(Debug, Clone, Copy)]

@@ -6,8 +6,10 @@ use super::cancel::{CANCEL_VERDICTS, REFUND_LOOKUP_VERDICTS};
 use super::confirm::{CONFIRM_VERDICTS, row};
 use super::lookup::STATUS_VERDICTS;
 use super::*;
-use crate::pg::toss::{ErrorBody, PaymentStatus};
+use payonce_api::ErrorCode;
+
 use crate::settlement::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, StatusVerdict};
+use crate::toss::wire::{ErrorBody, PaymentStatus};
 use CancelAnswer as C;
 use CancelVerdict as K;
 use ConfirmAnswer as A;
@@ -164,7 +166,14 @@ fn status_example(kind: StatusAnswer) -> Vec<PgAnswer> {
             error(429, "TOO_MANY_REQUESTS"),
             PgAnswer::Unparsable { http_status: 502 },
         ],
-        S::Unexpected => vec![error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"), error(400, "SOMETHING_NEW")],
+        // A 404 proves the payment absent only with the codes Toss documents for it.
+        S::Unexpected => {
+            vec![
+                error(403, "FORBIDDEN_CONSECUTIVE_REQUEST"),
+                error(400, "SOMETHING_NEW"),
+                error(404, "NOT_FOUND_ROUTE"),
+            ]
+        }
     }
 }
 
@@ -388,4 +397,57 @@ fn a_lookup_settles_a_refund_only_by_the_balance_it_leaves() {
     let kinds: HashSet<_> = REFUND_LOOKUP_VERDICTS.iter().map(|(kind, _)| *kind).collect();
     assert_eq!(kinds.len(), 4, "a new kind needs a row, and a case above");
     assert_eq!(refunded_total(&with_balance(P::PartialCanceled, 600)), Some(400));
+}
+
+#[test]
+fn a_refused_refund_keeps_the_pgs_code_or_ours_when_the_pg_gave_none() {
+    assert_eq!(refusal_code(&error(403, "NOT_CANCELABLE_AMOUNT")), "NOT_CANCELABLE_AMOUNT");
+    assert_eq!(refusal_code(&payment(P::Done)), ErrorCode::CancelRefused.as_str());
+    assert_eq!(refusal_code(&PgAnswer::Unparsable { http_status: 400 }), ErrorCode::CancelRefused.as_str());
+}
+
+#[test]
+fn operators_read_each_answer_in_one_line() {
+    let lines: Vec<String> = [
+        payment(P::Done),
+        error(403, "REJECT_CARD_PAYMENT"),
+        PgAnswer::Unparsable { http_status: 502 },
+        PgAnswer::NotSent { detail: "connection refused".into() },
+        PgAnswer::NoAnswer { detail: "operation timed out".into(), timed_out: true },
+    ]
+    .iter()
+    .map(describe)
+    .collect();
+    assert_eq!(
+        lines,
+        [
+            "HTTP 200 payment pk Done",
+            "HTTP 403 REJECT_CARD_PAYMENT",
+            "HTTP 502 with an unreadable body",
+            "not sent: connection refused",
+            "no answer: operation timed out",
+        ]
+    );
+}
+
+#[test]
+fn a_lookup_by_the_orders_id_shows_this_orders_payment_whatever_its_key() {
+    let PgAnswer::Payment { payment: done, .. } = payment(P::Done) else { unreachable!() };
+    let shown = |payment: Payment| order_status_answer(&PgAnswer::Payment { http_status: 200, payment }, "ord", 1000);
+    assert_eq!(shown(Payment { payment_key: "pk-of-another-tab".into(), ..done.clone() }), S::Payment(P::Done));
+    assert_eq!(shown(Payment { order_id: "ord-2".into(), ..done.clone() }), S::NotThisPayment, "another order's");
+    assert_eq!(shown(Payment { total_amount: 999, ..done.clone() }), S::NotThisPayment, "another amount");
+    assert_eq!(order_status_answer(&error(404, "NOT_FOUND_PAYMENT"), "ord", 1000), S::NotFound);
+    assert_eq!(order_status_answer(&error(503, "FAILED_INTERNAL_SYSTEM_PROCESSING"), "ord", 1000), S::Unavailable);
+}
+
+#[test]
+fn a_listed_transaction_is_an_approval_a_cancel_or_no_money_moved() {
+    let kinds: Vec<TransactionKind> =
+        [P::Done, P::Canceled, P::PartialCanceled, P::WaitingForDeposit, P::Aborted, P::Expired, P::Ready]
+            .into_iter()
+            .map(transaction_kind)
+            .collect();
+    use TransactionKind::{Approval, Cancel, Other};
+    assert_eq!(kinds, [Approval, Cancel, Cancel, Other, Other, Other, Other]);
 }

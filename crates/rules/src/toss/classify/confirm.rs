@@ -4,10 +4,10 @@
 use payonce_api::{ErrorCode, Failure};
 
 use super::Expected;
-use crate::pg::client::PgAnswer;
-use crate::pg::messages::customer_message;
-use crate::pg::toss::PaymentStatus as P;
 use crate::settlement::ConfirmVerdict;
+use crate::toss::PgAnswer;
+use crate::toss::messages::customer_message;
+use crate::toss::wire::PaymentStatus as P;
 
 /// What one answer to a confirm is, before it means anything for an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -209,6 +209,44 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_a_failure_or_an_unknown_outcome_needs_the_attempts_lease() {
+        let declined = Failure { code: "REJECT_CARD_PAYMENT".into(), message: "declined".into() };
+        let needs: Vec<bool> = [
+            Transition::Failed(declined),
+            Transition::Unknown("timeout".into()),
+            Transition::Paid,
+            Transition::Canceled,
+            Transition::PartiallyRefunded { refunded_total: 3_000 },
+            Transition::CancelRequested { balance_before: 10_000 },
+            Transition::RefundSettled { refunded_total: 10_000 },
+            Transition::RefundRefused { back_to: Paid, code: "NOT_CANCELABLE_AMOUNT".into() },
+        ]
+        .iter()
+        .map(Transition::needs_lease)
+        .collect();
+        assert_eq!(needs, [true, true, false, false, false, false, false, false]);
+    }
+
+    #[test]
+    fn the_history_keeps_a_failures_code_a_refused_refunds_code_and_why_an_outcome_is_unknown() {
+        let declined = Failure { code: "REJECT_CARD_PAYMENT".into(), message: "declined".into() };
+        let failed = Transition::Failed(declined.clone());
+        assert_eq!(
+            (failed.failure(), failed.code(), failed.unknown_reason()),
+            (Some(&declined), Some("REJECT_CARD_PAYMENT"), None)
+        );
+        let refused = Transition::RefundRefused { back_to: Paid, code: "NOT_CANCELABLE_AMOUNT".into() };
+        assert_eq!(
+            (refused.failure(), refused.code(), refused.unknown_reason()),
+            (None, Some("NOT_CANCELABLE_AMOUNT"), None)
+        );
+        let unknown = Transition::Unknown("read timeout".into());
+        assert_eq!((unknown.failure(), unknown.code(), unknown.unknown_reason()), (None, None, Some("read timeout")));
+        let paid = Transition::Paid;
+        assert_eq!((paid.failure(), paid.code(), paid.unknown_reason()), (None, None, None));
+    }
+
     /// The lifecycle as ARCHITECTURE.md draws it, rendered from `can_transition`.
     fn drawn() -> String {
         let order = [Created, Pending, Unknown, Paid, PartiallyRefunded, CancelRequested, Failed, Canceled];

@@ -2,9 +2,9 @@
 //! what a line of the PG's transaction listing records.
 
 use super::Expected;
-use crate::pg::client::PgAnswer;
-use crate::pg::toss::PaymentStatus;
 use crate::settlement::StatusVerdict;
+use crate::toss::PgAnswer;
+use crate::toss::wire::PaymentStatus;
 
 /// What a lookup of the payment (`GET /v1/payments/{paymentKey}`) showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,7 +60,6 @@ pub fn status_answer(answer: &PgAnswer, expected: Expected<'_>) -> StatusAnswer 
     }
 }
 
-/// What a lookup means for an unsettled attempt.
 /// What a lookup by the order's id shows of this order's payment, whatever its
 /// paymentKey: a payment of another order or another amount proves nothing.
 pub fn order_status_answer(answer: &PgAnswer, order_id: &str, amount: u64) -> StatusAnswer {
@@ -73,6 +72,7 @@ pub fn order_status_answer(answer: &PgAnswer, order_id: &str, amount: u64) -> St
     }
 }
 
+/// What a lookup means for an unsettled attempt.
 pub fn status_verdict(answer: StatusAnswer) -> StatusVerdict {
     STATUS_VERDICTS.iter().find(|(kind, _)| *kind == answer).map_or(Q::Nothing, |(_, verdict)| *verdict)
 }

@@ -1,0 +1,20 @@
+//! The rules payonce settles payments by, without I/O. The server does the
+//! I/O and asks these what it means; the model checker explores every
+//! interleaving of the same functions; mutation testing changes them one at a
+//! time (`scripts/mutants.sh`) and checks the tests notice.
+//!
+//! - `settlement`: the core, in words of no PG: what a payment or a refund may
+//!   become, what each verdict leads to, what a charge at the PG is to the shop,
+//!   when a job not settled is looked at again.
+//! - `toss`: Toss's adapter tables: its wire types, the raw answer of a call,
+//!   and what each answer means as a verdict of the core.
+//! - `learning`, `breaker`, `retry_budget`, `backoff`: the rules of the PG's
+//!   learned concurrency limit, recovery's circuit breaker and retry budget,
+//!   and jittered backoff, each without a clock (the caller passes the time).
+
+pub mod backoff;
+pub mod breaker;
+pub mod learning;
+pub mod retry_budget;
+pub mod settlement;
+pub mod toss;
