@@ -6,37 +6,77 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement pg-classify pg-limit resilience page-flow
+#   scripts/mutants.sh MODULE...          some: settlement pg-classify pg-learning resilience pg-limit page-flow
+#   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
 # reason, in scripts/mutants-accepted.txt ("FILE: MUTANT  # reason", as the
 # report prints it): listed ones are counted apart, not reported again.
 #
-# Not part of the test command: every mutant is a build and a test run, about a
-# minute each on 2 cores, several hundred in all. Run it after changing a rule,
-# and put its figures in the README's "What the mutation tests show".
+# A module none of whose mutants is missed has its files' digests written to
+# scripts/mutants-recorded.txt. The test command runs `--changed`: the modules of
+# payonce-rules (a second or so a mutant) whose files differ from that record,
+# so a rule changed without its tests fails the run; the server's limit and the
+# page's flow (about a minute a mutant, an hour between them) are only named
+# there when changed. Put the figures in the README's "What the mutation tests show".
+#
+# Its last line, "mutated modules: N at target, N below", is for the test command.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-# Each module: its crate, and the files that carry its rules.
+# Each module: its crate, and the files that carry its rules. The rules live in
+# payonce-rules, a crate without I/O, so a mutant there builds and is tested in
+# seconds; the in-memory PG limit is the server's (a lock and a wake-up).
 declare -A crate=(
-  [settlement]=payonce-server [pg-classify]=payonce-server [pg-limit]=payonce-server
-  [resilience]=payonce-server [page-flow]=payonce-page
+  [settlement]=payonce-rules [pg-classify]=payonce-rules [pg-learning]=payonce-rules
+  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-page
 )
 declare -A files=(
-  [settlement]="crates/server/src/settlement/*.rs"
-  [pg-classify]="crates/server/src/pg/classify/*.rs"
+  [settlement]="crates/rules/src/settlement/*.rs"
+  [pg-classify]="crates/rules/src/toss/classify/*.rs"
+  [pg-learning]="crates/rules/src/learning.rs"
+  [resilience]="crates/rules/src/breaker.rs crates/rules/src/retry_budget.rs crates/rules/src/backoff.rs"
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
-  [pg-limit]="crates/server/src/pg/limit/learning.rs crates/server/src/pg/limit/mod.rs"
-  [resilience]="crates/server/src/resilience/*.rs"
+  [pg-limit]="crates/server/src/pg/limit/mod.rs"
   [page-flow]="src/flow/*.rs"
 )
-all=(settlement pg-classify pg-limit resilience page-flow)
-modules=("${@:-${all[@]}}")
+all=(settlement pg-classify pg-learning resilience pg-limit page-flow)
+recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
+
+# The digests of a module's files, one "DIGEST  FILE" line each.
+digests() { sha256sum ${files[$1]} | sort -k2; }
+# Whether a module's files are as its last clean run left them.
+as_recorded() { diff -q <(digests "$1") <(grep -F -f <(digests "$1" | awk '{ print "  " $2 }') "$recorded" 2>/dev/null | sort -k2) >/dev/null; }
+
+if [ "${1:-}" = "--changed" ]; then
+  modules=()
+  for module in "${all[@]}"; do
+    as_recorded "$module" && continue
+    if [ "${crate[$module]}" = payonce-rules ]; then
+      modules+=("$module")
+    else
+      say "$module changed since its recorded run: run scripts/mutants.sh $module (about a minute a mutant)"
+    fi
+  done
+  if [ "${#modules[@]}" -eq 0 ]; then
+    say "no rule of payonce-rules changed since its recorded mutation run (scripts/mutants-recorded.txt)"
+    echo "mutated modules: 0 at target, 0 below"
+    exit 0
+  fi
+  say "mutating the rules changed since their recorded run: ${modules[*]}"
+else
+  modules=("${@:-${all[@]}}")
+fi
 for module in "${modules[@]}"; do
   [ -n "${crate[$module]:-}" ] || die "no module $module; the modules are: ${all[*]}"
 done
+
+# The files as they are mutated now: what a clean run records (an edit during
+# the run is not what was tested).
+snapshot="$(mktemp -d)"
+trap 'rm -rf "$snapshot"' EXIT
+for module in "${modules[@]}"; do digests "$module" >"$snapshot/$module"; done
 
 if ! command -v cargo-mutants >/dev/null; then
   say "installing cargo-mutants"
@@ -67,9 +107,15 @@ names() { sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /' "$@" 2>/dev/null; }
 
 printf '\n%-12s %7s %7s %9s %9s %9s\n' module caught missed accepted unviable caught%
 status=0
+at_target=0
+below=0
 for module in "${modules[@]}"; do
   dir="$out/${crate[$module]}/mutants.out"
-  [ -d "$dir" ] || { echo "$module: no results in $dir (see $out/${crate[$module]}.log)"; status=1; continue; }
+  if [ ! -d "$dir" ]; then
+    echo "$module: no results in $dir (see $out/${crate[$module]}.log)"
+    status=1 below=$((below + 1))
+    continue
+  fi
   # The module's files, as a pattern over the report's paths.
   pattern="^($(echo "${files[$module]}" | sed -E 's/\./\\./g; s/\*/[^\/]*/g; s/ +/|/g')):"
   caught=$(names "$dir/caught.txt" "$dir/timeout.txt" | grep -cE "$pattern")
@@ -81,9 +127,15 @@ for module in "${modules[@]}"; do
   tested=$((caught + missed + accepted_count))
   share=$(awk -v c="$caught" -v t="$tested" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')
   printf '%-12s %7d %7d %9d %9d %8s%%\n' "$module" "$caught" "$missed" "$accepted_count" "$unviable" "$share"
-  if [ "$missed" -gt 0 ]; then
-    grep -vxF -f <(printf '%s\n' "$listed") <<<"$missed_all" | sed 's/^/    missed: /'
-    status=1
+  if [ "$missed" -gt 0 ] || [ "$tested" -eq 0 ]; then
+    grep -vxF -f <(printf '%s\n' "$listed") <<<"$missed_all" | grep . | sed 's/^/    missed: /'
+    status=1 below=$((below + 1))
+  else
+    # Clean: this is the module's recorded run now.
+    at_target=$((at_target + 1))
+    { grep -vF -f <(awk '{ print "  " $2 }' "$snapshot/$module") "$recorded" 2>/dev/null; cat "$snapshot/$module"; } \
+      | sort -k2 >"$recorded.new" && mv "$recorded.new" "$recorded"
   fi
 done
+echo "mutated modules: $at_target at target, $below below"
 exit "$status"

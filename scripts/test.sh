@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing, runs every Rust test (the order server's integration
 # tests twice: on SQLite, then on a throwaway PostgreSQL with the cluster tests),
-# builds the page, runs the browser journeys, and ends with one line:
+# mutates the rules changed since their recorded mutation run, builds the page,
+# runs the browser journeys, and ends with one line:
 # "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,6 +68,17 @@ fi
 passed=$((passed + rust_passed))
 failed=$((failed + rust_failed))
 
+# A rule changed since its recorded mutation run is mutated again: each module
+# whose mutants the tests all catch is one passed, each with a mutant missed
+# one failed (a second or so a mutant; nothing runs when no rule changed).
+say "mutation testing of the rules changed since their recorded run"
+bash scripts/mutants.sh --changed 2>&1 | tee "$logs/mutants.log"
+read -r mutated_at_target mutated_below < <(
+  sed -n 's/^mutated modules: \([0-9]*\) at target, \([0-9]*\) below$/\1 \2/p' "$logs/mutants.log" | tail -1
+)
+passed=$((passed + ${mutated_at_target:-0}))
+failed=$((failed + ${mutated_below:-1}))
+
 say "browser journeys (Playwright, Chromium)"
 results="e2e/test-results/results.json"
 rm -f "$results"
@@ -92,6 +104,6 @@ passed=$((passed + e2e_passed))
 failed=$((failed + e2e_failed))
 
 echo
-say "Rust: $rust_passed passed, $rust_failed failed; browser: $e2e_passed passed, $e2e_failed failed"
+say "Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
