@@ -1,6 +1,7 @@
 // The checks run after every journey (support/fixtures.ts) catch what they are
 // for: each test here breaks one invariant on purpose, and passes only if the
 // check after it fails with that invariant's message.
+import type { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { CartPage, checkout } from '../support/pages';
 
@@ -122,6 +123,50 @@ test('a page that says failed for an order the server never refused or failed is
   await confirm.expectState('failed');
 
   const caught = /the page showed failed for ord_\w+: the server has it CREATED/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+/** Makes the page say `state` for its order, as a page with a bug in its own
+ *  reading of the server's answers would: the server last told it PAID. */
+async function pageSays(page: Page, state: string): Promise<void> {
+  await page.evaluate((shown) => {
+    document.querySelector('[data-payment-state]')!.setAttribute('data-payment-state', shown);
+  }, state);
+}
+
+test('a page that says refunded for an order the server has paid is caught', async ({ page, invariants }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  await pageSays(page, 'refunded');
+  await confirm.expectState('refunded');
+
+  const caught = /the page showed refunded for ord_\w+/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('a page that says it could not confirm yet after the server said paid is caught', async ({ page, invariants }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  await pageSays(page, 'unresolved');
+  await confirm.expectState('unresolved');
+
+  const caught = /the page showed unresolved for ord_\w+, though the server had last told it PAID/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('a page that says the order is in another browser after the server showed it is caught', async ({
+  page,
+  invariants,
+}) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  await pageSays(page, 'elsewhere');
+  await confirm.expectState('elsewhere');
+
+  const caught = /the page showed elsewhere for ord_\w+; the server's last answer to it/;
   await expect(invariants.check()).rejects.toThrow(caught);
   invariants.expectViolation(caught);
 });
