@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use payonce_api::{PageConfig, PaymentSdk};
+use secrecy::{ExposeSecret, SecretString};
 
 use crate::db::DbLocation;
 
@@ -36,7 +37,7 @@ pub struct ServerConfig {
 
     /// The database: a SQLite file path (created if missing) or `sqlite:` URL for
     /// one server, or a `postgres://` URL for several servers sharing it.
-    #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db")]
+    #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db", hide_env_values = true)]
     pub db: DbLocation,
 
     /// Most database connections open at once. A confirm never holds one while
@@ -57,9 +58,15 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_URL", default_value = "http://127.0.0.1:9090")]
     pub pg_url: String,
 
-    /// The merchant's PG secret key.
-    #[arg(long, env = "PAYONCE_PG_SECRET_KEY", default_value = "test_sk_payonce_fake_pg_0000")]
-    pub pg_secret_key: String,
+    /// The merchant's PG secret key. The fake PG's by default, which only a PG
+    /// on this machine accepts; a live key (`live_sk_…`) only goes to Toss, over https.
+    /// Prefer `--pg-secret-key-file`: a flag's value shows in `ps`.
+    #[arg(long, env = "PAYONCE_PG_SECRET_KEY", default_value = FAKE_PG_SECRET_KEY, hide_env_values = true, hide_default_value = true)]
+    pub pg_secret_key: SecretString,
+
+    /// A file holding the merchant's PG secret key (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_PG_SECRET_KEY_FILE", conflicts_with = "pg_secret_key")]
+    pub pg_secret_key_file: Option<PathBuf>,
 
     /// The merchant's PG client key, given to the page for the PG's SDK (public).
     #[arg(long, env = "PAYONCE_PG_CLIENT_KEY", default_value = "test_ck_payonce_fake_pg_0000")]
@@ -120,7 +127,11 @@ pub struct ServerConfig {
     /// The bearer token of the operators' API (refunds) on the admin listener.
     /// Unset, that API answers 503 OPERATOR_API_OFF: it is never open.
     #[arg(long, env = "PAYONCE_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    pub admin_token: Option<SecretString>,
+
+    /// A file holding the operators' bearer token (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_ADMIN_TOKEN_FILE", conflicts_with = "admin_token")]
+    pub admin_token_file: Option<PathBuf>,
 
     /// How long the page waits for the confirm POST before checking instead.
     #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
@@ -134,6 +145,11 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_POLL_ATTEMPTS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub poll_attempts: u32,
 }
+
+/// The fake PG's secret key, the default: no real PG accepts it.
+pub const FAKE_PG_SECRET_KEY: &str = "test_sk_payonce_fake_pg_0000";
+/// Where a live key may go: Toss's API.
+const TOSS_API_HOST: &str = "api.tosspayments.com";
 
 /// How many PG calls may be out at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,12 +201,36 @@ pub enum ConfigError {
     ZeroDuration { flag: &'static str },
     #[error("--{flag} {value:?} is not an http(s) URL")]
     InvalidUrl { flag: &'static str, value: String },
+    #[error(
+        "--pg-url {0:?} is plain http off this machine: the secret key would cross the network in the clear; use https"
+    )]
+    PlainHttpPg(String),
+    #[error(
+        "no --pg-secret-key (or --pg-secret-key-file) for the PG at {0:?}: the default is the fake PG's, which only a PG on this machine accepts"
+    )]
+    NoSecretKey(String),
+    #[error("a live secret key (live_sk_...) goes only to https://{TOSS_API_HOST}, not to {0:?}")]
+    LiveKeyOffToss(String),
+    #[error("cannot read --{flag} {path:?}: {reason}")]
+    SecretFile { flag: &'static str, path: PathBuf, reason: String },
 }
 
 impl ServerConfig {
     /// Defaults for everything, as if started with no flags. Tests start from this.
     pub fn defaults() -> Self {
         Self::parse_from(["payonce-server"])
+    }
+
+    /// Reads the secrets given as files (`--pg-secret-key-file`,
+    /// `--admin-token-file`) into their settings.
+    pub fn read_secret_files(&mut self) -> Result<(), ConfigError> {
+        if let Some(path) = &self.pg_secret_key_file {
+            self.pg_secret_key = read_secret("pg-secret-key-file", path)?;
+        }
+        if let Some(path) = &self.admin_token_file {
+            self.admin_token = Some(read_secret("admin-token-file", path)?);
+        }
+        Ok(())
     }
 
     /// The longest a confirm can keep the PG busy: connecting plus waiting for the answer.
@@ -269,6 +309,7 @@ impl ServerConfig {
                 }
             }
         }
+        self.validate_pg_credentials()?;
         let page = self.page_config();
         if !page.covers_server_processing() {
             return Err(ConfigError::CheckingWindowTooShort {
@@ -282,6 +323,43 @@ impl ServerConfig {
         }
         Ok(())
     }
+}
+
+impl ServerConfig {
+    /// The secret key goes only where it belongs: in the clear only to a PG on
+    /// this machine, the fake PG's only to this machine, a live one only to Toss.
+    fn validate_pg_credentials(&self) -> Result<(), ConfigError> {
+        let url = reqwest::Url::parse(&self.pg_url)
+            .map_err(|_| ConfigError::InvalidUrl { flag: "pg-url", value: self.pg_url.clone() })?;
+        let on_this_machine = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        };
+        if url.scheme() == "http" && !on_this_machine {
+            return Err(ConfigError::PlainHttpPg(self.pg_url.clone()));
+        }
+        let key = self.pg_secret_key.expose_secret();
+        if key == FAKE_PG_SECRET_KEY && !on_this_machine {
+            return Err(ConfigError::NoSecretKey(self.pg_url.clone()));
+        }
+        if key.starts_with("live_sk_") && !(url.scheme() == "https" && url.host_str() == Some(TOSS_API_HOST)) {
+            return Err(ConfigError::LiveKeyOffToss(self.pg_url.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// A secret from a file: its first line, without the line's end.
+fn read_secret(flag: &'static str, path: &std::path::Path) -> Result<SecretString, ConfigError> {
+    let failed = |reason: String| ConfigError::SecretFile { flag, path: path.to_owned(), reason };
+    let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+    let secret = text.lines().next().unwrap_or_default().trim();
+    if secret.is_empty() {
+        return Err(failed("it is empty".to_owned()));
+    }
+    Ok(SecretString::from(secret.to_owned()))
 }
 
 fn human(duration: Duration) -> humantime::FormattedDuration {
@@ -372,6 +450,112 @@ mod tests {
         ]);
         assert_eq!(live.payment_sdk().client_key, "live_ck_abc");
         assert_eq!(live.payment_sdk_origin().as_deref(), Some("https://js.tosspayments.com"));
+    }
+
+    fn credentials(args: &[&str]) -> Result<(), ConfigError> {
+        ServerConfig::parse_from(std::iter::once("payonce-server").chain(args.iter().copied())).validate()
+    }
+
+    #[test]
+    fn the_secret_key_goes_in_the_clear_only_to_a_pg_on_this_machine() {
+        assert_eq!(credentials(&["--pg-url", "http://127.0.0.1:9090"]), Ok(()));
+        assert_eq!(credentials(&["--pg-url", "http://localhost:9090"]), Ok(()));
+        assert_eq!(credentials(&["--pg-url", "http://[::1]:9090"]), Ok(()));
+        let plain = ["--pg-url", "http://pg.example.invalid", "--pg-secret-key", "test_sk_shop"];
+        assert_eq!(credentials(&plain), Err(ConfigError::PlainHttpPg("http://pg.example.invalid".into())));
+        assert_eq!(credentials(&["--pg-url", "https://pg.example.invalid", "--pg-secret-key", "test_sk_shop"]), Ok(()));
+    }
+
+    #[test]
+    fn a_forgotten_key_is_refused_instead_of_becoming_the_fake_pgs() {
+        let error = credentials(&["--pg-url", "https://api.tosspayments.com"]).unwrap_err();
+        assert_eq!(error, ConfigError::NoSecretKey("https://api.tosspayments.com".into()));
+        assert!(error.to_string().contains("--pg-secret-key-file"), "{error}");
+    }
+
+    #[test]
+    fn a_live_key_goes_only_to_toss_over_https() {
+        let live = |url| credentials(&["--pg-url", url, "--pg-secret-key", "live_sk_shop"]);
+        assert_eq!(live("https://api.tosspayments.com"), Ok(()));
+        assert_eq!(
+            live("https://api.tosspayments.com.example"),
+            Err(ConfigError::LiveKeyOffToss("https://api.tosspayments.com.example".into()))
+        );
+        assert_eq!(live("http://127.0.0.1:9090"), Err(ConfigError::LiveKeyOffToss("http://127.0.0.1:9090".into())));
+        assert_eq!(
+            live("http://api.tosspayments.com"),
+            Err(ConfigError::PlainHttpPg("http://api.tosspayments.com".into()))
+        );
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let config = ServerConfig::parse_from([
+            "payonce-server",
+            "--pg-url",
+            "https://api.tosspayments.com",
+            "--pg-secret-key",
+            "live_sk_never_printed",
+            "--admin-token",
+            "token-never-printed",
+            "--db",
+            "postgres://shop:password-never-printed@db.internal/shop",
+        ]);
+        let printed = format!("{config:?}");
+        for secret in ["live_sk_never_printed", "token-never-printed", "password-never-printed"] {
+            assert!(!printed.contains(secret), "{secret} in {printed}");
+        }
+        let client = crate::pg::PgClient::new(
+            &config.pg_url,
+            &config.pg_secret_key,
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        let printed = format!("{client:?}");
+        assert!(!printed.contains("Basic"), "the Basic header in {printed}");
+    }
+
+    #[test]
+    fn secrets_are_read_from_their_files_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("pg-secret-key");
+        let token = dir.path().join("admin-token");
+        std::fs::write(&key, "live_sk_from_file\n").unwrap();
+        std::fs::write(&token, "token-from-file\r\n").unwrap();
+        let mut config = ServerConfig::parse_from([
+            "payonce-server",
+            "--pg-url",
+            "https://api.tosspayments.com",
+            "--pg-secret-key-file",
+            key.to_str().unwrap(),
+            "--admin-token-file",
+            token.to_str().unwrap(),
+        ]);
+        config.read_secret_files().unwrap();
+        assert_eq!(config.pg_secret_key.expose_secret(), "live_sk_from_file");
+        assert_eq!(config.admin_token.as_ref().map(ExposeSecret::expose_secret), Some("token-from-file"));
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_missing_or_empty_secret_file_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "\n").unwrap();
+        let mut config = ServerConfig::parse_from(["payonce-server", "--admin-token-file", empty.to_str().unwrap()]);
+        let error = config.read_secret_files().unwrap_err();
+        assert!(
+            matches!(&error, ConfigError::SecretFile { flag: "admin-token-file", reason, .. } if reason == "it is empty"),
+            "{error}"
+        );
+        let missing = dir.path().join("missing");
+        let mut config =
+            ServerConfig::parse_from(["payonce-server", "--pg-secret-key-file", missing.to_str().unwrap()]);
+        let error = config.read_secret_files().unwrap_err();
+        assert!(error.to_string().starts_with("cannot read --pg-secret-key-file"), "{error}");
+        assert!(
+            ServerConfig::try_parse_from(["payonce-server", "--admin-token", "t", "--admin-token-file", "f"]).is_err()
+        );
     }
 
     #[test]

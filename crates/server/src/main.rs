@@ -10,8 +10,8 @@ async fn main() -> ExitCode {
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
-    let config = ServerConfig::parse();
-    if let Err(error) = config.validate() {
+    let mut config = ServerConfig::parse();
+    if let Err(error) = config.read_secret_files().and_then(|()| config.validate()) {
         eprintln!("payonce-server: refusing to start: {error}");
         return ExitCode::from(2);
     }

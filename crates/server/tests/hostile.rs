@@ -31,8 +31,7 @@ impl Shop {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (pg, server, order_id) = runtime.block_on(async {
             let pg = FakePg::start().await;
-            let server =
-                Server::start_with(&pg.url, |config| config.admin_token = Some(OPERATOR_TOKEN.to_owned())).await;
+            let server = Server::start_with(&pg.url, |config| config.admin_token = Some(OPERATOR_TOKEN.into())).await;
             let order_id = server.create_order().await.order.order_id;
             (pg, server, order_id)
         });

@@ -26,7 +26,7 @@ async fn a_429_that_comes_after_recoverys_resend_was_charged_fails_nothing() {
     // another request of its key has processed the payment.
     pg.configure(json!({"faults": {"rate_limit_429_held": 1.0}})).await;
     let server = Server::start_with(&pg.url, |config| {
-        config.admin_token = Some(TOKEN.to_owned());
+        config.admin_token = Some(TOKEN.into());
         // Room for the held 429 to come back as an answer, not a timeout.
         config.pg_read_timeout = Duration::from_secs(20);
     })
@@ -70,7 +70,7 @@ async fn a_charge_found_partly_refunded_is_recorded_with_its_refund_and_the_rest
     // The confirm charges and its answer is lost; lookups outlast the server's
     // wait for them until the PG's console has refunded part of the charge.
     pg.configure(json!({"lookup_latency_ms": 60_000, "faults": {"reset_after_charge": 1.0}})).await;
-    let server = Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.to_owned())).await;
+    let server = Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.into())).await;
     let created = server.create_order().await;
     let order_id = created.order.order_id.as_str();
     let (_, body) = server.confirm(&created.order, "key-partly-refunded").await;

@@ -17,7 +17,7 @@ const TOKEN: &str = "test-admin-token";
 
 async fn server_with(pg: &FakePg, tweak: impl FnOnce(&mut payonce_server::config::ServerConfig)) -> Server {
     Server::start_with(&pg.url, |config| {
-        config.admin_token = Some(TOKEN.to_owned());
+        config.admin_token = Some(TOKEN.into());
         tweak(config);
     })
     .await

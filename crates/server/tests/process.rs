@@ -80,3 +80,42 @@ async fn the_binary_refuses_a_malformed_duration_with_an_example() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--confirm-wait") && stderr.contains("examples: 500ms, 15s, 2m"), "{stderr}");
 }
+
+#[tokio::test]
+async fn help_shows_no_secret_from_the_environment() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .arg("--help")
+        .env("PAYONCE_PG_SECRET_KEY", "live_sk_from_the_environment")
+        .env("PAYONCE_ADMIN_TOKEN", "admin-token-from-the-environment")
+        .env("PAYONCE_DB", "postgres://shop:db-password-from-the-environment@db.internal/shop")
+        .output()
+        .await
+        .unwrap();
+
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("--pg-secret-key-file") && help.contains("--admin-token-file"), "{help}");
+    for secret in
+        ["live_sk_from_the_environment", "admin-token-from-the-environment", "db-password-from-the-environment"]
+    {
+        assert!(!help.contains(secret), "{secret} in --help:\n{help}");
+    }
+}
+
+#[tokio::test]
+async fn the_binary_refuses_a_live_key_for_a_pg_that_is_not_toss() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--pg-url", "http://127.0.0.1:9"])
+        .env("PAYONCE_PG_SECRET_KEY", "live_sk_shop")
+        .output()
+        .await
+        .unwrap();
+
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to start") && stderr.contains("goes only to https://api.tosspayments.com"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("live_sk_shop"), "{stderr}");
+}

@@ -18,7 +18,7 @@ use support::{FakePg, Server, Store, assert_charges_agree};
 const TOKEN: &str = "test-admin-token";
 
 async fn server_with_token(pg: &FakePg) -> Server {
-    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.to_owned())).await
+    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.into())).await
 }
 
 /// Charges at the PG directly, with no order of the shop behind it.
@@ -225,7 +225,7 @@ async fn operators_see_unsettled_orders_first_with_their_story_and_can_ask_the_p
     let pg = FakePg::start().await;
     // Recovery would first look at an unknown outcome 5 minutes on: only the operator's ask settles it here.
     let server = Server::start_with(&pg.url, |config| {
-        config.admin_token = Some(TOKEN.to_owned());
+        config.admin_token = Some(TOKEN.into());
         config.recovery_interval = Duration::from_secs(3_600);
     })
     .await;

@@ -16,7 +16,7 @@ const SETTLE: Duration = Duration::from_secs(15);
 const TOKEN: &str = "test-admin-token";
 
 async fn server_with_token(pg: &FakePg) -> Server {
-    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.to_owned())).await
+    Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.into())).await
 }
 
 /// What the PG refunded of the order, and that it never refunded more than it charged.
@@ -147,7 +147,7 @@ async fn a_customer_cannot_cancel_after_the_window_but_an_operator_can() {
     let pg = FakePg::start().await;
     let server = Server::start_with(&pg.url, |config| {
         config.cancel_window = Duration::from_millis(200);
-        config.admin_token = Some(TOKEN.to_owned());
+        config.admin_token = Some(TOKEN.into());
     })
     .await;
     let config: serde_json::Value =

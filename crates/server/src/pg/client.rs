@@ -7,6 +7,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{Response, Url};
+use secrecy::{ExposeSecret, SecretString};
 
 pub use payonce_rules::toss::PgAnswer;
 use payonce_rules::toss::wire::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
@@ -54,7 +55,7 @@ pub fn lookup_timeout(connect_timeout: Duration, read_timeout: Duration) -> Dura
 impl PgClient {
     /// `read_timeout` bounds the wait for a confirm's answer once it is sent;
     /// `connect_timeout` bounds the connection, which fails before anything is sent.
-    pub fn new(base: &str, secret_key: &str, connect_timeout: Duration, read_timeout: Duration) -> Self {
+    pub fn new(base: &str, secret_key: &SecretString, connect_timeout: Duration, read_timeout: Duration) -> Self {
         let http = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .read_timeout(read_timeout)
@@ -62,8 +63,11 @@ impl PgClient {
             .build()
             .expect("the TLS backend initialises");
         let base = Url::parse(base).expect("the PG URL was validated at start-up");
-        let token = STANDARD.encode(format!("{secret_key}:"));
-        let authorization = HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
+        let token = STANDARD.encode(format!("{}:", secret_key.expose_secret()));
+        let mut authorization =
+            HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
+        // Debug output (and HTTP/2's header compression) leaves it out.
+        authorization.set_sensitive(true);
         let lookup_timeout = lookup_timeout(connect_timeout, read_timeout);
         Self { http, base, authorization, lookup_timeout }
     }

@@ -14,6 +14,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, OPERATOR_HEADER, OperatorCancelRequest, Order, OrderStatus};
+use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -74,7 +75,9 @@ pub fn router(state: AppState) -> Router<AppState> {
 
 /// Lets a request through only with `Authorization: Bearer <admin token>`.
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Result<Response, AppError> {
-    let Some(expected) = state.config.admin_token.as_deref().filter(|token| !token.is_empty()) else {
+    let Some(expected) =
+        state.config.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty())
+    else {
         return Err(AppError::OperatorApiOff);
     };
     let given = request
