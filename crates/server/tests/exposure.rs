@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use base64::Engine;
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_SECURITY_POLICY, REFERRER_POLICY, RETRY_AFTER, SET_COOKIE, X_CONTENT_TYPE_OPTIONS};
+use reqwest::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, REFERRER_POLICY, RETRY_AFTER, SET_COOKIE, STRICT_TRANSPORT_SECURITY,
+    X_CONTENT_TYPE_OPTIONS,
+};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use support::{FakePg, Server};
@@ -74,6 +77,40 @@ async fn the_customer_cookie_is_secure_when_the_shop_is_served_over_https() {
 
     let cookie = response.headers()[SET_COOKIE].to_str().unwrap().to_owned();
     assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+}
+
+#[tokio::test]
+async fn a_shop_served_over_https_tells_browsers_to_keep_to_https_and_one_over_http_does_not() {
+    let pg = FakePg::start().await;
+    let https = Server::start_with(&pg.url, |config| config.public_url = Some("https://shop.example".to_owned())).await;
+    let plain = Server::start(&pg.url).await;
+
+    for path in ["/api/catalog", "/healthz"] {
+        let response = https.http.get(format!("{}{path}", https.url)).send().await.unwrap();
+        assert_eq!(response.headers()[STRICT_TRANSPORT_SECURITY], "max-age=63072000", "{path}");
+        let response = plain.http.get(format!("{}{path}", plain.url)).send().await.unwrap();
+        assert!(response.headers().get(STRICT_TRANSPORT_SECURITY).is_none(), "{path} over plain http");
+    }
+}
+
+#[tokio::test]
+async fn no_cache_keeps_a_customers_orders_or_anything_the_operators_listener_says() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.admin_token = Some("operators-token".into())).await;
+    let created = server.create_order().await;
+
+    for path in [format!("/api/orders/{}", created.order.order_id), "/api/orders".to_owned(), "/api/nope".to_owned()] {
+        let response = server.http.get(format!("{}{path}", server.url)).send().await.unwrap();
+        assert_eq!(response.headers()[CACHE_CONTROL], "no-store", "{path}");
+    }
+    for path in ["/admin/orders", "/admin/nope", "/metrics", "/healthz", "/admin/"] {
+        let response =
+            server.http.get(format!("{}{path}", server.admin_url)).bearer_auth("operators-token").send().await.unwrap();
+        let headers = response.headers();
+        assert_eq!(headers[CACHE_CONTROL], "no-store", "{path}");
+        assert_eq!(headers[REFERRER_POLICY], "no-referrer", "{path}");
+        assert_eq!(headers[X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");
+    }
 }
 
 /// Connects to the server's public port.

@@ -18,10 +18,13 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
+use axum::http::header::CACHE_CONTROL;
 use axum::middleware;
 use axum::routing::get;
 use tower::util::option_layer;
 use tower_http::compression::CompressionLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -62,7 +65,10 @@ pub fn router(state: AppState) -> Router {
         }))
         .layer(option_layer(state.limits.per_address()))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
-        .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout));
+        .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
+        // Orders are one customer's: no shared cache keeps them (an answer that
+        // says otherwise, like the catalog's, sets its own).
+        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
     let app = Router::new().nest("/api", api).merge(ops::health_router());
     let app = match &state.config.static_dir {
         Some(dir) => app.merge(page::router(dir)),
@@ -71,7 +77,9 @@ pub fn router(state: AppState) -> Router {
     let sdk_origin = state.config.payment_sdk_origin();
     let [policy, nosniff, referrer, frames] =
         security::layers(state.config.static_dir.as_deref(), sdk_origin.as_deref());
+    let hsts = security::hsts(&state.config.public_base_url());
     app.with_state(state)
+        .layer(option_layer(hsts))
         .layer(CompressionLayer::new())
         .layer(policy)
         .layer(nosniff)
@@ -83,6 +91,7 @@ pub fn router(state: AppState) -> Router {
 /// What operators reach, on the admin listener only: metrics, health, the
 /// operators' API, which needs the admin token, and the console page that calls it.
 pub fn admin_router(state: AppState) -> Router {
+    let [no_store, referrer, nosniff] = security::admin_layers();
     Router::new()
         .merge(ops::health_router())
         .merge(ops::metrics_router())
@@ -92,5 +101,8 @@ pub fn admin_router(state: AppState) -> Router {
         .fallback(|| async { AppError::NotFound })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(no_store)
+        .layer(referrer)
+        .layer(nosniff)
         .with_state(state)
 }

@@ -12,6 +12,32 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 use tower_http::set_header::SetResponseHeaderLayer;
 
+/// How long a browser that reached the shop over https keeps to https (two
+/// years, the HSTS preload list's floor); subdomains are left to their owners.
+const HSTS: &str = "max-age=63072000";
+
+/// What no cache may keep: answers about a customer's orders, and everything
+/// the operators' listener says.
+pub const NO_STORE: &str = "no-store";
+
+/// Strict-Transport-Security, for a shop served over https only: over plain
+/// http (a developer's machine) the header would mean nothing.
+pub fn hsts(public_url: &str) -> Option<SetResponseHeaderLayer<HeaderValue>> {
+    public_url
+        .starts_with("https://")
+        .then(|| SetResponseHeaderLayer::overriding(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static(HSTS)))
+}
+
+/// Headers on every answer of the operators' listener: nothing cached, no
+/// referrer sent from the console, nothing sniffed.
+pub fn admin_layers() -> [SetResponseHeaderLayer<HeaderValue>; 3] {
+    [
+        SetResponseHeaderLayer::if_not_present(header::CACHE_CONTROL, HeaderValue::from_static(NO_STORE)),
+        SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+        SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+    ]
+}
+
 /// The HTML files whose inline scripts the policy allows.
 const PAGES: [&str; 2] = ["index.html", "cart.html"];
 
