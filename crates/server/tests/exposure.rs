@@ -113,6 +113,35 @@ async fn no_cache_keeps_a_customers_orders_or_anything_the_operators_listener_sa
     }
 }
 
+#[tokio::test]
+async fn once_there_is_an_admin_token_the_metrics_and_the_operators_api_description_need_it() {
+    let pg = FakePg::start().await;
+    let open = Server::start(&pg.url).await;
+    let guarded = Server::start_with(&pg.url, |config| config.admin_token = Some("operators-token".into())).await;
+
+    for path in ["/metrics", "/admin/openapi.json"] {
+        let without_token = open.http.get(format!("{}{path}", open.admin_url)).send().await.unwrap();
+        assert_eq!(without_token.status(), StatusCode::OK, "{path} with the operators' API off");
+
+        let anyone = guarded.http.get(format!("{}{path}", guarded.admin_url)).send().await.unwrap();
+        assert_eq!(anyone.status(), StatusCode::UNAUTHORIZED, "{path} without the token");
+        let body: Value = anyone.json().await.unwrap();
+        assert_eq!(body["code"], "UNAUTHORIZED", "{path}: {body}");
+        let wrong = guarded.http.get(format!("{}{path}", guarded.admin_url)).bearer_auth("guess").send().await.unwrap();
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{path} with a wrong token");
+        let operator = guarded
+            .http
+            .get(format!("{}{path}", guarded.admin_url))
+            .bearer_auth("operators-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(operator.status(), StatusCode::OK, "{path} with the token");
+    }
+    let health = guarded.http.get(format!("{}/healthz", guarded.admin_url)).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK, "health needs no token");
+}
+
 /// Connects to the server's public port.
 async fn connect(server: &Server) -> TcpStream {
     TcpStream::connect(server.url.trim_start_matches("http://")).await.unwrap()

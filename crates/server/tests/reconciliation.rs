@@ -412,8 +412,16 @@ async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_
     reconcile(&server).await;
 
     // The description itself needs no token: it tells how to use one.
-    let spec: Value =
-        reqwest::get(format!("{}/admin/openapi.json", server.admin_url)).await.unwrap().json().await.unwrap();
+    let spec: Value = server
+        .http
+        .get(format!("{}/admin/openapi.json", server.admin_url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(spec["openapi"].as_str().unwrap().starts_with("3."), "{spec}");
     assert_eq!(spec["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer", "{spec}");
     let mut operations: Vec<(String, String)> = spec["paths"]

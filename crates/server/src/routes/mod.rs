@@ -94,7 +94,7 @@ pub fn admin_router(state: AppState) -> Router {
     let [no_store, referrer, nosniff] = security::admin_layers();
     Router::new()
         .merge(ops::health_router())
-        .merge(ops::metrics_router())
+        .merge(ops::metrics_router(state.clone()))
         .merge(operator::router(state.clone()))
         .merge(console::router())
         // Operators' tools read `{code, message}` too, whatever they asked.

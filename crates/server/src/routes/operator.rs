@@ -69,8 +69,25 @@ pub fn router(state: AppState) -> Router<AppState> {
         .routes(routes!(admin_reconcile_last, admin_reconcile_run))
         .split_for_parts();
     let spec = Arc::new(spec);
-    api.route_layer(middleware::from_fn_with_state(state, require_token))
+    let described = Router::new()
         .route("/admin/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token_when_set));
+    api.route_layer(middleware::from_fn_with_state(state, require_token)).merge(described)
+}
+
+/// What says how the shop runs (its metrics, the operators' API's description)
+/// is open on the admin listener while the operators' API is off, and needs the
+/// token once there is one: a page in an operator's browser that reaches the
+/// listener (DNS rebinding) then reads nothing.
+pub(super) async fn require_token_when_set(
+    state: State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, AppError> {
+    if state.config.admin_token.as_ref().is_none_or(|token| token.expose_secret().is_empty()) {
+        return Ok(next.run(request).await);
+    }
+    require_token(state, request, next).await
 }
 
 /// Lets a request through only with `Authorization: Bearer <admin token>`.

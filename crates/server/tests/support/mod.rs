@@ -196,6 +196,8 @@ pub struct Server {
     pub admin_url: String,
     pub http: reqwest::Client,
     pub store: Store,
+    /// The operators' token, if it has one: `/metrics` needs it then.
+    pub admin_token: Option<String>,
     running: Running,
 }
 
@@ -237,12 +239,14 @@ impl Server {
         let admin_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let admin_url = format!("http://{}", admin_listener.local_addr().unwrap());
+        let admin_token =
+            config.admin_token.as_ref().map(|token| secrecy::ExposeSecret::expose_secret(token).to_owned());
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(payonce_server::run(config, listener, admin_listener, async {
             let _ = stopped.await;
         }));
         let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
-        let server = Self { url, admin_url, http, store, running: Running::InProcess { stop, task } };
+        let server = Self { url, admin_url, http, store, admin_token, running: Running::InProcess { stop, task } };
         server.wait_until_healthy().await;
         server
     }
@@ -267,7 +271,9 @@ impl Server {
         let (Some(url), Some(admin_url)) = (urls.next(), urls.next()) else {
             panic!("no public and admin URLs in {first_line:?}")
         };
-        let server = Self { url, admin_url, http, store, running: Running::Child(child) };
+        let admin_token = args.iter().position(|arg| *arg == "--admin-token").and_then(|at| args.get(at + 1));
+        let admin_token = admin_token.map(|token| (*token).to_owned());
+        let server = Self { url, admin_url, http, store, admin_token, running: Running::Child(child) };
         server.wait_until_healthy().await;
         server
     }
@@ -383,7 +389,14 @@ impl Server {
     }
 
     pub async fn metrics(&self) -> String {
-        self.http.get(format!("{}/metrics", self.admin_url)).send().await.unwrap().text().await.unwrap()
+        let request = self.http.get(format!("{}/metrics", self.admin_url));
+        let request = match &self.admin_token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        };
+        let response = request.send().await.unwrap();
+        assert!(response.status().is_success(), "/metrics answered {}", response.status());
+        response.text().await.unwrap()
     }
 
     /// The value of an unlabelled metric, as `/metrics` prints it, or `None`
