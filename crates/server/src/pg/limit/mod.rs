@@ -231,6 +231,21 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn refusals_spread_over_one_window_lower_the_limit_once() {
+        let limit = adaptive();
+        let mut places = fill(&limit);
+        let before = limit.current();
+        for place in places.iter_mut().take(4) {
+            place.overloaded();
+            tokio::time::advance(Duration::from_secs(1)).await;
+        }
+        assert_eq!(limit.current(), before * 95 / 100, "four refusals within 5 s are one overload");
+        tokio::time::advance(WINDOW).await;
+        places[4].overloaded();
+        assert_eq!(limit.current(), before * 95 / 100 * 95 / 100, "the next window's refusal lowers it again");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn after_an_overload_the_limit_probes_up_one_per_window_and_only_when_in_use() {
         let limit = adaptive();
         let mut places = fill(&limit);
