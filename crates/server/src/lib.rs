@@ -4,11 +4,11 @@
 //!
 //! # Layout
 //!
-//! Layered, lowest first (ARCHITECTURE.md; `crates/layers` checks it):
-//!
-//! Below them all, in a crate of their own so that nothing there can do I/O:
+//! Below everything, in a crate of their own so that nothing there can do I/O:
 //! the rules (`payonce_rules`): the settlement core, what Toss's answers mean,
 //! and the rules of the PG limit, the breaker, the retry budget and backoff.
+//!
+//! Then layered, lowest first (ARCHITECTURE.md; `crates/layers` checks it):
 //!
 //! - `metrics`, `serve` (the accept loop), `db` (storage: the only module
 //!   with SQL), `error` (the one error type and the JSON extractor that uses it).

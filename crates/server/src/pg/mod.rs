@@ -1,6 +1,7 @@
 //! Everything about talking to the PG: its wire types, the HTTP client with its
 //! timeouts, the concurrency limit (`limit/`: one server's, or a cluster's, and
-//! how it is learned), and the one place its answers are classified.
+//! how it is learned), and what the rest of the server may use of the rules' Toss
+//! tables (`payonce_rules::toss`), the one place its answers are classified.
 
 mod client;
 mod gateway;
