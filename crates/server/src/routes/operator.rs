@@ -84,17 +84,20 @@ pub(super) async fn require_token_when_set(
     request: Request,
     next: Next,
 ) -> Result<Response, AppError> {
-    if state.config.admin_token.as_ref().is_none_or(|token| token.expose_secret().is_empty()) {
+    if admin_token(&state).is_none() {
         return Ok(next.run(request).await);
     }
     require_token(state, request, next).await
 }
 
+/// The operators' token, if one is set: an empty one is none.
+fn admin_token(state: &AppState) -> Option<&str> {
+    state.config.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty())
+}
+
 /// Lets a request through only with `Authorization: Bearer <admin token>`.
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Result<Response, AppError> {
-    let Some(expected) =
-        state.config.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty())
-    else {
+    let Some(expected) = admin_token(&state) else {
         return Err(AppError::OperatorApiOff);
     };
     let given = request
