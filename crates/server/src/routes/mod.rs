@@ -67,7 +67,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
         // Orders are one customer's: no shared cache keeps them (an answer that
-        // says otherwise, like the catalog's, sets its own).
+        // may be cached would set its own Cache-Control; none does today).
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
     let app = Router::new().nest("/api", api).merge(ops::health_router());
     let app = match &state.config.static_dir {
