@@ -16,17 +16,19 @@ pub enum CancelAnswer {
     /// 200 with a payment whose balance does not show this refund as expected,
     /// or that is not the refund's payment.
     NotThisRefund,
-    /// `NOT_CANCELABLE_AMOUNT`, `NOT_CANCELABLE_PAYMENT`, `NOT_FOUND_PAYMENT`:
-    /// the PG will not refund this, however often it is asked.
+    /// `NOT_CANCELABLE_AMOUNT`, `EXCEED_MAX_REFUND_DUE`, `NOT_ALLOWED_PARTIAL_REFUND`,
+    /// `REFUND_REJECTED`, ... (see `CANCEL_CODES`): the PG will not refund
+    /// this, however often it is asked.
     NotCancelable,
     /// `ALREADY_CANCELED_PAYMENT`: nothing is left, perhaps because of this very
     /// refund, whose answer was lost. Only a lookup tells.
     AlreadyCanceled,
-    /// `PROVIDER_ERROR`: processed and refused at the card company, nothing
-    /// refunded; the PG replays that answer for the key.
+    /// `PROVIDER_ERROR`, `NOT_AVAILABLE_BANK`: processed and refused for now
+    /// (the card company, the bank's hours), nothing refunded; the PG replays
+    /// that answer for the key.
     ProviderRefused,
     /// Refused before processing: 429, `FORBIDDEN_CONSECUTIVE_REQUEST` (another
-    /// cancel of the payment within a second), credentials.
+    /// cancel of the payment within a second), credentials, the key's form.
     TurnedAway,
     /// 409 `IDEMPOTENT_REQUEST_PROCESSING`: the first send with this key is still processing.
     StillProcessing,
@@ -60,23 +62,47 @@ pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict); 11] = [
     (C::NoAnswer, K::Retry),
 ];
 
-/// Codes Toss documents for `POST /v1/payments/{paymentKey}/cancel` (and for
-/// every API), with what each says. Anything else is [`CancelAnswer::Undocumented`].
-const CANCEL_CODES: [(&str, CancelAnswer); 14] = [
+/// Every code Toss documents for `POST /v1/payments/{paymentKey}/cancel` (its
+/// error table's thirty, grouped by what they say of the refund), and the
+/// codes every API may answer. Anything else is [`CancelAnswer::Undocumented`].
+/// The 5xx codes (`FAILED_REFUND_PROCESS`, `FAILED_METHOD_HANDLING_CANCEL`,
+/// `FAILED_PARTIAL_REFUND`, `COMMON_ERROR`, ...) are server errors by their status.
+const CANCEL_CODES: [(&str, CancelAnswer); 29] = [
+    // Refused for good: asked again, the PG would only refuse again.
     ("NOT_CANCELABLE_AMOUNT", C::NotCancelable),
     ("NOT_CANCELABLE_PAYMENT", C::NotCancelable),
     ("NOT_FOUND_PAYMENT", C::NotCancelable),
+    ("EXCEED_MAX_REFUND_DUE", C::NotCancelable),
+    ("NOT_ALLOWED_PARTIAL_REFUND", C::NotCancelable),
+    ("NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT", C::NotCancelable),
+    ("EXCEED_CANCEL_AMOUNT_DISCOUNT_AMOUNT", C::NotCancelable),
+    ("EXCEED_CANCEL_LIMIT", C::NotCancelable),
+    ("NOT_CANCELABLE_PAYMENT_FOR_DORMANT_USER", C::NotCancelable),
+    ("NOT_MATCHES_REFUNDABLE_AMOUNT", C::NotCancelable),
+    ("REFUND_REJECTED", C::NotCancelable),
+    ("FORBIDDEN_BANK_REFUND_REQUEST", C::NotCancelable),
+    ("INVALID_REFUND_ACCOUNT_INFO", C::NotCancelable),
+    ("INVALID_REFUND_ACCOUNT_NUMBER", C::NotCancelable),
+    ("INVALID_BANK", C::NotCancelable),
+    ("INVALID_REQUEST", C::NotCancelable),
+    ("INVALID_IDEMPOTENCY_KEY", C::NotCancelable),
+    // A definitive 403 about this request, not about its timing.
+    ("FORBIDDEN_REQUEST", C::NotCancelable),
+    // Nothing is left: perhaps this refund's own doing. A lookup tells.
     ("ALREADY_CANCELED_PAYMENT", C::AlreadyCanceled),
+    ("ALREADY_REFUND_PAYMENT", C::AlreadyCanceled),
+    // Processed and refused for now (the card company, the bank's hours):
+    // the key replays it, a new key later may go through.
     ("PROVIDER_ERROR", C::ProviderRefused),
+    ("NOT_AVAILABLE_BANK", C::ProviderRefused),
     ("IDEMPOTENT_REQUEST_PROCESSING", C::StillProcessing),
     ("FAILED_INTERNAL_SYSTEM_PROCESSING", C::ServerError),
-    ("FAILED_REFUND_PROCESS", C::ServerError),
-    ("FAILED_METHOD_HANDLING_CANCEL", C::ServerError),
+    // Turned away before processing: timing, or the shop's credentials.
     ("TOO_MANY_REQUESTS", C::TurnedAway),
     ("FORBIDDEN_CONSECUTIVE_REQUEST", C::TurnedAway),
-    ("FORBIDDEN_REQUEST", C::TurnedAway),
     ("UNAUTHORIZED_KEY", C::TurnedAway),
     ("INVALID_API_KEY", C::TurnedAway),
+    ("INCORRECT_BASIC_AUTH_FORMAT", C::TurnedAway),
 ];
 
 /// What a lookup of the payment shows of a refund.

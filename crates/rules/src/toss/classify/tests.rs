@@ -317,6 +317,53 @@ fn check_cancel_row(kind: CancelAnswer, verdict: CancelVerdict) {
     }
 }
 
+/// Toss's error table for `POST /v1/payments/{paymentKey}/cancel`, all thirty
+/// codes with their statuses, and what each must mean for a refund.
+#[rustfmt::skip]
+const DOCUMENTED_CANCEL_CODES: [(u16, &str, CancelAnswer); 30] = [
+    (400, "ALREADY_CANCELED_PAYMENT", C::AlreadyCanceled),
+    (400, "INVALID_REFUND_ACCOUNT_INFO", C::NotCancelable),
+    (400, "EXCEED_CANCEL_AMOUNT_DISCOUNT_AMOUNT", C::NotCancelable),
+    (400, "INVALID_REQUEST", C::NotCancelable),
+    (400, "INVALID_REFUND_ACCOUNT_NUMBER", C::NotCancelable),
+    (400, "INVALID_BANK", C::NotCancelable),
+    (400, "NOT_MATCHES_REFUNDABLE_AMOUNT", C::NotCancelable),
+    (400, "PROVIDER_ERROR", C::ProviderRefused),
+    (400, "REFUND_REJECTED", C::NotCancelable),
+    (400, "ALREADY_REFUND_PAYMENT", C::AlreadyCanceled),
+    (400, "FORBIDDEN_BANK_REFUND_REQUEST", C::NotCancelable),
+    (401, "UNAUTHORIZED_KEY", C::TurnedAway),
+    (403, "NOT_CANCELABLE_AMOUNT", C::NotCancelable),
+    (403, "FORBIDDEN_CONSECUTIVE_REQUEST", C::TurnedAway),
+    (403, "FORBIDDEN_REQUEST", C::NotCancelable),
+    (403, "NOT_CANCELABLE_PAYMENT", C::NotCancelable),
+    (403, "EXCEED_MAX_REFUND_DUE", C::NotCancelable),
+    (403, "NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT", C::NotCancelable),
+    (403, "NOT_ALLOWED_PARTIAL_REFUND", C::NotCancelable),
+    (403, "NOT_AVAILABLE_BANK", C::ProviderRefused),
+    (403, "INCORRECT_BASIC_AUTH_FORMAT", C::TurnedAway),
+    (403, "NOT_CANCELABLE_PAYMENT_FOR_DORMANT_USER", C::NotCancelable),
+    (403, "EXCEED_CANCEL_LIMIT", C::NotCancelable),
+    (404, "NOT_FOUND_PAYMENT", C::NotCancelable),
+    (500, "FAILED_INTERNAL_SYSTEM_PROCESSING", C::ServerError),
+    (500, "FAILED_REFUND_PROCESS", C::ServerError),
+    (500, "FAILED_METHOD_HANDLING_CANCEL", C::ServerError),
+    (500, "FAILED_PARTIAL_REFUND", C::ServerError),
+    (500, "COMMON_ERROR", C::ServerError),
+    (500, "FAILED_PAYMENT_INTERNAL_SYSTEM_PROCESSING", C::ServerError),
+];
+
+#[test]
+fn every_documented_cancel_code_has_a_meaning_and_none_is_retried_forever() {
+    for (status, code, meaning) in DOCUMENTED_CANCEL_CODES {
+        assert_eq!(cancel_answer(&error(status, code), REFUND), meaning, "{status} {code}");
+    }
+    // A refusal ends the refund whatever its status; only 5xx say nothing of the code.
+    for code in ["EXCEED_MAX_REFUND_DUE", "REFUND_REJECTED", "INVALID_IDEMPOTENCY_KEY"] {
+        assert_eq!(cancel_verdict(cancel_answer(&error(400, code), REFUND)), K::Refused, "{code}");
+    }
+}
+
 #[test]
 fn cancel_refunded_is_done() {
     check_cancel_row(C::Refunded, K::Refunded);
