@@ -146,6 +146,13 @@ pub enum PgError {
     /// ABORTED, EXPIRED).
     #[error("{0}")]
     NotCancelablePayment(String),
+    /// A cancel of a payment whose refund period is over.
+    #[error("The refund period of this payment is over.")]
+    ExceedMaxRefundDue,
+    /// A partial cancel of a payment that can only be cancelled in full
+    /// (`isPartialCancelable: false`).
+    #[error("This payment cannot be refunded in part (an escrow order or a cash card): cancel it in full.")]
+    NotAllowedPartialRefund,
     /// A cancel of a payment whose whole amount was refunded already.
     #[error("The payment has already been canceled in full.")]
     AlreadyCanceledPayment,
@@ -201,6 +208,8 @@ impl PgError {
             PgError::NotCancelableAmount(_) => "NOT_CANCELABLE_AMOUNT",
             PgError::NotCancelablePayment(_) => "NOT_CANCELABLE_PAYMENT",
             PgError::AlreadyCanceledPayment => "ALREADY_CANCELED_PAYMENT",
+            PgError::ExceedMaxRefundDue => "EXCEED_MAX_REFUND_DUE",
+            PgError::NotAllowedPartialRefund => "NOT_ALLOWED_PARTIAL_REFUND",
             PgError::ProviderError => "PROVIDER_ERROR",
             PgError::InvalidDate(_) => "INVALID_DATE",
             PgError::InvalidTransactionKey(_) => "INVALID_TRANSACTION_KEY",
@@ -230,7 +239,9 @@ impl PgError {
             PgError::ForbiddenConsecutiveRequest
             | PgError::RejectCardPayment
             | PgError::NotCancelableAmount(_)
-            | PgError::NotCancelablePayment(_) => StatusCode::FORBIDDEN,
+            | PgError::NotCancelablePayment(_)
+            | PgError::ExceedMaxRefundDue
+            | PgError::NotAllowedPartialRefund => StatusCode::FORBIDDEN,
             PgError::NotFoundPayment(_) | PgError::NotFoundPaymentSession(_) | PgError::NotFound => {
                 StatusCode::NOT_FOUND
             }
@@ -297,6 +308,8 @@ mod tests {
             PgError::NotCancelableAmount(String::new()),
             PgError::NotCancelablePayment(String::new()),
             PgError::AlreadyCanceledPayment,
+            PgError::ExceedMaxRefundDue,
+            PgError::NotAllowedPartialRefund,
             PgError::ProviderError,
             PgError::InvalidDate(String::new()),
             PgError::InvalidTransactionKey(String::new()),

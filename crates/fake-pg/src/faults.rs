@@ -126,7 +126,9 @@ pub(crate) fn scenario_front_door(scenario: Scenario) -> Option<FrontDoorFault> 
         | Scenario::DeclineInvalidExpiration
         | Scenario::Error500ThenCharge
         | Scenario::ResetAfterCharge
-        | Scenario::Cancel => None,
+        | Scenario::Cancel
+        | Scenario::ApproveNoPartialRefund
+        | Scenario::ApproveRefundPeriodOver => None,
     }
 }
 
@@ -144,9 +146,12 @@ pub(crate) fn scenario_plan(scenario: Scenario, config: &RuntimeConfig) -> Plan 
         Scenario::ResetAfterCharge => plan(usual, None, Delivery::Reset),
         // These never reach processing (front door, or refused as canceled),
         // but a plan must exist for the match to be total.
-        Scenario::Approve | Scenario::RateLimited429 | Scenario::ForbiddenConsecutive403 | Scenario::Cancel => {
-            plan(usual, None, Delivery::Respond)
-        }
+        Scenario::Approve
+        | Scenario::ApproveNoPartialRefund
+        | Scenario::ApproveRefundPeriodOver
+        | Scenario::RateLimited429
+        | Scenario::ForbiddenConsecutive403
+        | Scenario::Cancel => plan(usual, None, Delivery::Respond),
     }
 }
 

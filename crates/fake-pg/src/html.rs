@@ -196,7 +196,9 @@ fn charges(scenario: Scenario) -> bool {
         | Scenario::Approve40s
         | Scenario::Approve70s
         | Scenario::Error500ThenCharge
-        | Scenario::ResetAfterCharge => true,
+        | Scenario::ResetAfterCharge
+        | Scenario::ApproveNoPartialRefund
+        | Scenario::ApproveRefundPeriodOver => true,
         Scenario::DeclineRejectCard
         | Scenario::DeclineInvalidExpiration
         | Scenario::RateLimited429

@@ -26,10 +26,17 @@ pub enum Scenario {
     ForbiddenConsecutive403,
     /// The customer cancels in the window: back to failUrl.
     Cancel,
+    /// Approved, on a card Toss cannot refund in part (a cash card, an escrow
+    /// order): `isPartialCancelable` is false and a partial cancel answers
+    /// 403 `NOT_ALLOWED_PARTIAL_REFUND`.
+    ApproveNoPartialRefund,
+    /// Approved, and its refund period is over at once: every cancel answers
+    /// 403 `EXCEED_MAX_REFUND_DUE`.
+    ApproveRefundPeriodOver,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Approve,
         Scenario::Approve40s,
         Scenario::Approve70s,
@@ -40,6 +47,8 @@ impl Scenario {
         Scenario::RateLimited429,
         Scenario::ForbiddenConsecutive403,
         Scenario::Cancel,
+        Scenario::ApproveNoPartialRefund,
+        Scenario::ApproveRefundPeriodOver,
     ];
 
     pub fn id(self) -> &'static str {
@@ -54,7 +63,14 @@ impl Scenario {
             Scenario::RateLimited429 => "rate_limited_429",
             Scenario::ForbiddenConsecutive403 => "forbidden_consecutive_403",
             Scenario::Cancel => "cancel",
+            Scenario::ApproveNoPartialRefund => "approve_no_partial_refund",
+            Scenario::ApproveRefundPeriodOver => "approve_refund_period_over",
         }
+    }
+
+    /// Whether a payment approved under this scenario can be refunded in part.
+    pub fn partially_cancelable(self) -> bool {
+        self != Scenario::ApproveNoPartialRefund
     }
 
     pub fn parse(id: &str) -> Option<Self> {

@@ -624,7 +624,7 @@ mod tests {
         }
     }
 
-    fn window(store: &Store, order_id: &str) -> String {
+    pub(super) fn window(store: &Store, order_id: &str) -> String {
         let request = WindowRequest {
             order_id: order_id.into(),
             order_name: "Mug".into(),

@@ -73,7 +73,7 @@ pub(crate) struct WindowText {
     pub(crate) approved_at: &'static str,
     pub(crate) card: &'static str,
     /// Title and one line for each test card, in the order of [`Scenario::ALL`].
-    pub(crate) scenarios: [(&'static str, &'static str); 10],
+    pub(crate) scenarios: [(&'static str, &'static str); 12],
 }
 
 impl WindowText {
@@ -126,6 +126,8 @@ const EN: WindowText = WindowText {
         ("Rate limited (429)", "Not charged: every confirm answers 429 TOO_MANY_REQUESTS."),
         ("Consecutive request blocked (403)", "Not charged: every confirm answers 403 FORBIDDEN_CONSECUTIVE_REQUEST."),
         ("Cancel payment", "Back to the shop with PAY_PROCESS_CANCELED."),
+        ("Approve: no partial refund", "Charged; a partial refund answers 403 NOT_ALLOWED_PARTIAL_REFUND."),
+        ("Approve: refund period over", "Charged; every refund answers 403 EXCEED_MAX_REFUND_DUE."),
     ],
 };
 
@@ -166,6 +168,8 @@ const KO: WindowText = WindowText {
         ("요청 한도 초과 (429)", "결제 안 됨: 모든 승인 요청이 429 TOO_MANY_REQUESTS로 응답합니다."),
         ("연속 요청 차단 (403)", "결제 안 됨: 모든 승인 요청이 403 FORBIDDEN_CONSECUTIVE_REQUEST로 응답합니다."),
         ("결제 취소", "PAY_PROCESS_CANCELED와 함께 상점으로 돌아갑니다."),
+        ("승인: 부분 환불 불가", "결제됩니다. 부분 환불은 403 NOT_ALLOWED_PARTIAL_REFUND로 거절됩니다."),
+        ("승인: 환불 기간 지남", "결제됩니다. 모든 환불이 403 EXCEED_MAX_REFUND_DUE로 거절됩니다."),
     ],
 };
 

@@ -10,6 +10,7 @@ use super::{Admitted, Inner, Outcome, Refusal, Store, Ticket};
 use crate::clock::{kst, unix_seconds};
 use crate::error::PgError;
 use crate::payment::{Payment, PaymentStatus};
+use crate::scenario::Scenario;
 use crate::transactions::Transaction;
 use crate::work::Work;
 
@@ -52,6 +53,9 @@ impl Store {
             return Err(Refusal::AtTheDoor(PgError::ForbiddenConsecutiveRequest));
         }
         let amount = cancelable(&record.payment, request.amount).map_err(Refusal::AboutThePayment)?;
+        if record.scenario == Some(Scenario::ApproveRefundPeriodOver) {
+            return Err(Refusal::AboutThePayment(PgError::ExceedMaxRefundDue));
+        }
         let order_id = record.payment.order_id.clone();
         // Scenarios of the window describe the confirm; cancels meet the global rates.
         if let Some(fault) = inner.rng.front_door(&inner.config.faults) {
@@ -89,6 +93,7 @@ fn cancelable(payment: &Payment, requested: Option<u64>) -> Result<u64, PgError>
     let balance = payment.balance_amount;
     match requested {
         None => Ok(balance),
+        Some(amount) if amount < balance && !payment.is_partial_cancelable => Err(PgError::NotAllowedPartialRefund),
         Some(amount) if amount <= balance => Ok(amount),
         Some(amount) => Err(PgError::NotCancelableAmount(format!(
             "cancelAmount {amount} is more than the {balance} won left to refund."
@@ -126,7 +131,7 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{request, settle, start, store};
+    use super::super::tests::{request, settle, start, store, window};
     use super::super::{Begin, Outcome};
     use super::*;
 
@@ -205,5 +210,42 @@ mod tests {
         assert_eq!((payment.status, payment.balance_amount, payment.cancels), (PaymentStatus::Done, 1_000, None));
         let stats = store.stats();
         assert!(stats.refunds_by_order.is_empty() && stats.in_flight == 0);
+    }
+
+    /// A payment charged through the window under `scenario`, and its paymentKey.
+    fn charged_under(store: &Store, scenario: Scenario) -> String {
+        let payment_key = window(store, "o1");
+        store.submit_window(&payment_key, scenario).unwrap();
+        let ticket = start(store, &request(Some("k1"), &payment_key, "o1"));
+        settle(store, &ticket, Outcome::Done);
+        payment_key
+    }
+
+    fn cancel_of(payment_key: &str, key: &str, amount: Option<u64>) -> CancelRequest {
+        CancelRequest { payment_key: payment_key.into(), ..cancel(Some(key), amount) }
+    }
+
+    #[test]
+    fn a_card_that_cannot_be_refunded_in_part_refuses_a_partial_cancel_but_not_a_full_one() {
+        let store = store();
+        let payment_key = charged_under(&store, Scenario::ApproveNoPartialRefund);
+        assert!(!store.lookup(&payment_key).unwrap().is_partial_cancelable);
+        assert!(matches!(
+            store.begin_cancel(&cancel_of(&payment_key, "c1", Some(300))),
+            Begin::Refused(PgError::NotAllowedPartialRefund)
+        ));
+        let full = started(&store, &cancel_of(&payment_key, "c2", Some(1_000)));
+        assert_eq!(full.amount, 1_000, "the whole balance is not a partial cancel");
+    }
+
+    #[test]
+    fn a_payment_past_its_refund_period_refuses_every_cancel_and_the_key_replays_it() {
+        let store = store();
+        let payment_key = charged_under(&store, Scenario::ApproveRefundPeriodOver);
+        assert!(store.lookup(&payment_key).unwrap().is_partial_cancelable);
+        let full = cancel_of(&payment_key, "c1", None);
+        assert!(matches!(store.begin_cancel(&full), Begin::Refused(PgError::ExceedMaxRefundDue)));
+        assert!(matches!(store.begin_cancel(&full), Begin::Replay(Err(PgError::ExceedMaxRefundDue))));
+        assert_eq!(store.lookup(&payment_key).unwrap().balance_amount, 1_000);
     }
 }

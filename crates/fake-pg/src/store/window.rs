@@ -105,6 +105,7 @@ impl Store {
         let open = record.phase == Phase::Open;
         if open {
             record.scenario = Some(scenario);
+            record.payment.is_partial_cancelable = scenario.partially_cancelable();
             if scenario == Scenario::Cancel {
                 record.payment.status = PaymentStatus::Ready;
                 record.payment.method = None;
