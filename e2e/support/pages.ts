@@ -12,7 +12,9 @@ export type Scenario =
   | 'reset_after_charge'
   | 'rate_limited_429'
   | 'forbidden_consecutive_403'
-  | 'cancel';
+  | 'cancel'
+  | 'approve_no_partial_refund'
+  | 'approve_refund_period_over';
 
 export class CartPage {
   readonly pay: Locator;

@@ -64,3 +64,32 @@ test('a refund the PG turns away twice stays requested across a reload, then goe
   expect(stats.refunds_by_order[confirm.orderId], 'refunded at the PG: the amount paid, once').toBe(charged);
   expect(stats.over_refunds).toEqual([]);
 });
+
+test('a refund the PG refuses for good ends refused, and the page says why in both languages', async ({ page, stack }) => {
+  const confirm = await checkout(page, 'approve_refund_period_over');
+  await confirm.expectState('paid');
+  await page.getByRole('link', { name: 'View your order' }).click();
+  const order = new OrderPage(page);
+  await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+
+  await page.getByTestId('cancel-order').click();
+  await page.getByTestId('cancel-dialog').getByRole('button', { name: 'Cancel and refund' }).click();
+
+  // Not "refund requested" forever: paid, with the refusal and what it means.
+  const refusal = page.getByTestId('refund-refusal');
+  await expect(refusal).toContainText('Your refund was refused. The refund period for this payment has passed.');
+  await expect(refusal).toContainText('Nothing was refunded and your payment stands.');
+  await expect(refusal.locator('code')).toHaveText('EXCEED_MAX_REFUND_DUE');
+  await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  await expect(page.locator('[data-status="PAID"]')).toHaveText('Paid');
+  await expect(page.getByTestId('cancel-order'), 'asked again, the PG would refuse again').toHaveCount(0);
+
+  await page.getByTestId('lang-switch').click();
+  await page.reload();
+  await expect(refusal).toContainText('환불이 거절되었습니다. 이 결제는 환불 가능한 기간이 지났습니다.');
+  await expect(refusal).toContainText('환불된 금액은 없으며 결제는 그대로 유지됩니다.');
+
+  const stats = await stack.pgStats();
+  expect(stats.cancel_requests, 'one refusal, not retried').toBe(1);
+  expect(stats.refunds_by_order[confirm.orderId] ?? 0).toBe(0);
+});

@@ -46,6 +46,7 @@ fn order(status: OrderStatus) -> Order {
         failure: (status == OrderStatus::Failed).then(server_failure),
         refunded_amount: 0,
         paid_at: None,
+        refund_refusal: None,
     }
 }
 

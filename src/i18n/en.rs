@@ -1,6 +1,6 @@
 //! The page in English.
 
-use super::{Reasons, Texts};
+use super::{Reasons, RefundRefusals, Texts};
 
 pub const EN: Texts = Texts {
     page_title: "payonce — checkout",
@@ -143,5 +143,14 @@ pub const EN: Texts = Texts {
         shop_sign_in: "The shop could not sign in to the payment provider. You have not been charged.",
         confirm_not_received: "The shop did not receive your payment confirmation, so the payment was not made. You have not been charged; please try again.",
         other: "The payment was declined. You have not been charged.",
+    },
+    refund_refusals: RefundRefusals {
+        title: "Your refund was refused.",
+        period_over: "The refund period for this payment has passed.",
+        in_full_only: "This payment can only be refunded in full.",
+        card_company: "The card company refused the refund.",
+        too_much: "The refund is more than the payment provider can refund now.",
+        other: "The payment provider refused the refund.",
+        what_now: "Nothing was refunded and your payment stands. The shop has been told; please contact it about this order.",
     },
 };

@@ -1,6 +1,6 @@
 //! The page in Korean.
 
-use super::{Reasons, Texts};
+use super::{Reasons, RefundRefusals, Texts};
 
 pub const KO: Texts = Texts {
     page_title: "payonce — 결제",
@@ -143,5 +143,14 @@ pub const KO: Texts = Texts {
         shop_sign_in: "상점이 결제사에 로그인하지 못했습니다. 결제되지 않았습니다.",
         confirm_not_received: "상점이 결제 확인 요청을 받지 못해 결제가 이루어지지 않았습니다. 결제되지 않았습니다. 다시 시도해 주세요.",
         other: "결제가 거절되었습니다. 결제되지 않았습니다.",
+    },
+    refund_refusals: RefundRefusals {
+        title: "환불이 거절되었습니다.",
+        period_over: "이 결제는 환불 가능한 기간이 지났습니다.",
+        in_full_only: "이 결제는 전액으로만 환불할 수 있습니다.",
+        card_company: "카드사가 환불을 거절했습니다.",
+        too_much: "결제사가 지금 환불할 수 있는 금액을 넘었습니다.",
+        other: "결제사가 환불을 거절했습니다.",
+        what_now: "환불된 금액은 없으며 결제는 그대로 유지됩니다. 상점에 전달되었으니 이 주문에 대해 상점에 문의해 주세요.",
     },
 };

@@ -326,6 +326,34 @@ pub struct Texts {
 
     /// Why a payment failed, by code; every one says that nothing was charged.
     pub reasons: Reasons,
+    /// Why the PG refused a refund, by code.
+    pub refund_refusals: RefundRefusals,
+}
+
+/// A refund the PG refused: what happened, why (one per group of codes), and what now.
+#[derive(Debug)]
+pub struct RefundRefusals {
+    pub title: &'static str,
+    pub period_over: &'static str,
+    pub in_full_only: &'static str,
+    pub card_company: &'static str,
+    pub too_much: &'static str,
+    pub other: &'static str,
+    /// Nothing was refunded, the payment stands, the shop knows.
+    pub what_now: &'static str,
+}
+
+impl RefundRefusals {
+    /// The words for a refusal code, grouped as the server's own message groups them.
+    pub fn for_code(&self, code: &str) -> &'static str {
+        match code {
+            "EXCEED_MAX_REFUND_DUE" => self.period_over,
+            "NOT_ALLOWED_PARTIAL_REFUND" | "NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT" => self.in_full_only,
+            "REFUND_REJECTED" | "PROVIDER_ERROR" => self.card_company,
+            "EXCEED_CANCEL_LIMIT" | "NOT_CANCELABLE_AMOUNT" | "NOT_MATCHES_REFUNDABLE_AMOUNT" => self.too_much,
+            _ => self.other,
+        }
+    }
 }
 
 /// Why a payment failed, in the customer's words, one per group of codes.

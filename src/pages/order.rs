@@ -82,6 +82,13 @@ fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -
                 <p data-testid="failure-message">{t.reasons.for_code(&failure.code)}</p>
                 <p class="muted small">{t.reason_code} " " <code>{failure.code}</code></p>
             })}
+            {order.refund_refusal.clone().map(|refusal| view! {
+                <div class="notice error" data-testid="refund-refusal">
+                    <p><strong>{t.refund_refusals.title}</strong> " " {t.refund_refusals.for_code(&refusal.code)}</p>
+                    <p>{t.refund_refusals.what_now}</p>
+                    <p class="muted small">{t.reason_code} " " <code>{refusal.code}</code></p>
+                </div>
+            })}
         </div>
         <table class="items">
             <caption class="visually-hidden">{t.items_caption}</caption>
@@ -120,10 +127,14 @@ fn paid_at_ms(order: &Order) -> Option<f64> {
 }
 
 /// Whether the customer may cancel the order now: paid (and nothing refunded
-/// yet), and still within the cancel window from paying. The server decides
-/// again; this only spares the customer a button that would be refused.
+/// yet), no refund of it refused by the PG (asked again, it would refuse
+/// again: the shop's to settle now), and still within the cancel window from
+/// paying. The server decides again; this only spares the customer a button
+/// that would be refused.
 fn cancel_offered(order: &Order, paid_at_ms: Option<f64>, window_ms: u64, now_ms: f64) -> bool {
-    order.status == OrderStatus::Paid && paid_at_ms.is_some_and(|paid| now_ms < paid + window_ms as f64)
+    order.status == OrderStatus::Paid
+        && order.refund_refusal.is_none()
+        && paid_at_ms.is_some_and(|paid| now_ms < paid + window_ms as f64)
 }
 
 /// "Cancel order", asked again in a modal `<dialog>`; the cancel is sent only
@@ -196,6 +207,7 @@ mod tests {
             failure: None,
             refunded_amount: 0,
             paid_at: Some("2026-11-30T00:00:00Z".into()),
+            refund_refusal: None,
         }
     }
 
@@ -209,5 +221,10 @@ mod tests {
         for status in OrderStatus::ALL.into_iter().filter(|status| *status != OrderStatus::Paid) {
             assert!(!cancel_offered(&order(status), paid, window, 2_000.0), "{status:?}");
         }
+        let refused = Order {
+            refund_refusal: Some(payonce_api::Failure { code: "EXCEED_MAX_REFUND_DUE".into(), message: String::new() }),
+            ..order(OrderStatus::Paid)
+        };
+        assert!(!cancel_offered(&refused, paid, window, 2_000.0), "the PG refused its refund");
     }
 }

@@ -73,6 +73,9 @@ pub enum ErrorCode {
     CancelWindowPassed,
     /// A refund amount of 0 or more than what is left of the payment.
     InvalidCancelAmount,
+    /// A partial refund of a payment the PG can only refund in full (an escrow
+    /// order, a cash card); nothing was sent.
+    PartialRefundNotAllowed,
     /// The PG refused the refund (the code it gave is stored with the refund).
     CancelRefused,
     /// The operators' API is off: the server has no admin token.
@@ -117,6 +120,7 @@ impl ErrorCode {
             ErrorCode::OrderAlreadyCanceled => "ORDER_ALREADY_CANCELED",
             ErrorCode::CancelWindowPassed => "CANCEL_WINDOW_PASSED",
             ErrorCode::InvalidCancelAmount => "INVALID_CANCEL_AMOUNT",
+            ErrorCode::PartialRefundNotAllowed => "PARTIAL_REFUND_NOT_ALLOWED",
             ErrorCode::CancelRefused => "CANCEL_REFUSED",
             ErrorCode::OperatorApiOff => "OPERATOR_API_OFF",
             ErrorCode::Unauthorized => "UNAUTHORIZED",

@@ -133,6 +133,10 @@ pub struct Order {
     /// cancel window runs from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paid_at: Option<String>,
+    /// Why the PG refused this order's last refund, when it did: nothing of
+    /// that refund was paid back, and the order stands as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_refusal: Option<Failure>,
 }
 
 /// A cart line in `POST /api/orders`; the server looks up the price.
@@ -247,6 +251,7 @@ mod tests {
                 failure: None,
                 refunded_amount: 0,
                 paid_at: None,
+                refund_refusal: None,
             },
             success_url: "http://shop/pay/success".into(),
             fail_url: "http://shop/pay/fail".into(),

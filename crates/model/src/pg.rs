@@ -278,6 +278,7 @@ fn payment(payment_key: &str, order_id: &str, status: PaymentStatus, refunded: u
         total_amount: AMOUNT,
         balance_amount: Some(AMOUNT - refunded),
         failure: None,
+        is_partial_cancelable: Some(true),
     };
     PgAnswer::Payment { http_status: 200, payment }
 }

@@ -58,6 +58,8 @@ pub enum AppError {
     CancelWindowPassed { window: String },
     #[error("{0}")]
     InvalidCancelAmount(String),
+    #[error("the PG can refund this payment only in full (an escrow order or a cash card); nothing was sent")]
+    PartialRefundNotAllowed { order: Box<Order> },
     #[error("the operators' API is off: start the server with --admin-token to turn it on")]
     OperatorApiOff,
     #[error("send Authorization: Bearer <the admin token>")]
@@ -99,6 +101,7 @@ impl AppError {
             AppError::OrderAlreadyCanceled { .. } => ErrorCode::OrderAlreadyCanceled,
             AppError::CancelWindowPassed { .. } => ErrorCode::CancelWindowPassed,
             AppError::InvalidCancelAmount(_) => ErrorCode::InvalidCancelAmount,
+            AppError::PartialRefundNotAllowed { .. } => ErrorCode::PartialRefundNotAllowed,
             AppError::OperatorApiOff => ErrorCode::OperatorApiOff,
             AppError::Unauthorized => ErrorCode::Unauthorized,
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
@@ -127,6 +130,7 @@ impl AppError {
             | AppError::CancelInProgress { .. }
             | AppError::OrderAlreadyCanceled { .. }
             | AppError::CancelWindowPassed { .. }
+            | AppError::PartialRefundNotAllowed { .. }
             | AppError::NotUnsettled { .. }
             | AppError::ReconcileRunning => StatusCode::CONFLICT,
             AppError::ReconcileFailed(_) => StatusCode::BAD_GATEWAY,
@@ -150,6 +154,7 @@ impl AppError {
             | AppError::OrderNotPaid { order }
             | AppError::CancelInProgress { order }
             | AppError::OrderAlreadyCanceled { order }
+            | AppError::PartialRefundNotAllowed { order }
             | AppError::NotUnsettled { order } => Some(*order),
             _ => None,
         }

@@ -375,3 +375,53 @@ async fn a_cancel_answered_already_canceled_is_settled_from_a_lookup() {
     assert_eq!(stats.cancels_processed, 1, "only the cancel outside the shop refunded anything");
     assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
 }
+
+/// An order paid through the PG's window with the test card `scenario`.
+async fn paid_under(pg: &FakePg, server: &Server, scenario: &str) -> payonce_api::Order {
+    let created = server.create_order().await;
+    let payment_key = pg.window_payment_key(&created, scenario).await;
+    let response = server.confirm_with_key(&created.order, &payment_key, "pay-1").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_partial_refund_of_a_payment_refunded_only_in_full_is_refused_up_front() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    let order = paid_under(&pg, &server, "approve_no_partial_refund").await;
+
+    let (status, body) =
+        server.operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": 1_000, "reason": "one mug"})).await;
+
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("PARTIAL_REFUND_NOT_ALLOWED")), "{body}");
+    assert_eq!(body["order"]["status"], "PAID");
+    assert!(server.db().await.refunds(&order.order_id).await.unwrap().is_empty(), "nothing stored");
+    assert_eq!(pg.stats().await.cancels_processed, 0, "nothing sent");
+    // The whole of it can be refunded.
+    let (status, body) = server.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": "all of it"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let order = paid_under(&pg, &server, "approve_refund_period_over").await;
+
+    let (status, body) = server.cancel(&order.order_id, "cancel-1").await;
+
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    assert_eq!(body["refund_refusal"]["code"], "EXCEED_MAX_REFUND_DUE", "{body}");
+    let message = body["refund_refusal"]["message"].as_str().unwrap();
+    assert!(message.starts_with("The refund period") && message.contains("Nothing was refunded"), "{message}");
+    let refund = &server.db().await.refunds(&order.order_id).await.unwrap()[0];
+    assert_eq!((refund.status.as_str(), refund.failure_code.as_deref()), ("FAILED", Some("EXCEED_MAX_REFUND_DUE")));
+    assert_eq!(refunded_by_pg(&pg, &order.order_id).await, 0);
+    // The customer's order page reads the same, and a plain paid order carries no refusal.
+    assert_eq!(server.order(&order.order_id).await.refund_refusal.unwrap().code, "EXCEED_MAX_REFUND_DUE");
+    assert_eq!(server.paid_order().await.refund_refusal, None);
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}

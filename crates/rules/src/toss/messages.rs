@@ -34,9 +34,48 @@ pub fn customer_message(code: &str, pg_message: Option<&str>) -> String {
     format!("{first} You have not been charged.")
 }
 
+/// What a customer reads when the PG refused their refund: why, if the code
+/// says, and that nothing was paid back.
+pub fn refund_refusal_message(code: &str) -> String {
+    let why = match code {
+        "EXCEED_MAX_REFUND_DUE" => "The refund period for this payment has passed.",
+        "NOT_ALLOWED_PARTIAL_REFUND" | "NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT" => {
+            "This payment can only be refunded in full."
+        }
+        "REFUND_REJECTED" | "PROVIDER_ERROR" => "The card company refused the refund.",
+        "EXCEED_CANCEL_LIMIT" | "NOT_CANCELABLE_AMOUNT" | "NOT_MATCHES_REFUNDABLE_AMOUNT" => {
+            "The refund is more than the payment provider can refund now."
+        }
+        _ => "The payment provider refused the refund.",
+    };
+    format!("{why} Nothing was refunded and the payment stands; the shop has been told.")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::customer_message;
+    use super::{customer_message, refund_refusal_message};
+
+    #[test]
+    fn refund_refusals_say_why_and_that_nothing_was_refunded() {
+        let table = [
+            ("EXCEED_MAX_REFUND_DUE", "The refund period for this payment has passed."),
+            ("NOT_ALLOWED_PARTIAL_REFUND", "This payment can only be refunded in full."),
+            ("NOT_ALLOWED_PARTIAL_REFUND_WAITING_DEPOSIT", "This payment can only be refunded in full."),
+            ("REFUND_REJECTED", "The card company refused the refund."),
+            ("PROVIDER_ERROR", "The card company refused the refund."),
+            ("EXCEED_CANCEL_LIMIT", "The refund is more than the payment provider can refund now."),
+            ("NOT_CANCELABLE_AMOUNT", "The refund is more than the payment provider can refund now."),
+            ("NOT_MATCHES_REFUNDABLE_AMOUNT", "The refund is more than the payment provider can refund now."),
+            ("SOMETHING_NEW", "The payment provider refused the refund."),
+        ];
+        for (code, why) in table {
+            assert_eq!(
+                refund_refusal_message(code),
+                format!("{why} Nothing was refunded and the payment stands; the shop has been told."),
+                "{code}"
+            );
+        }
+    }
 
     #[test]
     fn known_codes_get_plain_words() {

@@ -35,6 +35,10 @@ pub struct Payment {
     pub balance_amount: Option<u64>,
     #[serde(default)]
     pub failure: Option<ErrorBody>,
+    /// Whether the PG can refund it in part (`false` for an escrow order or a
+    /// cash card); `None` from a PG that does not say.
+    #[serde(default)]
+    pub is_partial_cancelable: Option<bool>,
 }
 
 /// Toss payment statuses.

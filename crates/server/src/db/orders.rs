@@ -2,6 +2,7 @@ use payonce_api::{Failure, LineItem, Order, OrderStatus};
 use sqlx::FromRow;
 
 use super::{Db, rfc3339};
+use crate::pg::refund_refusal_message;
 
 /// An order about to be stored.
 #[derive(Debug, Clone)]
@@ -18,7 +19,9 @@ pub struct NewOrder {
 const SELECT_ORDER: &str = "SELECT o.order_id, o.amount, o.order_name, o.items, o.created_at_ms, \
      a.status, a.failure_code, a.failure_message, a.updated_at_ms AS attempt_updated_at_ms, a.refunded_amount, \
      (SELECT MIN(e.at_ms) FROM payment_events e WHERE e.order_id = o.order_id AND e.to_status = 'PAID') \
-     AS paid_at_ms \
+     AS paid_at_ms, \
+     (SELECT r.failure_code FROM refunds r WHERE r.order_id = o.order_id AND r.status <> 'REQUESTED' \
+      ORDER BY r.updated_at_ms DESC, r.refund_id DESC LIMIT 1) AS last_refund_refusal \
      FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id";
 
 #[derive(Debug, FromRow)]
@@ -34,6 +37,8 @@ struct OrderRow {
     attempt_updated_at_ms: Option<i64>,
     refunded_amount: Option<i64>,
     paid_at_ms: Option<i64>,
+    /// The code of the order's last settled refund, if the PG refused it.
+    last_refund_refusal: Option<String>,
 }
 
 impl TryFrom<OrderRow> for Order {
@@ -47,6 +52,13 @@ impl TryFrom<OrderRow> for Order {
         };
         let failure = match (status, row.failure_code, row.failure_message) {
             (OrderStatus::Failed, Some(code), Some(message)) => Some(Failure { code, message }),
+            _ => None,
+        };
+        // A refusal stays the order's news until a refund goes through or is asked for again.
+        let refund_refusal = match (status, row.last_refund_refusal) {
+            (OrderStatus::Paid | OrderStatus::PartiallyRefunded, Some(code)) => {
+                Some(Failure { message: refund_refusal_message(&code), code })
+            }
             _ => None,
         };
         let items: Vec<LineItem> =
@@ -63,6 +75,7 @@ impl TryFrom<OrderRow> for Order {
             refunded_amount: u64::try_from(row.refunded_amount.unwrap_or(0))
                 .map_err(|error| sqlx::Error::Decode(Box::new(error)))?,
             paid_at: row.paid_at_ms.map(rfc3339),
+            refund_refusal,
         })
     }
 }

@@ -11,8 +11,8 @@ use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundO
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, ExpectedRefund, PgAnswer, PgCancel, PgPlace, cancel_answer, cancel_verdict, describe, refunded_total,
-    refusal_code,
+    self, Expected, ExpectedRefund, LookupBy, PgAnswer, PgCancel, PgPlace, cancel_answer, cancel_verdict, describe,
+    refunded_total, refusal_code,
 };
 use crate::resilience::lease;
 use payonce_rules::settlement::{RefundStep, after_cancel};
@@ -97,6 +97,9 @@ pub async fn cancel_for_operator(
             "the amount must be from 1 to what is left of the payment, {balance} KRW; it was {amount}"
         )));
     }
+    if amount < balance && refunded_only_in_full(app, &order).await? {
+        return Err(AppError::PartialRefundNotAllowed { order: Box::new(order) });
+    }
     let ask = Ask {
         order_id: order_id.to_owned(),
         request_key: request_key.to_owned(),
@@ -108,6 +111,20 @@ pub async fn cancel_for_operator(
         operator: Some(operator.to_owned()),
     };
     run_detached(app, ask).await
+}
+
+/// Whether the PG shows the order's payment as one it refunds only in full
+/// (an escrow order, a cash card), looked up before a partial refund is stored,
+/// so that the operator hears it at once. A lookup that cannot be made now (no
+/// free PG place, no answer) says nothing: the refund goes out, and the PG's
+/// `NOT_ALLOWED_PARTIAL_REFUND` ends it as refused.
+async fn refunded_only_in_full(app: &App, order: &Order) -> Result<bool, AppError> {
+    let Some(attempt) = app.db.sent_attempt_for_order(&order.order_id).await? else { return Ok(false) };
+    let Some(place) = app.pg.try_place().await? else { return Ok(false) };
+    let by = LookupBy::PaymentKey(&attempt.payment_key);
+    let answer = app.pg.lookup(place, &order.order_id, by, PgCaller::Operator).await;
+    let expected = Expected { payment_key: &attempt.payment_key, order_id: &order.order_id, amount: order.amount };
+    Ok(pg::refunded_only_in_full(&answer, expected))
 }
 
 /// A validated refund, owned so that it can outlive its request.
@@ -330,6 +347,17 @@ async fn settle(
             answer = described,
             "refund settled"
         );
+        if let RefundOutcome::Refused { code } = outcome {
+            // Nothing was refunded and the customer was promised a refund: a person decides now.
+            metrics::refund_alert();
+            tracing::error!(
+                order_id = refund.order_id,
+                refund_id = refund.refund_id,
+                amount = refund.amount,
+                code,
+                "the PG refused a refund for good: nothing was refunded, an operator must act"
+            );
+        }
     }
     Ok(())
 }

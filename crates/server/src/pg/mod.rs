@@ -15,9 +15,9 @@ use payonce_rules::toss::{classify, messages};
 pub use classify::{
     CancelAnswer, ConfirmAnswer, Expected, ExpectedRefund, OrphanCancel, RefundLookup, StatusAnswer, TransactionKind,
     cancel_answer, cancel_verdict, confirm_answer, describe, failure_of, first_call_verdict, order_status_answer,
-    orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_total, refusal_code, resend_verdict, status_answer,
-    status_verdict, transaction_kind,
+    orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_only_in_full, refunded_total, refusal_code,
+    resend_verdict, status_answer, status_verdict, transaction_kind,
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
-pub use messages::customer_message;
+pub use messages::{customer_message, refund_refusal_message};

@@ -185,6 +185,18 @@ pub fn refund_lookup_verdict(lookup: RefundLookup) -> RefundLookupVerdict {
     REFUND_LOOKUP_VERDICTS.iter().find(|(kind, _)| *kind == lookup).map_or(R::Nothing, |(_, verdict)| *verdict)
 }
 
+/// Whether a lookup shows the expected payment as one the PG refunds only in
+/// full (`isPartialCancelable: false`). Any other answer says nothing of it:
+/// a partial refund then goes out, and the PG's refusal ends it.
+pub fn refunded_only_in_full(answer: &PgAnswer, expected: Expected<'_>) -> bool {
+    match answer {
+        PgAnswer::Payment { payment, .. } => payment.is_partial_cancelable == Some(false) && expected.matches(payment),
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => {
+            false
+        }
+    }
+}
+
 /// What the PG has refunded of a payment, by its answer: its amount less its balance.
 pub fn refunded_total(answer: &PgAnswer) -> Option<u64> {
     match answer {

@@ -25,7 +25,7 @@ mod tests;
 
 pub use cancel::{
     CancelAnswer, ExpectedRefund, OrphanCancel, RefundLookup, cancel_answer, cancel_verdict, orphan_cancel,
-    refund_lookup, refund_lookup_verdict, refunded_total, refusal_code,
+    refund_lookup, refund_lookup_verdict, refunded_only_in_full, refunded_total, refusal_code,
 };
 pub use confirm::{ConfirmAnswer, confirm_answer, failure_of, first_call_verdict, resend_verdict};
 pub use lookup::{StatusAnswer, TransactionKind, order_status_answer, status_answer, status_verdict, transaction_kind};

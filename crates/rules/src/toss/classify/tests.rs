@@ -32,6 +32,7 @@ fn payment(status: PaymentStatus) -> PgAnswer {
             total_amount: 1000,
             balance_amount: Some(1000),
             failure: None,
+            is_partial_cancelable: Some(true),
         },
     }
 }
@@ -497,4 +498,19 @@ fn a_listed_transaction_is_an_approval_a_cancel_or_no_money_moved() {
             .collect();
     use TransactionKind::{Approval, Cancel, Other};
     assert_eq!(kinds, [Approval, Cancel, Cancel, Other, Other, Other, Other]);
+}
+
+#[test]
+fn only_the_refunds_own_payment_saying_so_makes_it_refundable_only_in_full() {
+    let partial_cancelable = |value: Option<bool>, payment_key: &str| {
+        let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+        let payment = Payment { is_partial_cancelable: value, payment_key: payment_key.into(), ..payment };
+        PgAnswer::Payment { http_status: 200, payment }
+    };
+    assert!(refunded_only_in_full(&partial_cancelable(Some(false), "pk"), EXPECTED));
+    assert!(!refunded_only_in_full(&partial_cancelable(Some(true), "pk"), EXPECTED));
+    assert!(!refunded_only_in_full(&partial_cancelable(None, "pk"), EXPECTED), "a PG that does not say");
+    assert!(!refunded_only_in_full(&partial_cancelable(Some(false), "pk-2"), EXPECTED), "another payment");
+    assert!(!refunded_only_in_full(&error(404, "NOT_FOUND_PAYMENT"), EXPECTED));
+    assert!(!refunded_only_in_full(&PgAnswer::NoAnswer { detail: "timeout".into(), timed_out: true }, EXPECTED));
 }
