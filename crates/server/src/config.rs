@@ -9,6 +9,7 @@ use payonce_api::{PageConfig, PaymentSdk};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::db::DbLocation;
+use payonce_rules::settlement::StrayPolicy;
 
 /// The payonce order server.
 #[derive(Debug, Clone, Parser)]
@@ -119,6 +120,18 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RECONCILE_INTERVAL", default_value = "10m", value_parser = parse_duration)]
     pub reconcile_interval: Duration,
 
+    /// What reconciliation does with a charge no order made whose orderId is
+    /// the shop's (see --order-id-prefix): `refund` it in full, or only
+    /// `report` it. A charge of any other orderId is only ever reported.
+    #[arg(long, env = "PAYONCE_RECONCILE_STRAYS", default_value = "refund", value_parser = parse_stray_policy)]
+    pub reconcile_strays: StrayPolicy,
+
+    /// How the shop's order ids begin (1 to 32 of A-Z, a-z, 0-9, `_`, `-`).
+    /// Reconciliation refunds a stray charge only when its orderId has it: give
+    /// each shop (and each staging deploy) sharing a PG account its own.
+    #[arg(long, env = "PAYONCE_ORDER_ID_PREFIX", default_value = "ord_")]
+    pub order_id_prefix: String,
+
     /// How long after paying a customer may cancel an order themselves.
     /// Operators may refund at any time.
     #[arg(long, env = "PAYONCE_CANCEL_WINDOW", default_value = "30m", value_parser = parse_duration)]
@@ -213,6 +226,22 @@ pub enum ConfigError {
     LiveKeyOffToss(String),
     #[error("cannot read --{flag} {path:?}: {reason}")]
     SecretFile { flag: &'static str, path: PathBuf, reason: String },
+    #[error(
+        "--order-id-prefix {0:?} must be 1 to {ORDER_ID_PREFIX_MAX} of A-Z, a-z, 0-9, `_` and `-` (the PG's orderId is at most 64)"
+    )]
+    InvalidOrderIdPrefix(String),
+}
+
+/// The longest order-id prefix: the rest of the PG's 64 characters is the id's 32.
+pub const ORDER_ID_PREFIX_MAX: usize = 32;
+
+/// `refund` or `report`, for `--reconcile-strays`.
+fn parse_stray_policy(text: &str) -> Result<StrayPolicy, String> {
+    match text {
+        "refund" => Ok(StrayPolicy::Refund),
+        "report" => Ok(StrayPolicy::Report),
+        other => Err(format!("{other:?} is neither `refund` nor `report`")),
+    }
 }
 
 impl ServerConfig {
@@ -310,6 +339,11 @@ impl ServerConfig {
             }
         }
         self.validate_pg_credentials()?;
+        let prefix = &self.order_id_prefix;
+        let well_formed = prefix.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
+        if !(1..=ORDER_ID_PREFIX_MAX).contains(&prefix.len()) || !well_formed {
+            return Err(ConfigError::InvalidOrderIdPrefix(prefix.clone()));
+        }
         let page = self.page_config();
         if !page.covers_server_processing() {
             return Err(ConfigError::CheckingWindowTooShort {
@@ -387,6 +421,21 @@ mod tests {
         assert_eq!(config.pg_max_concurrency, Concurrency::Auto);
         assert_eq!(config.page_config(), PageConfig::DEFAULT);
         assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn an_order_id_prefix_fits_the_pgs_order_id_and_strays_are_refunded_or_reported() {
+        let with = |prefix: &str| ServerConfig::parse_from(["payonce-server", "--order-id-prefix", prefix]).validate();
+        assert_eq!(with("shop-2_"), Ok(()));
+        assert_eq!(with(&"p".repeat(32)), Ok(()));
+        for bad in ["", "shop 2", "ord/", "가게_", &"p".repeat(33)] {
+            assert_eq!(with(bad), Err(ConfigError::InvalidOrderIdPrefix(bad.to_owned())), "{bad:?}");
+        }
+        assert_eq!(ServerConfig::defaults().order_id_prefix, "ord_");
+        assert_eq!(ServerConfig::defaults().reconcile_strays, StrayPolicy::Refund);
+        let report = ServerConfig::parse_from(["payonce-server", "--reconcile-strays", "report"]);
+        assert_eq!(report.reconcile_strays, StrayPolicy::Report);
+        assert!(ServerConfig::try_parse_from(["payonce-server", "--reconcile-strays", "ignore"]).is_err());
     }
 
     #[test]

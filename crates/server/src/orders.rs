@@ -22,9 +22,10 @@ const LIST_LIMIT: u32 = 100;
 pub async fn create(app: &App, customer: &Customer, request: &CreateOrderRequest) -> Result<CreatedOrder, AppError> {
     let cart = catalog::price(&request.items)?;
     let new_order = NewOrder {
-        // Toss accepts 6-64 characters of [A-Za-z0-9_-]. Time-ordered (v7), so that
-        // orders made in the same millisecond still list newest first.
-        order_id: format!("ord_{}", Uuid::now_v7().simple()),
+        // Toss accepts 6-64 characters of [A-Za-z0-9_-]: the prefix's at most 32
+        // and 32 here. Time-ordered (v7), so that orders made in the same
+        // millisecond still list newest first.
+        order_id: format!("{}{}", app.config.order_id_prefix, Uuid::now_v7().simple()),
         customer_id: customer.0.clone(),
         amount: cart.amount,
         order_name: cart.order_name,

@@ -493,3 +493,97 @@ async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_
         assert_eq!(fields(&schemas[schema]["properties"]), fields(answer), "{schema}: {answer}");
     }
 }
+
+#[tokio::test]
+async fn a_charge_of_another_user_of_the_pg_account_is_reported_and_never_refunded() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    // A POS terminal on the same merchant account, and a staging deploy with its own prefix.
+    charge_directly(&pg, "pos-terminal-7-0001", 30_000, "pk_pos").await;
+    charge_directly(&pg, "staging_ord_1", 12_900, "pk_staging").await;
+
+    for _ in 0..2 {
+        let report = reconcile(&server).await;
+        assert!(kinds(&report).is_empty(), "not the shop's disagreements: {report}");
+        let others: Vec<&str> =
+            report["not_the_shops"].as_array().unwrap().iter().map(|c| c["order_id"].as_str().unwrap()).collect();
+        assert_eq!(others, ["pos-terminal-7-0001", "staging_ord_1"], "{report}");
+        assert_eq!(report["not_the_shops"][0]["amount"], 30_000);
+    }
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancel_requests, 0, "nothing sent");
+    assert_eq!((refunded(&stats, "pos-terminal-7-0001"), refunded(&stats, "staging_ord_1")), (0, 0));
+    assert!(server.db().await.orphan_refund("pk_pos").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn with_another_prefix_the_shops_own_strays_are_refunded_and_the_defaults_are_not() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some(TOKEN.into());
+        config.order_id_prefix = "shop2_".into();
+    })
+    .await;
+    let order = server.paid_order().await;
+    assert!(order.order_id.starts_with("shop2_"), "{}", order.order_id);
+    charge_directly(&pg, "shop2_stray", 12_900, "pk_mine").await;
+    charge_directly(&pg, "ord_of_the_other_shop", 12_900, "pk_theirs").await;
+
+    let report = reconcile(&server).await;
+
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "shop2_stray".to_owned())], "{report}");
+    assert_eq!(report["mismatches"][0]["action"], "refunded");
+    assert_eq!(report["not_the_shops"][0]["order_id"], "ord_of_the_other_shop");
+    assert_eq!(report["matched"], 1, "the shop's own order, under its prefix");
+    let stats = pg.stats().await;
+    assert_eq!((refunded(&stats, "shop2_stray"), refunded(&stats, "ord_of_the_other_shop")), (12_900, 0));
+    assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn in_report_mode_a_stray_of_the_shop_is_reported_and_not_refunded() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some(TOKEN.into());
+        config.reconcile_strays = payonce_rules::settlement::StrayPolicy::Report;
+    })
+    .await;
+    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+
+    let report = reconcile(&server).await;
+
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_stray".to_owned())], "{report}");
+    let action = report["mismatches"][0]["action"].as_str().unwrap();
+    assert!(action.starts_with("reported"), "{action}");
+    assert_eq!(pg.stats().await.cancel_requests, 0);
+    assert!(server.db().await.orphan_refund("pk_stray").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_dry_run_says_what_a_pass_would_do_and_changes_nothing() {
+    let pg = FakePg::start().await;
+    let server = server_with_token(&pg).await;
+    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+
+    let (status, dry) = admin(&server, reqwest::Method::POST, "/admin/reconcile?dry_run=true", Some(TOKEN)).await;
+
+    assert_eq!(status, StatusCode::OK, "{dry}");
+    assert_eq!((dry["dry_run"].as_bool(), dry["run_id"].as_i64()), (Some(true), None), "{dry}");
+    assert_eq!(kinds(&dry), [("charge_without_order".to_owned(), "ord_stray".to_owned())]);
+    assert_eq!(dry["mismatches"][0]["action"], "would refund in full");
+    assert_eq!(pg.stats().await.cancel_requests, 0, "nothing refunded");
+    let (status, _) = admin(&server, reqwest::Method::GET, "/admin/reconcile", Some(TOKEN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a dry run is not the last pass");
+    let audit = server.db().await.audit_log_without_order().await.unwrap();
+    let detail = audit[0].detail.as_deref().unwrap_or_default();
+    assert!(detail.contains("dry run"), "{detail}");
+    for bad in ["?dry_run=yes", "?dryrun=true"] {
+        let (status, body) =
+            admin(&server, reqwest::Method::POST, &format!("/admin/reconcile{bad}"), Some(TOKEN)).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{bad}");
+    }
+    // The real pass then refunds it.
+    let report = reconcile(&server).await;
+    assert_eq!(report["mismatches"][0]["action"], "refunded");
+    assert_eq!(refunded(&pg.stats().await, "ord_stray"), 12_900);
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use payonce_api::{Order, OrderStatus};
 
-use super::reconcile::{Report, StartedBy, run_pass};
+use super::reconcile::{PassMode, Report, StartedBy, run_pass};
 use crate::app::App;
 use crate::db::{AttemptDetail, AuditLine, JobKind, OperatorOrderRow, PaymentEvent, PgCallRow, Refund, now_ms};
 use crate::error::AppError;
@@ -94,9 +94,10 @@ pub async fn ask_pg_now(app: &App, operator: &str, order_id: &str) -> Result<Ask
     }
 }
 
-/// Runs a reconciliation pass now, for `operator`, and writes it to the audit log.
-pub async fn reconcile_now(app: &App, operator: &str) -> Result<Report, AppError> {
-    let report = match run_pass(app, StartedBy::Operator).await {
+/// Runs a reconciliation pass now, for `operator`, and writes it to the audit
+/// log; a dry run only says what a pass would do.
+pub async fn reconcile_now(app: &App, operator: &str, mode: PassMode) -> Result<Report, AppError> {
+    let report = match run_pass(app, StartedBy::Operator, mode).await {
         Ok(Some(report)) => report,
         Ok(None) => return Err(AppError::ReconcileRunning),
         Err(error) => {
@@ -104,12 +105,19 @@ pub async fn reconcile_now(app: &App, operator: &str) -> Result<Report, AppError
             return Err(error);
         }
     };
-    let detail = format!(
-        "reconciliation run {}: {} approvals, {} mismatches",
-        report.run_id.unwrap_or_default(),
-        report.approvals,
-        report.mismatches.len()
-    );
+    let detail = match mode {
+        PassMode::Act => format!(
+            "reconciliation run {}: {} approvals, {} mismatches",
+            report.run_id.unwrap_or_default(),
+            report.approvals,
+            report.mismatches.len()
+        ),
+        PassMode::DryRun => format!(
+            "reconciliation dry run: {} approvals, {} mismatches, nothing changed",
+            report.approvals,
+            report.mismatches.len()
+        ),
+    };
     app.db.audit(operator, "reconcile", None, &detail).await?;
     Ok(report)
 }

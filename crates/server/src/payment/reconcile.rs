@@ -38,7 +38,7 @@ use crate::metrics;
 use crate::pg::toss::Transaction;
 use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
 use crate::resilience::lease;
-use payonce_rules::settlement::{Charge, Disagreement, Finding, ShopSide, classify};
+use payonce_rules::settlement::{Charge, Disagreement, Finding, ShopSide, StrayAction, classify, stray_action};
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
@@ -106,9 +106,30 @@ pub struct Mismatch {
     pub action: String,
 }
 
+/// A charge of the PG account that no order of this shop made and whose
+/// orderId is not the shop's: another user's of the account. Never touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct OtherCharge {
+    pub order_id: String,
+    pub payment_key: String,
+    pub amount: u64,
+    pub refunded: u64,
+}
+
+/// Whether a pass acts on what it finds, or only says what it would do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassMode {
+    Act,
+    /// Nothing is refunded or stored; each action reads "would ...".
+    DryRun,
+}
+
 /// What a pass found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Report {
+    /// A dry run: it changed nothing and was not stored.
+    #[serde(default)]
+    pub dry_run: bool,
     /// The stored run's id.
     pub run_id: Option<i64>,
     pub started_by: String,
@@ -126,6 +147,9 @@ pub struct Report {
     pub skipped_unsettled: Vec<String>,
     /// Charges no order made that the PG shows refunded in full.
     pub refunded_orphans: Vec<String>,
+    /// Charges whose orderId is not the shop's (another user of the PG account).
+    #[serde(default)]
+    pub not_the_shops: Vec<OtherCharge>,
     pub mismatches: Vec<Mismatch>,
 }
 
@@ -223,7 +247,7 @@ pub async fn run_periodically(app: App, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(interval) => {}
         }
-        match run_pass(&app, StartedBy::Schedule).await {
+        match run_pass(&app, StartedBy::Schedule, PassMode::Act).await {
             Ok(Some(report)) => tracing::info!(
                 run_id = report.run_id,
                 approvals = report.approvals,
@@ -238,7 +262,7 @@ pub async fn run_periodically(app: App, shutdown: CancellationToken) {
 
 /// Runs one pass, if this server gets the job's lease: `None` when a scheduled
 /// pass finds another ran within the interval; `ReconcileRunning` when one is running.
-pub async fn run_pass(app: &App, started_by: StartedBy) -> Result<Option<Report>, AppError> {
+pub async fn run_pass(app: &App, started_by: StartedBy, mode: PassMode) -> Result<Option<Report>, AppError> {
     let started = now_ms();
     let hold = lease::millis(lease::for_confirm(&app.config));
     let started_before = match started_by {
@@ -253,18 +277,20 @@ pub async fn run_pass(app: &App, started_by: StartedBy) -> Result<Option<Report>
             StartedBy::Operator => Err(AppError::ReconcileRunning),
         };
     }
-    let outcome = reconcile(app, started_by, started).await;
+    let outcome = reconcile(app, started_by, started, mode).await;
     app.db.release_pass_lease(RECONCILE_JOB, &app.worker_id).await?;
     outcome.map(Some)
 }
 
-async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Report, AppError> {
+async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMode) -> Result<Report, AppError> {
     let window_start_ms = started - lease::millis(LOOKBACK);
     // To the second, both ends inclusive: the end rounds up past now.
     let window_end_ms = started + 1_000;
     let transactions = list(app, window_start_ms, window_end_ms).await?;
     let (charges, earlier_cancels) = charges(&transactions);
+    let dry_run = mode == PassMode::DryRun;
     let mut report = Report {
+        dry_run,
         run_id: None,
         started_by: started_by.as_str().to_owned(),
         runner: app.worker_id.to_string(),
@@ -277,30 +303,62 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Rep
         matched: 0,
         skipped_unsettled: Vec::new(),
         refunded_orphans: Vec::new(),
+        not_the_shops: Vec::new(),
         mismatches: Vec::new(),
     };
     if earlier_cancels > 0 {
         tracing::info!(earlier_cancels, "cancels of payments approved before the window are not compared");
     }
+    let prefix = &app.config.order_id_prefix;
     for charge in &charges {
         let shop = app.db.shop_payment(&charge.order_id).await?;
-        match classify(charge, shop.as_ref().map(shop_side)) {
+        let finding = classify(charge, shop.as_ref().map(shop_side));
+        let stray = stray_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_strays);
+        let stray_of_no_order =
+            matches!(finding, Finding::OrphanRefunded | Finding::Disagrees(Disagreement::ChargeWithoutOrder));
+        if stray_of_no_order && stray == StrayAction::NotTheShops {
+            report.not_the_shops.push(OtherCharge {
+                order_id: charge.order_id.clone(),
+                payment_key: charge.payment_key.clone(),
+                amount: charge.amount,
+                refunded: charge.refunded,
+            });
+            continue;
+        }
+        match finding {
             Finding::Matches => report.matched += 1,
             Finding::Unsettled => report.skipped_unsettled.push(charge.order_id.clone()),
             Finding::OrphanRefunded => {
-                let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
-                app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
+                if !dry_run {
+                    let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
+                    app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
+                }
                 report.refunded_orphans.push(charge.payment_key.clone());
             }
             Finding::Disagrees(disagreement) => {
                 let kind = MismatchKind::from(disagreement);
-                let action = match kind {
-                    MismatchKind::ChargeWithoutOrder => refund_orphan(app, charge).await?,
+                let action = match (kind, stray, mode) {
+                    (MismatchKind::ChargeWithoutOrder, StrayAction::Refund, PassMode::Act) => {
+                        refund_orphan(app, charge).await?
+                    }
+                    (MismatchKind::ChargeWithoutOrder, StrayAction::Refund, PassMode::DryRun) => {
+                        "would refund in full".to_owned()
+                    }
+                    (MismatchKind::ChargeWithoutOrder, _, _) => {
+                        "reported: strays are only reported (--reconcile-strays report)".to_owned()
+                    }
                     _ => "flagged".to_owned(),
                 };
                 report.mismatches.push(mismatch(kind, charge, shop.as_ref(), action));
             }
         }
+    }
+    if !report.not_the_shops.is_empty() {
+        tracing::info!(
+            charges = report.not_the_shops.len(),
+            prefix,
+            "charges of the PG account whose orderId is not the shop's: left alone"
+        );
     }
     let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
     // A second in: the listing's start is to the second, and an attempt is stored before its approval.
@@ -318,6 +376,12 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Rep
             action: "flagged".to_owned(),
         });
     }
+    let finished = now_ms();
+    report.finished_at = rfc3339(finished);
+    if dry_run {
+        // A dry run changes nothing: not the figures, not the last report.
+        return Ok(report);
+    }
     for found in &report.mismatches {
         metrics::reconcile_mismatch(found.kind.as_str());
         tracing::warn!(
@@ -328,8 +392,6 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64) -> Result<Rep
             "reconciliation mismatch"
         );
     }
-    let finished = now_ms();
-    report.finished_at = rfc3339(finished);
     let json = serde_json::to_string(&report).map_err(|error| AppError::Internal(error.to_string()))?;
     let id = app
         .db

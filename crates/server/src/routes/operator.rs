@@ -27,7 +27,7 @@ use super::order_id::OrderIdPath;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::validate_idempotency_key;
 use crate::payment::operator::{self, Asked};
-use crate::payment::reconcile::Report;
+use crate::payment::reconcile::{PassMode, Report};
 use crate::payment::refund::cancel_for_operator;
 use crate::state::AppState;
 
@@ -287,16 +287,47 @@ async fn admin_orders_recover(
     post,
     path = "/admin/reconcile",
     tag = "operators",
-    params(("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log")),
+    params(
+        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log"),
+        ("dry_run" = Option<bool>, Query, description = "true: refund nothing, store nothing; the report says what a pass would do"),
+    ),
     responses(
         (status = 200, description = "The pass's report", body = Report),
+        (status = 400, description = "INVALID_REQUEST: an unknown parameter, or dry_run not true or false", body = ApiErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
         (status = 409, description = "RECONCILE_RUNNING: a pass is running (on this server or another)", body = ApiErrorBody),
         (status = 502, description = "RECONCILE_FAILED: the PG's listing could not be read", body = ApiErrorBody),
     )
 )]
-async fn admin_reconcile_run(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Report>, AppError> {
-    Ok(Json(operator::reconcile_now(&state, &operator_name(&headers)).await?))
+async fn admin_reconcile_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Report>, AppError> {
+    let mode = pass_mode(query.as_deref())?;
+    Ok(Json(operator::reconcile_now(&state, &operator_name(&headers), mode).await?))
+}
+
+/// `?dry_run=true` (or `false`, or nothing); anything else is refused.
+fn pass_mode(query: Option<&str>) -> Result<PassMode, AppError> {
+    let fields: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or_default())
+        .map_err(|error| AppError::InvalidRequest { message: format!("the query cannot be read: {error}") })?;
+    let mut mode = PassMode::Act;
+    for (name, value) in fields {
+        mode = match (name.as_str(), value.as_str()) {
+            ("dry_run", "true") => PassMode::DryRun,
+            ("dry_run", "false") => PassMode::Act,
+            ("dry_run", other) => {
+                return Err(AppError::InvalidRequest {
+                    message: format!("dry_run must be true or false, got {other:?}"),
+                });
+            }
+            (other, _) => {
+                return Err(AppError::InvalidRequest { message: format!("unknown parameter {other:?}; only dry_run") });
+            }
+        };
+    }
+    Ok(mode)
 }
 
 /// The last pass's report.
