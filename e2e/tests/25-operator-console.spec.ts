@@ -56,9 +56,18 @@ test('an operator refunds part of a paid order from the console and reconciles t
 
   // The PG's ledger agrees with the shop about this order, part refund included
   // (the worker's earlier journeys share the PG; their orders are theirs to answer for).
+  // A charge another system made on the same PG account: a dry run shows it
+  // as not the shop's, and no pass ever refunds it.
+  const posOrderId = `pos-terminal-${confirm.orderId.slice(-8)}`;
+  await stack.chargeAtPg(posOrderId, 30000);
+  await console.getByRole('button', { name: 'Dry run' }).click();
+  await expect(console.locator('#reconcile-summary')).toContainText('Dry run, nothing changed');
+  await expect(console.locator('#not-the-shops')).toContainText(posOrderId);
   await console.getByRole('button', { name: 'Run now' }).click();
-  await expect(console.locator('#reconcile-summary')).toContainText('matched');
+  await expect(console.locator('#reconcile-summary')).toHaveText(/^Run \d+ .* matched/);
   await expect(console.locator('#mismatches')).not.toContainText(confirm.orderId);
+  await expect(console.locator('#not-the-shops')).toContainText(posOrderId);
+  expect((await stack.pgStats()).refunds_by_order[posOrderId] ?? 0, 'not the shop\'s: never refunded').toBe(0);
 
   // The customer's own page shows the part refund.
   await page.goto(`/orders/${confirm.orderId}`);

@@ -150,9 +150,17 @@ async function refund(event) {
 }
 
 function showReport(report) {
-  $("reconcile-summary").textContent = "Run " + report.run_id + " (" + report.started_by + ", " + report.finished_at + "): " +
+  const others = report.not_the_shops || [];
+  const run = report.dry_run ? "Dry run, nothing changed" : "Run " + report.run_id;
+  $("reconcile-summary").textContent = run + " (" + report.started_by + ", " + report.finished_at + "): " +
     report.approvals + " approvals, " + report.cancels + " cancels, " + report.matched + " matched, " +
-    report.skipped_unsettled.length + " left to recovery, " + report.mismatches.length + " mismatches.";
+    report.skipped_unsettled.length + " left to recovery, " + report.mismatches.length + " mismatches, " +
+    others.length + " not the shop's.";
+  const otherRows = clear($("not-the-shops"));
+  for (const charge of others) {
+    row(otherRows, [charge.order_id, charge.payment_key, charge.amount + " / " + charge.refunded]);
+  }
+  $("not-the-shops").hidden = others.length === 0;
   const tbody = clear($("mismatches"));
   for (const found of report.mismatches) {
     const pg = found.pg_amount === null ? "none" : found.pg_amount + " / " + found.pg_refunded;
@@ -192,6 +200,12 @@ $("reconcile-run").addEventListener("click", guard(async () => {
   const { data } = await call("POST", "/admin/reconcile");
   showReport(data);
   say("Reconciled.");
+}));
+$("reconcile-dry-run").addEventListener("click", guard(async () => {
+  say("Dry run…");
+  const { data } = await call("POST", "/admin/reconcile?dry_run=true");
+  showReport(data);
+  say("Dry run: nothing was refunded or stored.");
 }));
 $("reconcile-last").addEventListener("click", guard(async () => showReport((await call("GET", "/admin/reconcile")).data)));
 $("operator").value = sessionStorage.getItem(OPERATOR_KEY) || "";
