@@ -19,6 +19,8 @@ pub(crate) fn authorize(headers: &HeaderMap, secret_key: &str) -> Result<(), PgE
     let value = headers.get(AUTHORIZATION).and_then(|value| value.to_str().ok()).ok_or(PgError::UnauthorizedKey)?;
     match basic_credentials(value) {
         Some(credentials) if credentials == format!("{secret_key}:").as_bytes() => Ok(()),
+        // Toss tells a key sent without its colon apart from a wrong key.
+        Some(credentials) if !credentials.contains(&b':') => Err(PgError::IncorrectBasicAuthFormat),
         _ => Err(PgError::UnauthorizedKey),
     }
 }
@@ -66,7 +68,7 @@ mod tests {
         let wrong = encoded("test_sk_someone_else:");
         assert_eq!(authorize(&headers(&format!("Basic {wrong}")), KEY), unauthorized);
         let no_colon = encoded(KEY);
-        assert_eq!(authorize(&headers(&format!("Basic {no_colon}")), KEY), unauthorized);
+        assert_eq!(authorize(&headers(&format!("Basic {no_colon}")), KEY), Err(PgError::IncorrectBasicAuthFormat));
         let right = encoded(&format!("{KEY}:"));
         assert_eq!(authorize(&headers(&format!("Bearer {right}")), KEY), unauthorized);
         assert_eq!(authorize(&headers("Basic !!!not-base64"), KEY), unauthorized);

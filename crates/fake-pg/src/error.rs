@@ -103,6 +103,9 @@ pub enum PgError {
     /// The `Authorization` header is missing, malformed or has another key.
     #[error("The secret key is missing or wrong. Send `Authorization: Basic base64(secretKey + \":\")`.")]
     UnauthorizedKey,
+    /// A `Basic` header whose credentials have no `:` after the secret key.
+    #[error("Encode the secret key followed by ':' in the Basic header.")]
+    IncorrectBasicAuthFormat,
     /// `Idempotency-Key` is empty, not ASCII or longer than 300 characters.
     #[error("{0}")]
     InvalidIdempotencyKey(String),
@@ -194,6 +197,7 @@ impl PgError {
     pub fn code(&self) -> &str {
         match self {
             PgError::UnauthorizedKey => "UNAUTHORIZED_KEY",
+            PgError::IncorrectBasicAuthFormat => "INCORRECT_BASIC_AUTH_FORMAT",
             PgError::InvalidIdempotencyKey(_) => "INVALID_IDEMPOTENCY_KEY",
             PgError::InvalidRequest(_) => "INVALID_REQUEST",
             PgError::NotFoundPayment(_) => "NOT_FOUND_PAYMENT",
@@ -240,6 +244,7 @@ impl PgError {
             | PgError::RejectCardPayment
             | PgError::NotCancelableAmount(_)
             | PgError::NotCancelablePayment(_)
+            | PgError::IncorrectBasicAuthFormat
             | PgError::ExceedMaxRefundDue
             | PgError::NotAllowedPartialRefund => StatusCode::FORBIDDEN,
             PgError::NotFoundPayment(_) | PgError::NotFoundPaymentSession(_) | PgError::NotFound => {
@@ -293,6 +298,7 @@ mod tests {
     fn named_variants_agree_with_the_toss_table() {
         let variants = [
             PgError::UnauthorizedKey,
+            PgError::IncorrectBasicAuthFormat,
             PgError::InvalidIdempotencyKey(String::new()),
             PgError::InvalidRequest(String::new()),
             PgError::NotFoundPayment(String::new()),
