@@ -110,8 +110,11 @@ async fn faults_after_sending_are_unknown_and_recovery_settles_them_with_one_cha
     }
 }
 
+/// Someone else's confirm of the payment is processing at the PG under the very
+/// key the browser sends: the server's own key is another, so the PG answers it
+/// as a payment being processed (not the other caller's replay), and a lookup settles it.
 #[tokio::test]
-async fn a_key_still_processing_at_the_pg_is_unknown_until_it_finishes() {
+async fn the_browsers_key_never_reaches_the_pg_and_a_payment_processing_elsewhere_is_settled_by_lookup() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 2_000})).await;
     let server = Server::start(&pg.url).await;
@@ -139,7 +142,7 @@ async fn a_key_still_processing_at_the_pg_is_unknown_until_it_finishes() {
 
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(body["status"], "UNKNOWN");
-    assert!(pg.stats().await.in_progress_conflicts >= 1);
+    assert_eq!(pg.stats().await.in_progress_conflicts, 0, "not the other caller's key: no 409");
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     direct.await.unwrap().unwrap();
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
@@ -468,4 +471,25 @@ async fn a_payment_the_pg_is_still_processing_does_not_hold_up_the_recovery_of_o
     server.wait_for(&c.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_eq!(server.order(&b.order.order_id).await.status, OrderStatus::Unknown);
     assert_charges_agree(&pg, &server, &[&c.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn two_shops_on_one_pg_account_whose_browsers_send_the_same_key_are_each_charged_for_their_own_order() {
+    // Toss scopes an Idempotency-Key by merchant account, URL and method: under the
+    // browsers' own keys the second shop's confirm would get the first's payment back.
+    let pg = FakePg::start().await;
+    let first_shop = Server::start(&pg.url).await;
+    let second_shop = Server::start_with(&pg.url, |config| config.order_id_prefix = "shop2_".into()).await;
+    let first = first_shop.create_order().await;
+    let second = second_shop.create_order().await;
+
+    let (status, body) = first_shop.confirm(&first.order, "the-same-key").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    let (status, body) = second_shop.confirm(&second.order, "the-same-key").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+
+    assert_eq!(body["order_id"], second.order.order_id.as_str());
+    assert_eq!((pg.charges(&first.order.order_id).await, pg.charges(&second.order.order_id).await), (1, 1));
+    assert_charges_agree(&pg, &first_shop, &[&first.order.order_id]).await;
+    assert_charges_agree(&pg, &second_shop, &[&second.order.order_id]).await;
 }

@@ -9,7 +9,10 @@ use super::{Db, now_ms};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
     pub order_id: String,
+    /// The browser's key: the key of this shop's API.
     pub idempotency_key: String,
+    /// The key the confirm goes to the PG under, made by the server.
+    pub pg_idempotency_key: String,
     pub payment_key: String,
     pub amount: u64,
     pub status: OrderStatus,
@@ -24,6 +27,7 @@ pub struct Attempt {
 pub struct NewAttempt<'a> {
     pub order_id: &'a str,
     pub idempotency_key: &'a str,
+    pub pg_idempotency_key: &'a str,
     pub payment_key: &'a str,
     pub amount: u64,
     pub status: OrderStatus,
@@ -38,6 +42,7 @@ pub struct NewAttempt<'a> {
 struct AttemptRow {
     order_id: String,
     idempotency_key: Option<String>,
+    pg_idempotency_key: Option<String>,
     payment_key: Option<String>,
     amount: i64,
     status: String,
@@ -46,7 +51,7 @@ struct AttemptRow {
     updated_at_ms: i64,
 }
 
-const SELECT_ATTEMPT: &str = "SELECT order_id, idempotency_key, payment_key, amount, status, \
+const SELECT_ATTEMPT: &str = "SELECT order_id, idempotency_key, pg_idempotency_key, payment_key, amount, status, \
      recovery_passes, created_at_ms, updated_at_ms FROM payment_attempts";
 
 impl TryFrom<AttemptRow> for Attempt {
@@ -54,7 +59,9 @@ impl TryFrom<AttemptRow> for Attempt {
 
     fn try_from(row: AttemptRow) -> Result<Self, Self::Error> {
         let decode = |error: std::num::TryFromIntError| sqlx::Error::Decode(Box::new(error));
-        let (Some(idempotency_key), Some(payment_key)) = (row.idempotency_key, row.payment_key) else {
+        let (Some(idempotency_key), Some(pg_idempotency_key), Some(payment_key)) =
+            (row.idempotency_key, row.pg_idempotency_key, row.payment_key)
+        else {
             return Err(sqlx::Error::Decode(
                 format!("order {} was closed without a confirm; it has no sent attempt", row.order_id).into(),
             ));
@@ -64,6 +71,7 @@ impl TryFrom<AttemptRow> for Attempt {
                 .ok_or_else(|| sqlx::Error::Decode(format!("unknown payment status {:?}", row.status).into()))?,
             order_id: row.order_id,
             idempotency_key,
+            pg_idempotency_key,
             payment_key,
             amount: u64::try_from(row.amount).map_err(decode)?,
             recovery_passes: u32::try_from(row.recovery_passes).map_err(decode)?,
@@ -106,12 +114,13 @@ impl Db {
         let now = now_ms();
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
-            "INSERT INTO payment_attempts (order_id, idempotency_key, payment_key, amount, status, \
-             failure_code, failure_message, lease_until_ms, lease_owner, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+            "INSERT INTO payment_attempts (order_id, idempotency_key, pg_idempotency_key, payment_key, amount, \
+             status, failure_code, failure_message, lease_until_ms, lease_owner, created_at_ms, updated_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
         )
         .bind(attempt.order_id)
         .bind(attempt.idempotency_key)
+        .bind(attempt.pg_idempotency_key)
         .bind(attempt.payment_key)
         .bind(encode_amount(attempt.amount)?)
         .bind(attempt.status.as_str())

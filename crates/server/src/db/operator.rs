@@ -25,6 +25,7 @@ pub struct OperatorOrderRow {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct AttemptDetail {
     pub idempotency_key: Option<String>,
+    pub pg_idempotency_key: Option<String>,
     pub payment_key: Option<String>,
     pub amount: i64,
     pub status: String,
@@ -70,7 +71,7 @@ impl Db {
     /// The order's attempt in full, if it has one.
     pub async fn attempt_detail(&self, order_id: &str) -> Result<Option<AttemptDetail>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT idempotency_key, payment_key, amount, status, failure_code, failure_message, unknown_reason, \
+            "SELECT idempotency_key, pg_idempotency_key, payment_key, amount, status, failure_code, failure_message, unknown_reason, \
              last_pg_answer, recovery_passes, next_attempt_at_ms, lease_until_ms, lease_owner, created_at_ms, \
              updated_at_ms FROM payment_attempts WHERE order_id = $1",
         )

@@ -106,9 +106,14 @@ impl ConfirmJob {
         // recovery takes over only after that.
         let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&app.config));
         let holder = lease::holder(&app.worker_id);
+        // The PG's key is the server's, one per attempt: Toss scopes keys by
+        // merchant account, so the browser's key (ours) would share one
+        // namespace with every other confirm of the account. Stored before the call.
+        let pg_idempotency_key = uuid::Uuid::new_v4().to_string();
         let attempt = NewAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
+            pg_idempotency_key: &pg_idempotency_key,
             payment_key: &self.payment_key,
             amount: order.amount,
             status,
@@ -125,7 +130,7 @@ impl ConfirmJob {
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match place {
-            Some(place) => self.call_pg(&app, place, order.amount, &holder).await,
+            Some(place) => self.call_pg(&app, place, order.amount, &pg_idempotency_key, &holder).await,
             None => {
                 metrics::pg_confirm_call("busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
@@ -135,13 +140,20 @@ impl ConfirmJob {
 
     /// The one confirm call to the PG for a stored PENDING attempt, and its
     /// settlement by `holder`, the lease this task took with the attempt.
-    async fn call_pg(&self, app: &App, place: PgPlace, amount: u64, holder: &str) -> Result<Order, AppError> {
+    async fn call_pg(
+        &self,
+        app: &App,
+        place: PgPlace,
+        amount: u64,
+        pg_idempotency_key: &str,
+        holder: &str,
+    ) -> Result<Order, AppError> {
         app.retry_budget.record_first_call();
         let call = PgConfirm {
             payment_key: &self.payment_key,
             order_id: &self.order_id,
             amount,
-            idempotency_key: &self.idempotency_key,
+            idempotency_key: pg_idempotency_key,
         };
         let answer = app.pg.confirm(place, call, PgCaller::Customer).await;
         let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };

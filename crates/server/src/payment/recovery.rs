@@ -146,7 +146,7 @@ async fn resend(
         payment_key: &attempt.payment_key,
         order_id: &attempt.order_id,
         amount: attempt.amount,
-        idempotency_key: &attempt.idempotency_key,
+        idempotency_key: &attempt.pg_idempotency_key,
     };
     let sent =
         send_under_lease(app, job, |place| async move { Ok(app.pg.confirm(place, call, PgCaller::Recovery).await) });

@@ -70,7 +70,10 @@ pub struct OrderStory {
 /// The payment attempt, with where recovery stands on it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AttemptView {
+    /// The browser's key, of this shop's API.
     pub idempotency_key: Option<String>,
+    /// The key the confirm went to the PG under, made by the server.
+    pub pg_idempotency_key: Option<String>,
     pub payment_key: Option<String>,
     pub amount: i64,
     pub status: String,
@@ -93,6 +96,7 @@ impl From<AttemptDetail> for AttemptView {
         let instant = |ms: i64| (ms > 0).then(|| rfc3339(ms));
         Self {
             idempotency_key: attempt.idempotency_key,
+            pg_idempotency_key: attempt.pg_idempotency_key,
             payment_key: attempt.payment_key,
             amount: attempt.amount,
             status: attempt.status,
