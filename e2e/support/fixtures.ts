@@ -17,6 +17,8 @@ import { LogMark, Stack, Timings, Topology, defaultPgConfig } from './stack';
 const CONFIRM_PATH = /^\/api\/orders\/([^/]+)\/confirm$/;
 /** A request about one order: its check, its confirm, closing it. */
 const ORDER_PATH = /^\/api\/orders\/([^/]+)(?:\/confirm|\/abandon)?$/;
+/** How the server (with its default `--order-id-prefix`) begins its order ids. */
+const SHOP_ORDER_ID_PREFIX = 'ord_';
 
 function orderIdIn(url: string, pattern: RegExp): string | null {
   const id = new URL(url).pathname.match(pattern)?.[1];
@@ -314,7 +316,11 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
       ...matches(logs.server, /order created.*order_id="?([\w-]+)/),
       ...matches(logs.pg, /routes::confirm: confirm .*order_id="?([\w-]+)/),
       ...Object.keys(stats.charges_by_order).filter((id) => stats.charges_by_order[id] !== start.charges[id]),
-    ].filter((orderId) => !createdBefore.has(orderId)),
+    ]
+      .filter((orderId) => !createdBefore.has(orderId))
+      // Another user's charge of the same PG account (a POS, in journey 25) is
+      // not an order of the shop: reconciliation reports it and never touches it.
+      .filter((orderId) => orderId.startsWith(SHOP_ORDER_ID_PREFIX)),
   );
   for (const orderId of seenDuringTest) {
     expect(orders.has(orderId), `order ${orderId}, seen by the server or the PG during the test, is a test customer's`)
