@@ -3,7 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 /// Korea Standard Time has no daylight saving, so a fixed offset is exact.
-const KST_OFFSET: Duration = Duration::from_secs(9 * 60 * 60);
+pub(crate) const KST_OFFSET: Duration = Duration::from_secs(9 * 60 * 60);
 
 /// Turns configured latencies into real waits. Every wait goes through it, so
 /// one factor speeds a whole scenario up while keeping its ratios.

@@ -105,6 +105,11 @@ pub struct RuntimeConfig {
     /// long as a test or a demo needs, however slow the machine.
     #[serde(default)]
     pub hold: bool,
+    /// Where the PG sends Toss's webhook events (`PAYMENT_STATUS_CHANGED`) when a
+    /// processing changes a payment's status, resent on anything but 200 after
+    /// 1, 4, 16, 64, 256, 1024 and 4096 minutes (× `time_scale`). `null`: none.
+    #[serde(default)]
+    pub webhook_url: Option<String>,
     /// Fault rates, each from 0 to 1.
     pub faults: Faults,
 }
@@ -159,6 +164,7 @@ impl Default for RuntimeConfig {
             expired_lookup: ExpiredLookup::Shown,
             outage: false,
             hold: false,
+            webhook_url: None,
             faults: Faults::default(),
         }
     }
@@ -233,6 +239,11 @@ impl RuntimeConfig {
         check_rate("slow_tail.fraction", self.slow_tail.fraction)?;
         for (name, rate) in self.faults.rates() {
             check_rate(name, rate)?;
+        }
+        if let Some(url) = &self.webhook_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError::new(format!("webhook_url must be an http(s) URL, got {url:?}")));
         }
         for (name, latency) in [
             ("latency_ms", self.latency_ms),
@@ -319,6 +330,7 @@ mod tests {
             "replay": "toss",
             "outage": false,
             "hold": false,
+            "webhook_url": null,
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
                        "error_500_after_charge": 0.0, "reset_before_processing": 0.0,

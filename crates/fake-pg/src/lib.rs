@@ -52,6 +52,7 @@ mod state;
 pub mod stats;
 mod store;
 pub mod transactions;
+mod webhooks;
 mod window_text;
 mod work;
 

@@ -101,6 +101,11 @@ struct Flags {
     /// The URL clients reach this server at, for receipt and checkout links.
     #[arg(long, env = "FAKE_PG_PUBLIC_URL")]
     public_url: Option<String>,
+
+    /// Where to send Toss's webhook events (`PAYMENT_STATUS_CHANGED`), such as
+    /// `http://127.0.0.1:3000/api/webhooks/toss`; none without it.
+    #[arg(long, env = "FAKE_PG_WEBHOOK_URL")]
+    webhook_url: Option<String>,
 }
 
 impl Flags {
@@ -122,6 +127,7 @@ impl Flags {
                 expired_lookup: ExpiredLookup::Shown,
                 outage: false,
                 hold: false,
+                webhook_url: self.webhook_url,
                 faults: Faults {
                     decline: self.decline_rate,
                     error_500: self.error_500_rate,

@@ -10,10 +10,11 @@ use tokio::sync::oneshot;
 
 use crate::error::PgError;
 use crate::faults::Delivery;
-use crate::payment::Payment;
+use crate::payment::{Payment, PaymentStatus};
 use crate::state::AppState;
 use crate::stats::FaultKind;
 use crate::store::{Begin, Outcome, Ticket};
+use crate::webhooks;
 
 /// A confirm's or cancel's answer, when it is not an error.
 #[derive(Debug)]
@@ -118,6 +119,12 @@ async fn run(
         Some((settled, payment)) => (settled, Some(payment)),
         None => (outcome, None),
     };
+    // A status the processing changed is announced, whoever still waits for it.
+    if let Some(payment) = &payment
+        && (outcome == Outcome::Done || payment.status == PaymentStatus::Aborted)
+    {
+        webhooks::announce(&state, payment);
+    }
     let code = match (&outcome, &payment) {
         (Outcome::Done, Some(payment)) => payment.status.as_str(),
         (Outcome::Done, None) => "DONE",

@@ -64,6 +64,15 @@ pub struct Stats {
     /// something is wrong.
     #[serde(default)]
     pub over_refunds: Vec<String>,
+    /// Webhook events the shop answered 200.
+    #[serde(default)]
+    pub webhooks_delivered: u64,
+    /// Webhook sends that got anything but 200 (each resend counts).
+    #[serde(default)]
+    pub webhook_failed_sends: u64,
+    /// Webhook events given up on after Toss's seven resends.
+    #[serde(default)]
+    pub webhooks_given_up: u64,
 }
 
 /// Faults injected, by kind, and their total.
@@ -170,6 +179,9 @@ pub(crate) struct Counters {
     pub(crate) peak_in_flight: u64,
     pub(crate) overlapping_calls: u64,
     pub(crate) overlapping_payment_keys: std::collections::BTreeSet<String>,
+    pub(crate) webhooks_delivered: u64,
+    pub(crate) webhook_failed_sends: u64,
+    pub(crate) webhooks_given_up: u64,
 }
 
 impl Counters {
@@ -221,6 +233,9 @@ impl Counters {
             cancels_processed: self.cancels_processed,
             refunds_by_order,
             over_refunds,
+            webhooks_delivered: self.webhooks_delivered,
+            webhook_failed_sends: self.webhook_failed_sends,
+            webhooks_given_up: self.webhooks_given_up,
         }
     }
 }

@@ -459,6 +459,20 @@ impl Store {
         self.lock().counters.test_code_responses += 1;
     }
 
+    /// One send of a webhook event, and whether the shop answered 200.
+    pub(crate) fn note_webhook_send(&self, delivered: bool) {
+        let counters = &mut self.lock().counters;
+        if delivered {
+            counters.webhooks_delivered += 1;
+        } else {
+            counters.webhook_failed_sends += 1;
+        }
+    }
+
+    pub(crate) fn note_webhook_given_up(&self) {
+        self.lock().counters.webhooks_given_up += 1;
+    }
+
     pub(crate) fn note_abandoned(&self) {
         self.lock().counters.abandoned += 1;
     }
