@@ -62,6 +62,10 @@ fn describe() {
         "payment_reconcile_last_run_timestamp_seconds",
         "When this server last finished a reconciliation pass (Unix seconds)"
     );
+    metrics::describe_counter!(
+        "payment_webhooks_total",
+        "PG webhook events by outcome (looking_up: a lookup brought forward; nothing)"
+    );
     metrics::describe_counter!("payment_refunds_total", "Refund transitions by new status (REQUESTED, DONE, FAILED)");
     metrics::describe_counter!(
         "payment_pg_cancel_calls_total",
@@ -140,6 +144,11 @@ pub fn refund_transition(status: &'static str) {
 /// One call about a refund (`first`, `lookup`, `resend`) and what came of it.
 pub fn refund_call(call: &'static str, outcome: &'static str) {
     counter!("payment_pg_cancel_calls_total", "call" => call, "outcome" => outcome).increment(1);
+}
+
+/// A webhook event, and whether it brought a lookup forward (`looking_up`) or not (`nothing`).
+pub fn webhook_received(outcome: &'static str) {
+    counter!("payment_webhooks_total", "outcome" => outcome).increment(1);
 }
 
 pub fn refund_alert() {

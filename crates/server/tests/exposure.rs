@@ -271,6 +271,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("post", "/orders/{order_id}/abandon"),
         ("post", "/orders/{order_id}/cancel"),
         ("post", "/orders/{order_id}/confirm"),
+        ("post", "/webhooks/toss"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();
     assert_eq!(operations, expected);

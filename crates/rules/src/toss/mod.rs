@@ -1,11 +1,12 @@
 //! Toss Payments' adapter tables: its wire types (`wire`), what one call
 //! produced before any meaning is read into it (`answer`), the one place its
 //! answers get a meaning (`classify`), and what a customer reads for its codes
-//! (`messages`). Nothing outside this module names a Toss field or code.
+//! (`messages`), and what a webhook event names (`webhook`). Nothing outside this module names a Toss field or code.
 
 mod answer;
 pub mod classify;
 pub mod messages;
+pub mod webhook;
 pub mod wire;
 
 pub use answer::PgAnswer;

@@ -95,7 +95,7 @@ impl Db {
         lease_until_ms: i64,
     ) -> Result<bool, sqlx::Error> {
         let query = format!(
-            "UPDATE {table} SET lease_until_ms = $1, lease_owner = $2 WHERE {key} = $3 AND {open} \
+            "UPDATE {table} SET lease_until_ms = $1, lease_owner = $2, pg_hinted = 0 WHERE {key} = $3 AND {open} \
              AND lease_until_ms <= $4",
             table = kind.table(),
             key = kind.key(),
@@ -135,8 +135,9 @@ impl Db {
         last_pg_answer: Option<&str>,
     ) -> Result<u32, sqlx::Error> {
         let query = format!(
-            "UPDATE {table} SET lease_until_ms = 0, next_attempt_at_ms = COALESCE($1, next_attempt_at_ms), \
-             recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
+            "UPDATE {table} SET lease_until_ms = 0, \
+             next_attempt_at_ms = CASE WHEN pg_hinted = 1 THEN 0 ELSE COALESCE($1, next_attempt_at_ms) END, \
+             pg_hinted = 0, recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
              WHERE {key} = $4 AND lease_owner = $5 AND {open} RETURNING recovery_passes",
             table = kind.table(),
             key = kind.key(),
@@ -156,6 +157,26 @@ impl Db {
     /// Hands an open job to the engine at once: ends whoever's lease it is
     /// under and makes it due now. For an operator's "ask the PG now", and for
     /// a worker frozen past its lease. Says whether the job is open.
+    /// A hint that the order's payment or refund may have settled at the PG (a
+    /// webhook): each open job of the order is due at once, its lease left as
+    /// it is, so a call still waiting for the PG keeps it and its own answer
+    /// settles first; the hint is kept (`pg_hinted`) so that the call's release
+    /// leaves the job due. Says whether any job was hinted; one hinted and due
+    /// already (a repeated event) is left alone.
+    pub async fn due_now_for_order(&self, order_id: &str) -> Result<bool, sqlx::Error> {
+        let mut made_due = 0;
+        for kind in [JobKind::Payment, JobKind::Refund] {
+            let query = format!(
+                "UPDATE {table} SET next_attempt_at_ms = 0, pg_hinted = 1 WHERE order_id = $1 AND {open} \
+                 AND NOT (pg_hinted = 1 AND next_attempt_at_ms = 0)",
+                table = kind.table(),
+                open = kind.open(),
+            );
+            made_due += sqlx::query(&query).bind(order_id).execute(&self.writer).await?.rows_affected();
+        }
+        Ok(made_due > 0)
+    }
+
     pub async fn recover_now(&self, kind: JobKind, key: &str) -> Result<bool, sqlx::Error> {
         let query = format!(
             "UPDATE {table} SET lease_until_ms = 0, next_attempt_at_ms = 0 WHERE {key} = $1 AND {open}",

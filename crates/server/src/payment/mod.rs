@@ -14,3 +14,4 @@ mod recovery;
 pub mod refund;
 mod refund_recovery;
 mod settle;
+pub mod webhook;

@@ -13,6 +13,7 @@ mod order_id;
 mod orders;
 mod page;
 mod security;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -52,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .merge(orders::router())
         .merge(confirm::router())
         .merge(cancel::router())
+        .merge(webhooks::router())
         .split_for_parts();
     let spec = Arc::new(spec);
     let api = api

@@ -1,0 +1,148 @@
+//! Toss's webhooks against the fake PG, which sends them as Toss does: an
+//! event is a hint that brings the lookup of an open payment forward, never
+//! the truth. Recovery here would first look after five minutes, so what
+//! settles these payments within the test's wait is the webhook's lookup.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::OrderStatus;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{FakePg, Server, assert_charges_agree};
+
+const SETTLE: Duration = Duration::from_secs(15);
+
+/// A server whose recovery would first look at an unknown payment after five
+/// minutes, and whose confirm gives up after one second.
+async fn server_without_early_recovery(pg: &FakePg) -> Server {
+    let server = Server::start_with(&pg.url, |config| {
+        config.recovery_interval = Duration::from_secs(3_600);
+        config.pg_read_timeout = Duration::from_secs(1);
+    })
+    .await;
+    pg.configure(json!({"webhook_url": format!("{}/api/webhooks/toss", server.url)})).await;
+    server
+}
+
+async fn post_event(server: &Server, event: &Value) -> (StatusCode, Value) {
+    let response = server.http.post(format!("{}/api/webhooks/toss", server.url)).json(event).send().await.unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+fn status_changed(order_id: &str, status: &str) -> Value {
+    json!({"eventType": "PAYMENT_STATUS_CHANGED", "createdAt": "2026-12-02T10:00:00.000000",
+           "data": {"orderId": order_id, "paymentKey": "pk_forged", "status": status}})
+}
+
+#[tokio::test]
+async fn an_unknown_payment_is_settled_by_the_webhook_when_the_pg_finishes_with_one_lookup() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 2_000})).await;
+    let server = server_without_early_recovery(&pg).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-webhook").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{body}");
+
+    server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
+    let stats = pg.stats().await;
+    assert_eq!((stats.webhooks_delivered, stats.lookups), (1, 1), "one event, one lookup");
+    assert_eq!(server.history(&created.order.order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert!(server.metrics().await.contains("payment_webhooks_total{outcome=\"looking_up\"}"));
+    assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_webhook_before_the_confirms_own_answer_leaves_the_answer_to_settle_it() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    pg.configure(json!({"webhook_url": format!("{}/api/webhooks/toss", server.url), "latency_ms": 200})).await;
+    let created = server.create_order().await;
+
+    let (status, body) = server.confirm(&created.order, "key-answered").await;
+
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    support::eventually("the event delivered", SETTLE, || async {
+        (pg.stats().await.webhooks_delivered == 1).then_some(())
+    })
+    .await;
+    assert_eq!(pg.stats().await.lookups, 0, "the confirm task held the attempt: no lookup beside it");
+    assert_eq!(server.history(&created.order.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+}
+
+#[tokio::test]
+async fn forged_repeated_and_unknown_events_change_nothing() {
+    let pg = FakePg::start().await;
+    let server = server_without_early_recovery(&pg).await;
+    let paid = server.paid_order().await;
+    let lookups = pg.stats().await.lookups;
+
+    // A forged "canceled" for a paid order, an order that does not exist, another
+    // kind of event, and the same event again: each is read and changes nothing.
+    for event in [
+        status_changed(&paid.order_id, "CANCELED"),
+        status_changed(&paid.order_id, "CANCELED"),
+        status_changed("ord_nobody", "DONE"),
+        json!({"eventType": "DEPOSIT_CALLBACK", "orderId": paid.order_id, "status": "DONE"}),
+        json!({"eventType": "PAYMENT_STATUS_CHANGED"}),
+    ] {
+        let (status, body) = post_event(&server, &event).await;
+        assert_eq!((status, body["looking_up"].as_bool()), (StatusCode::OK, Some(false)), "{event}");
+    }
+    for (bad, why) in [("not json", "not JSON"), (r#"{"data": {}}"#, "no eventType")] {
+        let response = server.http.post(format!("{}/api/webhooks/toss", server.url)).body(bad).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{why}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["code"], "INVALID_REQUEST", "{why}: {body}");
+    }
+    assert_eq!(server.order(&paid.order_id).await.status, OrderStatus::Paid);
+    assert_eq!(server.history(&paid.order_id).await, ["CREATED>PENDING", "PENDING>PAID"]);
+    assert_eq!(pg.stats().await.lookups, lookups, "nothing looked up for a settled order");
+}
+
+#[tokio::test]
+async fn a_forged_event_for_an_unknown_payment_only_brings_its_lookup_forward() {
+    // The PG has not finished: the forged "DONE" makes the server ask, and the
+    // PG's answer (still processing) is what counts.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 60_000})).await;
+    let server = server_without_early_recovery(&pg).await;
+    let created = server.create_order().await;
+    let (status, _) = server.confirm(&created.order, "key-forged").await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+
+    let (status, body) = post_event(&server, &status_changed(&created.order.order_id, "DONE")).await;
+
+    assert_eq!((status, body["looking_up"].as_bool()), (StatusCode::OK, Some(true)), "{body}");
+    support::eventually("the lookup made", SETTLE, || async { (pg.stats().await.lookups >= 1).then_some(()) }).await;
+    let order = server.order(&created.order.order_id).await;
+    assert_eq!(order.status, OrderStatus::Unknown, "the event's DONE is not believed");
+}
+
+#[tokio::test]
+async fn a_hint_that_comes_while_the_confirm_waits_is_kept_for_when_its_answer_is_lost() {
+    // The event arrives while the confirm task holds the attempt; then the PG
+    // charges and resets the connection. The attempt is UNKNOWN, and the hint
+    // makes it due at once instead of after recovery's first look, minutes away.
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    pg.configure(json!({"latency_ms": 1_500, "faults": {"reset_after_charge": 1.0}})).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let confirm = {
+        let request = server.confirm_request(&created.order, "key-hinted");
+        tokio::spawn(async move { request.send().await.unwrap().status() })
+    };
+    support::eventually("the PG is processing", SETTLE, || async { (pg.stats().await.in_flight == 1).then_some(()) })
+        .await;
+
+    let (status, body) = post_event(&server, &status_changed(&order_id, "DONE")).await;
+    assert_eq!((status, body["looking_up"].as_bool()), (StatusCode::OK, Some(true)), "{body}");
+
+    assert_eq!(confirm.await.unwrap(), StatusCode::ACCEPTED, "the reset left it unknown");
+    server.wait_for(&order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(server.history(&order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
