@@ -30,7 +30,8 @@ trap stop_all EXIT
 trap 'stop_all; exit 0' INT TERM
 
 say "fake PG on :$PG_PORT with $PG_LATENCY latency (log: target/demo/fake-pg.log)"
-target/debug/fake-pg --listen "127.0.0.1:$PG_PORT" --latency "$PG_LATENCY" >"$demo_dir/fake-pg.log" 2>&1 &
+target/debug/fake-pg --listen "127.0.0.1:$PG_PORT" --latency "$PG_LATENCY" \
+  --webhook-url "http://127.0.0.1:$SERVER_PORT/api/webhooks/toss" >"$demo_dir/fake-pg.log" 2>&1 &
 pids+=("$!")
 say "order server on :$SERVER_PORT (log: target/demo/server.log)"
 target/debug/payonce-server --listen "127.0.0.1:$SERVER_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" --db "$demo_dir/payonce.db" \

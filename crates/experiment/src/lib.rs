@@ -13,3 +13,4 @@ pub mod chart;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod webhooks;

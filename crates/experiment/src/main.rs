@@ -43,6 +43,9 @@ enum Which {
     Brownout,
     /// 10 customers/s for 60 s; approvals take 300 ms, a tenth of them 20 s.
     Tail,
+    /// 5 payments left UNKNOWN (each confirm outlives a 60 s read timeout), then
+    /// finished by the PG at once: how soon each is settled, by polling and with webhooks.
+    Webhooks,
 }
 
 #[tokio::main]
@@ -55,6 +58,7 @@ async fn main() -> ExitCode {
     let mut experiment = match flags.experiment {
         Which::Brownout => scenario::brownout(),
         Which::Tail => scenario::tail(),
+        Which::Webhooks => return webhooks(&flags).await,
     };
     if !flags.only.is_empty() {
         experiment.conditions.retain(|condition| flags.only.iter().any(|only| condition.name.contains(only.as_str())));
@@ -93,4 +97,40 @@ async fn main() -> ExitCode {
         }
     }
     if runs.iter().any(report::broken) { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+/// `payonce-experiment webhooks`: its own runner, table and JSON.
+async fn webhooks(flags: &Flags) -> ExitCode {
+    let settings = payonce_experiment::webhooks::Settings {
+        payments: ((payonce_experiment::webhooks::Settings::DEFAULT.payments as f64 * flags.size_scale).round()
+            as usize)
+            .max(1),
+        time_scale: flags.time_scale,
+        ..payonce_experiment::webhooks::Settings::DEFAULT
+    };
+    let temporary = tempfile::tempdir().expect("a temporary folder");
+    let work_dir = flags.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());
+    let _ = std::fs::create_dir_all(&work_dir);
+    let bin_dir = payonce_chaos::processes::bin_dir(flags.bin_dir.as_deref());
+    let figures = match payonce_experiment::webhooks::run(settings, &bin_dir, &work_dir).await {
+        Ok(figures) => figures,
+        Err(error) => {
+            eprintln!("payonce-experiment: webhooks: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("webhooks (time scale {}, {} payments)", flags.time_scale, settings.payments);
+    print!("{}", payonce_experiment::webhooks::table(&figures));
+    if let Some(path) = &flags.json {
+        let json = serde_json::to_string_pretty(&figures).expect("figures serialise");
+        if let Err(error) = std::fs::write(path, json) {
+            eprintln!("payonce-experiment: cannot write {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if figures.iter().any(|run| run.settled < run.payments) {
+        eprintln!("payonce-experiment: webhooks: a payment was left unsettled");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }
