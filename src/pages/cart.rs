@@ -177,8 +177,15 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
                     Ok(sdk) => match api::create_order(&request).await {
                         Ok(created) => {
                             step.set(PayStep::Redirecting);
-                            // Returns only if the window did not open.
-                            PayProblem::WindowNotOpened(payment_sdk::pay(&sdk, &created).await)
+                            // Returns only if the window did not open, or the customer closed it.
+                            let code = payment_sdk::pay(&sdk, &created).await;
+                            if payment_sdk::closed_by_customer(&code) {
+                                let url = payment_sdk::closed_window_url(&created.fail_url, &created.order_id);
+                                if web_sys::window().is_some_and(|window| window.location().assign(&url).is_ok()) {
+                                    return;
+                                }
+                            }
+                            PayProblem::WindowNotOpened(code)
                         }
                         Err(failure) => PayProblem::Api(failure),
                     },
