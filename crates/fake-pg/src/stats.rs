@@ -73,6 +73,9 @@ pub struct Stats {
     /// Webhook events given up on after Toss's seven resends.
     #[serde(default)]
     pub webhooks_given_up: u64,
+    /// API calls by the `TossPayments-API-Version` they asked for (`none`: without the header).
+    #[serde(default)]
+    pub api_versions: BTreeMap<String, u64>,
 }
 
 /// Faults injected, by kind, and their total.
@@ -182,6 +185,7 @@ pub(crate) struct Counters {
     pub(crate) webhooks_delivered: u64,
     pub(crate) webhook_failed_sends: u64,
     pub(crate) webhooks_given_up: u64,
+    pub(crate) api_versions: BTreeMap<String, u64>,
 }
 
 impl Counters {
@@ -236,6 +240,7 @@ impl Counters {
             webhooks_delivered: self.webhooks_delivered,
             webhook_failed_sends: self.webhook_failed_sends,
             webhooks_given_up: self.webhooks_given_up,
+            api_versions: self.api_versions.clone(),
         }
     }
 }

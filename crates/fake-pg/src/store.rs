@@ -469,6 +469,11 @@ impl Store {
         }
     }
 
+    /// An API call asked for this `TossPayments-API-Version` (`none`: it named none).
+    pub(crate) fn note_api_version(&self, version: &str) {
+        *self.lock().counters.api_versions.entry(version.to_owned()).or_default() += 1;
+    }
+
     pub(crate) fn note_webhook_given_up(&self) {
         self.lock().counters.webhooks_given_up += 1;
     }

@@ -25,6 +25,9 @@ async fn an_approval_is_paid_and_charged_once() {
     assert_eq!(body["order_id"], created.order.order_id.as_str());
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
     assert_eq!(pg.charges(&created.order.order_id).await, 1);
+    // Every call names the API version the server reads, not the account's default.
+    let versions: Vec<String> = pg.stats().await.api_versions.into_keys().collect();
+    assert_eq!(versions, ["2022-11-16"]);
 }
 
 #[tokio::test]

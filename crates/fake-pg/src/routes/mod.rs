@@ -38,6 +38,9 @@ pub(crate) fn router(state: AppState) -> Router {
 
 /// During a simulated outage the API answers 503 at once and processes nothing.
 async fn outage_gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    // Counted, not enforced: this fake answers one version's Payment whatever is asked.
+    let version = request.headers().get("TossPayments-API-Version").and_then(|value| value.to_str().ok());
+    state.store.note_api_version(version.unwrap_or("none"));
     if state.store.refuses_for_outage() {
         return PgError::Unavailable.into_response();
     }

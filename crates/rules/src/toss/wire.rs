@@ -3,6 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The API version every call asks for (`TossPayments-API-Version`), the one
+/// these types are read against: without it the merchant account's default
+/// applies, which its owner may change in Toss's developer centre.
+pub const API_VERSION: &str = "2022-11-16";
+
 /// Body of `POST /v1/payments/confirm`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

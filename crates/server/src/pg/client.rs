@@ -34,6 +34,10 @@ pub struct PgCancel<'a> {
     pub idempotency_key: &'a str,
 }
 
+/// The header that names the API version a call is answered in.
+const API_VERSION_HEADER: reqwest::header::HeaderName =
+    reqwest::header::HeaderName::from_static("tosspayments-api-version");
+
 /// HTTP client for the PG's payments API.
 #[derive(Debug, Clone)]
 pub struct PgClient {
@@ -56,7 +60,9 @@ impl PgClient {
     /// `read_timeout` bounds the wait for a confirm's answer once it is sent;
     /// `connect_timeout` bounds the connection, which fails before anything is sent.
     pub fn new(base: &str, secret_key: &SecretString, connect_timeout: Duration, read_timeout: Duration) -> Self {
+        let version = HeaderValue::from_static(super::toss::API_VERSION);
         let http = reqwest::Client::builder()
+            .default_headers(reqwest::header::HeaderMap::from_iter([(API_VERSION_HEADER, version)]))
             .connect_timeout(connect_timeout)
             .read_timeout(read_timeout)
             .timeout(connect_timeout + read_timeout)
