@@ -329,6 +329,7 @@ export class Stack {
 
 export const defaultPgConfig = {
   latency_ms: 300,
+  window_mode: 'redirect',
   slow_tail: { fraction: 0, latency_ms: 20_000 },
   continue_after_disconnect: true,
   contract_limit: null,

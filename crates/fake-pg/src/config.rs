@@ -110,8 +110,23 @@ pub struct RuntimeConfig {
     /// 1, 4, 16, 64, 256, 1024 and 4096 minutes (× `time_scale`). `null`: none.
     #[serde(default)]
     pub webhook_url: Option<String>,
+    /// How the SDK opens the payment window.
+    #[serde(default)]
+    pub window_mode: WindowMode,
     /// Fault rates, each from 0 to 1.
     pub faults: Faults,
+}
+
+/// How the SDK opens the payment window.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowMode {
+    /// The page leaves for the window, on every device.
+    #[default]
+    Redirect,
+    /// As Toss's SDK: an iframe over the page on a PC (a fine pointer), whose ✕
+    /// rejects the promise with `USER_CANCEL`; the page leaves for it on a phone.
+    Toss,
 }
 
 /// What a repeated Idempotency-Key gets once its first request is complete.
@@ -165,6 +180,7 @@ impl Default for RuntimeConfig {
             outage: false,
             hold: false,
             webhook_url: None,
+            window_mode: WindowMode::Redirect,
             faults: Faults::default(),
         }
     }
@@ -331,6 +347,7 @@ mod tests {
             "outage": false,
             "hold": false,
             "webhook_url": null,
+            "window_mode": "redirect",
             "faults": {"decline": 0.0, "error_500": 0.0, "rate_limit_429": 0.0,
                        "forbidden_consecutive": 0.0, "reset_after_charge": 0.0,
                        "error_500_after_charge": 0.0, "reset_before_processing": 0.0,

@@ -20,7 +20,13 @@ pub(crate) struct WindowView<'a> {
     /// The usual processing time, already scaled.
     pub(crate) latency: Duration,
     pub(crate) lang: Lang,
+    /// Shown in an iframe over the shop's page (`embedded=1`): the cards
+    /// navigate the whole page, and ✕ tells the SDK the customer closed it.
+    pub(crate) embedded: bool,
 }
+
+/// The one script of the embedded window: ✕ tells the SDK in the page around it.
+const CLOSE_SCRIPT: &str = r#"<script>document.querySelector('[data-action="close"]').addEventListener("click",function(){parent.postMessage({source:"fake-pg",type:"window-closed"},"*")});</script>"#;
 
 const STYLE: &str = r#"
 *{box-sizing:border-box}
@@ -62,8 +68,8 @@ pub(crate) fn window_page(view: &WindowView<'_>) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
-        r#"<form class="card" method="post" action="/v1/window">
-<p class="brand"><span>{brand}</span><span class="badge">{test_mode}</span><button type="submit" class="close" name="scenario" value="{cancel}" data-action="close" aria-label="{close}" title="{close}">✕</button></p>
+        r#"<form class="card" method="post" action="/v1/window"{target}>
+<p class="brand"><span>{brand}</span><span class="badge">{test_mode}</span><button type="{close_type}" class="close" name="scenario" value="{cancel}" data-action="close" aria-label="{close}" title="{close}">✕</button></p>
 <h1>{order_name}</h1>
 <p class="amount">{amount}</p>
 <dl>
@@ -77,6 +83,8 @@ pub(crate) fn window_page(view: &WindowView<'_>) -> String {
 <p class="note">{timing}</p>
 <ul aria-labelledby="cards">
 "#,
+        target = if view.embedded { r#" target="_top""# } else { "" },
+        close_type = if view.embedded { "button" } else { "submit" },
         brand = escape(text.brand),
         test_mode = escape(text.test_mode),
         close = escape(text.close),
@@ -114,6 +122,9 @@ pub(crate) fn window_page(view: &WindowView<'_>) -> String {
         title = escape(text.scenario(Scenario::Cancel).0),
         footer = escape(text.footer),
     );
+    if view.embedded {
+        body.push_str(CLOSE_SCRIPT);
+    }
     page(text.page_title, &body, view.lang)
 }
 
@@ -284,6 +295,7 @@ mod tests {
             time_scale: 1.0,
             latency: Duration::from_millis(300),
             lang: Lang::En,
+            embedded: false,
         });
         assert!(!html.contains("<img"));
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
@@ -299,6 +311,7 @@ mod tests {
             time_scale: 0.1,
             latency: Duration::from_millis(30),
             lang: Lang::En,
+            embedded: false,
         });
         for scenario in Scenario::ALL {
             let id = scenario.id();
@@ -308,6 +321,24 @@ mod tests {
         assert!(html.contains(r#"name="viewport""#));
         assert!(html.contains("takes 4s"));
         assert!(html.contains(r#"data-action="close""#), "the window can be closed");
+        assert!(!html.contains("<script") && !html.contains("_top"), "a window of its own needs no script");
+    }
+
+    #[test]
+    fn an_embedded_window_navigates_the_whole_page_and_tells_the_sdk_it_was_closed() {
+        let html = window_page(&WindowView {
+            payment_key: "pk",
+            order_id: "o1",
+            order_name: "Tee",
+            amount: 12_900,
+            time_scale: 1.0,
+            latency: Duration::from_millis(300),
+            lang: Lang::En,
+            embedded: true,
+        });
+        assert!(html.contains(r#"action="/v1/window" target="_top""#));
+        assert!(html.contains(r#"<button type="button" class="close""#), "✕ leaves the cards alone");
+        assert!(html.contains("window-closed"));
     }
 
     #[test]
@@ -320,6 +351,7 @@ mod tests {
             time_scale: 1.0,
             latency: Duration::from_millis(300),
             lang: Lang::Ko,
+            embedded: false,
         });
         assert!(html.contains(r#"<html lang="ko">"#));
         assert!(html.contains("12,900원"));

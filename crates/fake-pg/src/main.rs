@@ -128,6 +128,7 @@ impl Flags {
                 outage: false,
                 hold: false,
                 webhook_url: self.webhook_url,
+                window_mode: fake_pg::config::WindowMode::Redirect,
                 faults: Faults {
                     decline: self.decline_rate,
                     error_500: self.error_500_rate,

@@ -1,11 +1,15 @@
 // fake-pg's payment SDK: the shape of Toss Payments' SDK v2 (`TossPayments(clientKey)
-// .payment({ customerKey }).requestPayment({...})`), card payments in redirect mode.
+// .payment({ customerKey }).requestPayment({...})`), card payments with return URLs.
+// The window replaces the page; with the PG's `window_mode: "toss"` it opens, as
+// Toss's does, in an iframe over the page on a PC (a fine pointer), where the
+// customer's ✕ rejects the promise with USER_CANCEL.
 // Arguments are checked as Toss's SDK checks them: a bad one rejects the promise with
 // Toss's error code, and no window opens. Served by fake-pg at /v2/standard.
 (function () {
   "use strict";
   var PG = "__PG_URL__";
   var CLIENT_KEY = "__CLIENT_KEY__";
+  var WINDOW_MODE = "__WINDOW_MODE__";
   var ANONYMOUS = "@@ANONYMOUS";
   var ORDER_ID = /^[A-Za-z0-9_=-]{6,64}$/;
   var CUSTOMER_KEY = /^[A-Za-z0-9_=.@-]{2,50}$/;
@@ -91,11 +95,50 @@
           failUrl: request.failUrl,
           lang: document.documentElement.lang || "",
         });
-        window.location.assign(PG + "/v1/window?" + query.toString());
-        // Redirect mode: the page is leaving, so the promise never settles.
+        var url = PG + "/v1/window?" + query.toString();
+        if (WINDOW_MODE === "toss" && !window.matchMedia("(pointer: coarse)").matches) {
+          return openOverPage(url + "&embedded=1", function () {
+            requesting = false;
+          });
+        }
+        window.location.assign(url);
+        // The page is leaving, so the promise never settles.
         return new Promise(function () {});
       },
     };
+  }
+
+  // The window in an iframe over the page. A card navigates the whole page to
+  // the return URL, so the promise settles only when the customer closes it.
+  // Styles go through the CSSOM, which a page's style-src does not restrict.
+  function openOverPage(url, closed) {
+    var overlay = document.createElement("div");
+    overlay.setAttribute("data-fake-pg-window", "");
+    Object.assign(overlay.style, {
+      position: "fixed", inset: "0", zIndex: "2147483647", display: "flex",
+      alignItems: "center", justifyContent: "center", background: "rgba(0, 0, 0, 0.5)",
+    });
+    var frame = document.createElement("iframe");
+    frame.src = url;
+    frame.title = document.documentElement.lang === "ko" ? "결제창" : "Payment window";
+    Object.assign(frame.style, {
+      width: "min(30rem, 100%)", height: "min(48rem, 100%)", border: "0", borderRadius: "16px", background: "#f2f4f6",
+    });
+    overlay.appendChild(frame);
+    document.body.appendChild(overlay);
+    frame.focus();
+    var origin = new URL(PG).origin;
+    return new Promise(function (resolve, reject) {
+      function onMessage(event) {
+        if (event.origin !== origin || event.source !== frame.contentWindow) return;
+        if (!event.data || event.data.source !== "fake-pg" || event.data.type !== "window-closed") return;
+        window.removeEventListener("message", onMessage);
+        overlay.remove();
+        closed();
+        reject(sdkError("USER_CANCEL", "사용자가 결제를 취소하였습니다"));
+      }
+      window.addEventListener("message", onMessage);
+    });
   }
 
   function TossPayments(clientKey) {

@@ -79,6 +79,12 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_SDK_URL")]
     pub pg_sdk_url: Option<String>,
 
+    /// Origins the PG's SDK may frame its payment window from, beside the SDK's
+    /// own (Toss's SDK opens its window in an iframe on a PC), comma-separated,
+    /// such as `https://pay.toss.im`: the page's `frame-src`.
+    #[arg(long, env = "PAYONCE_PG_WINDOW_ORIGINS", value_delimiter = ',')]
+    pub pg_window_origins: Vec<String>,
+
     /// How long to wait for a TCP connection to the PG. A connect failure means the
     /// request never left, so it is safe to call it a failure.
     #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
@@ -235,6 +241,12 @@ pub enum ConfigError {
 /// The longest order-id prefix: the rest of the PG's 64 characters is the id's 32.
 pub const ORDER_ID_PREFIX_MAX: usize = 32;
 
+/// Whether `text` is an http(s) origin and nothing more (no path, query or trailing slash).
+fn is_origin(text: &str) -> bool {
+    reqwest::Url::parse(text)
+        .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text)
+}
+
 /// `refund` or `report`, for `--reconcile-strays`.
 fn parse_stray_policy(text: &str) -> Result<StrayPolicy, String> {
     match text {
@@ -285,6 +297,17 @@ impl ServerConfig {
     }
 
     /// The scheme, host and port of the SDK's URL: what the page's CSP allows scripts from.
+    /// Where the PG's window may be framed from: the SDK's origin and the configured ones.
+    pub fn payment_window_origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = self.payment_sdk_origin().into_iter().collect();
+        for origin in &self.pg_window_origins {
+            if !origins.contains(origin) {
+                origins.push(origin.clone());
+            }
+        }
+        origins
+    }
+
     pub fn payment_sdk_origin(&self) -> Option<String> {
         let url = reqwest::Url::parse(&self.payment_sdk().url).ok()?;
         Some(url.origin().ascii_serialization()).filter(|origin| origin != "null")
@@ -330,6 +353,7 @@ impl ServerConfig {
             ("pg-url", Some(&self.pg_url)),
             ("public-url", self.public_url.as_ref()),
             ("pg-sdk-url", self.pg_sdk_url.as_ref()),
+            ("pg-window-origins", self.pg_window_origins.iter().find(|origin| !is_origin(origin))),
         ] {
             if let Some(value) = value {
                 let parsed = reqwest::Url::parse(value).ok();

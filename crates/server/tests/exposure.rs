@@ -58,7 +58,12 @@ async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_e
             policy.contains(&format!("script-src 'self' 'wasm-unsafe-eval' {sdk_origin} 'sha256-")),
             "{path}: {policy}"
         );
-        assert_eq!(policy.matches(sdk_origin.as_str()).count(), 1, "the SDK's origin, for scripts only: {policy}");
+        assert!(policy.contains(&format!("frame-src {sdk_origin};")), "its window may be framed: {policy}");
+        assert_eq!(
+            policy.matches(sdk_origin.as_str()).count(),
+            2,
+            "the SDK's origin, for scripts and frames only: {policy}"
+        );
         assert!(policy.contains(&format!("'sha256-{expected_hash}'")), "{path}: the inline script's hash: {policy}");
         assert!(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe-inline"), "{path}");
         assert_eq!(headers[X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");

@@ -8,9 +8,10 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use crate::config::WindowMode;
 use crate::state::AppState;
 
-/// The script, with its two placeholders.
+/// The script, with its placeholders: the PG's address, its client key, the window mode.
 const SDK: &str = include_str!("../sdk.js");
 
 pub(crate) fn router() -> Router<AppState> {
@@ -18,7 +19,11 @@ pub(crate) fn router() -> Router<AppState> {
 }
 
 async fn sdk_script(State(state): State<AppState>) -> Response {
-    let script = sdk_for(&state.settings.base_url, &state.settings.client_key);
+    let mode = match state.store.config().window_mode {
+        WindowMode::Redirect => "redirect",
+        WindowMode::Toss => "toss",
+    };
+    let script = sdk_for(&state.settings.base_url, &state.settings.client_key).replace("__WINDOW_MODE__", mode);
     (
         [
             (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),

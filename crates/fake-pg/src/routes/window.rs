@@ -57,6 +57,7 @@ async fn window_show(State(state): State<AppState>, headers: HeaderMap, RawQuery
         time_scale: state.settings.clock.time_scale(),
         latency: state.settings.clock.scaled_ms(config.latency_ms),
         lang,
+        embedded: query_field(&query, "embedded").as_deref() == Some("1"),
     });
     // A window is single-use: its paymentKey must not come back from a cache.
     ([(header::CACHE_CONTROL, "no-store")], Html(page)).into_response()

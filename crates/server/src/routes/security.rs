@@ -43,8 +43,13 @@ const PAGES: [&str; 2] = ["index.html", "cart.html"];
 
 /// The layers that add the headers, given the built page's folder (if served)
 /// and the origin of the PG's SDK.
-pub fn layers(static_dir: Option<&Path>, sdk_origin: Option<&str>) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
-    let policy = content_security_policy(sdk_origin, static_dir.map(inline_script_hashes).unwrap_or_default());
+pub fn layers(
+    static_dir: Option<&Path>,
+    sdk_origin: Option<&str>,
+    window_origins: &[String],
+) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
+    let hashes = static_dir.map(inline_script_hashes).unwrap_or_default();
+    let policy = content_security_policy(sdk_origin, window_origins, hashes);
     let header = |name: HeaderName, value: &str| {
         SetResponseHeaderLayer::overriding(name, HeaderValue::from_str(value).expect("a valid header value"))
     };
@@ -57,15 +62,22 @@ pub fn layers(static_dir: Option<&Path>, sdk_origin: Option<&str>) -> [SetRespon
 }
 
 /// The policy: the shop's own origin for everything, WebAssembly allowed to
-/// compile, the SDK's origin for scripts (the SDK navigates to the PG's window,
-/// which needs nothing more), inline scripts only by hash, no framing, no plugins.
-pub fn content_security_policy(sdk_origin: Option<&str>, script_hashes: Vec<String>) -> String {
+/// compile, the SDK's origin for scripts, the PG's window origins for frames
+/// (Toss's SDK opens its window in an iframe on a PC; on a phone it navigates,
+/// which needs nothing more), inline scripts only by hash, nothing framing the
+/// shop, no plugins.
+pub fn content_security_policy(
+    sdk_origin: Option<&str>,
+    window_origins: &[String],
+    script_hashes: Vec<String>,
+) -> String {
     let mut scripts = vec!["'self'".to_owned(), "'wasm-unsafe-eval'".to_owned()];
     scripts.extend(sdk_origin.map(str::to_owned));
     scripts.extend(script_hashes.into_iter().map(|hash| format!("'sha256-{hash}'")));
+    let frames = if window_origins.is_empty() { "'none'".to_owned() } else { window_origins.join(" ") };
     format!(
         "default-src 'self'; script-src {}; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
-         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+         frame-src {frames}; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         scripts.join(" ")
     )
 }
@@ -117,14 +129,17 @@ import init from '/a.js';
 
     #[test]
     fn the_policy_allows_wasm_and_hashed_scripts_and_no_framing() {
-        let policy = content_security_policy(Some("https://js.tosspayments.com"), vec!["abc=".to_owned()]);
+        let windows = ["https://js.tosspayments.com".to_owned(), "https://pay.toss.im".to_owned()];
+        let policy = content_security_policy(Some("https://js.tosspayments.com"), &windows, vec!["abc=".to_owned()]);
         assert!(
             policy.contains("script-src 'self' 'wasm-unsafe-eval' https://js.tosspayments.com 'sha256-abc='"),
             "{policy}"
         );
         assert!(policy.contains("connect-src 'self';"), "the SDK's origin is for scripts only: {policy}");
+        assert!(policy.contains("frame-src https://js.tosspayments.com https://pay.toss.im;"), "{policy}");
         assert!(policy.contains("frame-ancestors 'none'"));
         assert!(!policy.contains("unsafe-inline"));
+        assert!(content_security_policy(None, &[], vec![]).contains("frame-src 'none';"), "no PG, no frames");
     }
 
     #[test]
