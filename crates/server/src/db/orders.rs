@@ -2,7 +2,7 @@ use payonce_api::{Failure, LineItem, Order, OrderStatus};
 use sqlx::FromRow;
 
 use super::{Db, rfc3339};
-use crate::pg::refund_refusal_message;
+use payonce_rules::toss::messages::refund_refusal_message;
 
 /// An order about to be stored.
 #[derive(Debug, Clone)]

@@ -20,4 +20,4 @@ pub use classify::{
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
-pub use messages::{customer_message, refund_refusal_message};
+pub use messages::customer_message;
