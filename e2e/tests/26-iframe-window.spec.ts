@@ -1,5 +1,3 @@
-import { devices } from '@playwright/test';
-
 import { expect, test } from '../support/fixtures';
 import { CartPage, ConfirmPage } from '../support/pages';
 
@@ -45,7 +43,8 @@ test.describe('on a PC, the window is an iframe over the page', () => {
 });
 
 test.describe('on a phone, the page leaves for the window', () => {
-  test.use({ ...devices['Pixel 7'], browserName: 'chromium' });
+  // A phone's screen and touch: its pointer is coarse.
+  test.use({ viewport: { width: 412, height: 915 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2.6 });
 
   test('the same PG navigates instead of framing', async ({ page, stack }) => {
     await stack.configurePg({ window_mode: 'toss' });
