@@ -77,9 +77,7 @@ pub fn closed_by_customer(code: &str) -> bool {
 /// shows only that the payment was cancelled).
 pub fn closed_window_url(fail_url: &str, order_id: &str) -> String {
     let separator = if fail_url.contains('?') { '&' } else { '?' };
-    let well_formed =
-        !order_id.is_empty() && order_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
-    if well_formed {
+    if !order_id.is_empty() && payonce_api::is_order_id_text(order_id) {
         format!("{fail_url}{separator}code=PAY_PROCESS_CANCELED&orderId={order_id}")
     } else {
         format!("{fail_url}{separator}code=PAY_PROCESS_CANCELED")

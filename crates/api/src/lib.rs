@@ -23,7 +23,7 @@ pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
     ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, OperatorCancelRequest, Order, OrderStatus,
-    OrderSummary, PlacedOrder, RequestedItem,
+    OrderSummary, PlacedOrder, RequestedItem, is_order_id_text,
 };
 
 /// Header that names the operator on the operators' API, for the audit log.

@@ -1,5 +1,11 @@
 use serde::{Deserialize, Serialize};
 
+/// Whether `text` uses only the characters of the server's order ids, which
+/// are those Toss accepts in an orderId: A-Z, a-z, 0-9, `_` and `-`.
+pub fn is_order_id_text(text: &str) -> bool {
+    text.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte))
+}
+
 /// Where an order is in its payment. Written by the server, read by the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

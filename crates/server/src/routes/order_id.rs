@@ -15,7 +15,7 @@ const MAX_LEN: usize = 64;
 pub struct OrderIdPath(pub String);
 
 fn well_formed(id: &str) -> bool {
-    (1..=MAX_LEN).contains(&id.len()) && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte))
+    (1..=MAX_LEN).contains(&id.len()) && payonce_api::is_order_id_text(id)
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for OrderIdPath {
