@@ -156,7 +156,7 @@ pub async fn run(
     Ok(Figures { series, peak_server_waiting, ..figures })
 }
 
-fn database(error: impl std::fmt::Display) -> RunError {
+pub(crate) fn database(error: impl std::fmt::Display) -> RunError {
     RunError::Database(error.to_string())
 }
 

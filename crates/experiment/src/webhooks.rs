@@ -12,14 +12,14 @@
 //! resent every backoff), a webhook's lookup waits for room, first in line.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use payonce_chaos::processes::Program;
-use payonce_server::db::{Db, DbLocation};
+use payonce_server::db::{Db, DbLocation, now_ms};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::run::{RunError, Spread, spread};
+use crate::run::{RunError, Spread, database, spread};
 
 /// How the server learns that the PG finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -138,8 +138,7 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
     let customer = reqwest::Client::builder().cookie_store(true).build()?;
     let confirms = (0..settings.payments).map(|_| confirm_one(&customer, &server.url));
     let order_ids: Vec<String> = futures::future::try_join_all(confirms).await?;
-    let db =
-        Db::open(&DbLocation::sqlite_file(&db_path), 2).await.map_err(|error| RunError::Database(error.to_string()))?;
+    let db = Db::open(&DbLocation::sqlite_file(&db_path), 2).await.map_err(database)?;
     for order_id in &order_ids {
         wait_for_event(&db, order_id, "UNKNOWN", Duration::from_secs(600)).await?;
     }
@@ -174,7 +173,7 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
 async fn wait_for_event(db: &Db, order_id: &str, status: &str, within: Duration) -> Result<Option<i64>, RunError> {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let events = db.events(order_id).await.map_err(|error| RunError::Database(error.to_string()))?;
+        let events = db.events(order_id).await.map_err(database)?;
         if let Some(event) = events.iter().find(|event| event.to_status == status) {
             return Ok(Some(event.at_ms));
         }
@@ -198,20 +197,12 @@ async fn confirm_one(customer: &reqwest::Client, shop: &str) -> Result<String, R
         .order;
     customer
         .post(format!("{shop}/api/orders/{}/confirm", order.order_id))
-        .header("Idempotency-Key", uuid_like(&order.order_id))
+        .header("Idempotency-Key", format!("bench-{}", order.order_id))
         .json(&json!({"payment_key": format!("pk_{}", order.order_id), "amount": order.amount}))
         .send()
         .await?
         .error_for_status()?;
     Ok(order.order_id)
-}
-
-fn uuid_like(order_id: &str) -> String {
-    format!("bench-{order_id}")
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
 
 /// The table the benchmark prints.
