@@ -5,6 +5,7 @@
 //! 1, 4, 16, 64, 256, 1024 and 4096 minutes (Toss's schedule, × `time_scale`),
 //! then given up on.
 
+use std::sync::LazyLock;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
@@ -18,6 +19,9 @@ pub(crate) const RESEND_MINUTES: [u64; 7] = [1, 4, 16, 64, 256, 1024, 4096];
 
 /// How long one send waits for the shop's answer.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One client for every event, so sends to the shop reuse its connections.
+static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(reqwest::Client::new);
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,10 +51,9 @@ pub(crate) fn announce(state: &AppState, payment: &Payment) {
 }
 
 async fn deliver(state: &AppState, url: &str, order_id: &str, body: Vec<u8>) {
-    let client = reqwest::Client::new();
     let mut resends = RESEND_MINUTES.iter();
     loop {
-        let sent = client
+        let sent = CLIENT
             .post(url)
             .header("content-type", "application/json")
             .timeout(SEND_TIMEOUT)

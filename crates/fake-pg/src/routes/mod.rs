@@ -25,7 +25,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(payments::router())
         .merge(transactions::router())
         .method_not_allowed_fallback(method_not_allowed)
-        .route_layer(middleware::from_fn_with_state(state.clone(), outage_gate));
+        .route_layer(middleware::from_fn_with_state(state.clone(), outage_gate))
+        .route_layer(middleware::from_fn_with_state(state.clone(), count_api_version));
     Router::new()
         .merge(api)
         .merge(window::router())
@@ -38,12 +39,17 @@ pub(crate) fn router(state: AppState) -> Router {
 
 /// During a simulated outage the API answers 503 at once and processes nothing.
 async fn outage_gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    // Counted, not enforced: this fake answers one version's Payment whatever is asked.
-    let version = request.headers().get("TossPayments-API-Version").and_then(|value| value.to_str().ok());
-    state.store.note_api_version(version.unwrap_or("none"));
     if state.store.refuses_for_outage() {
         return PgError::Unavailable.into_response();
     }
+    next.run(request).await
+}
+
+/// Counts the `TossPayments-API-Version` each API call asks for. Not enforced:
+/// this fake answers one version's Payment whatever is asked.
+async fn count_api_version(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let version = request.headers().get("TossPayments-API-Version").and_then(|value| value.to_str().ok());
+    state.store.note_api_version(version.unwrap_or("none"));
     next.run(request).await
 }
 
