@@ -218,6 +218,8 @@ pub enum ConfigError {
     },
     #[error("--{flag} must be positive")]
     ZeroDuration { flag: &'static str },
+    #[error("--{flag} {value:?} is not an http(s) origin (scheme://host[:port], with nothing after it)")]
+    InvalidOrigin { flag: &'static str, value: String },
     #[error("--{flag} {value:?} is not an http(s) URL")]
     InvalidUrl { flag: &'static str, value: String },
     #[error(
@@ -353,7 +355,6 @@ impl ServerConfig {
             ("pg-url", Some(&self.pg_url)),
             ("public-url", self.public_url.as_ref()),
             ("pg-sdk-url", self.pg_sdk_url.as_ref()),
-            ("pg-window-origins", self.pg_window_origins.iter().find(|origin| !is_origin(origin))),
         ] {
             if let Some(value) = value {
                 let parsed = reqwest::Url::parse(value).ok();
@@ -362,10 +363,13 @@ impl ServerConfig {
                 }
             }
         }
+        // A CSP source list takes origins: a path or a trailing slash would mean something else there.
+        if let Some(origin) = self.pg_window_origins.iter().find(|origin| !is_origin(origin)) {
+            return Err(ConfigError::InvalidOrigin { flag: "pg-window-origins", value: origin.clone() });
+        }
         self.validate_pg_credentials()?;
         let prefix = &self.order_id_prefix;
-        let well_formed = prefix.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
-        if !(1..=ORDER_ID_PREFIX_MAX).contains(&prefix.len()) || !well_formed {
+        if !(1..=ORDER_ID_PREFIX_MAX).contains(&prefix.len()) || !payonce_api::is_order_id_text(prefix) {
             return Err(ConfigError::InvalidOrderIdPrefix(prefix.clone()));
         }
         let page = self.page_config();
@@ -460,6 +464,16 @@ mod tests {
         let report = ServerConfig::parse_from(["payonce-server", "--reconcile-strays", "report"]);
         assert_eq!(report.reconcile_strays, StrayPolicy::Report);
         assert!(ServerConfig::try_parse_from(["payonce-server", "--reconcile-strays", "ignore"]).is_err());
+    }
+
+    #[test]
+    fn window_origins_are_origins() {
+        let with = |origins: &str| ServerConfig::parse_from(["payonce-server", "--pg-window-origins", origins]);
+        assert_eq!(with("https://pay.toss.im,http://127.0.0.1:9090").validate(), Ok(()));
+        for bad in ["https://pay.toss.im/", "https://pay.toss.im/window", "pay.toss.im", "ftp://pay.toss.im"] {
+            let error = ConfigError::InvalidOrigin { flag: "pg-window-origins", value: bad.to_owned() };
+            assert_eq!(with(bad).validate(), Err(error), "{bad}");
+        }
     }
 
     #[test]
