@@ -46,6 +46,29 @@ async function holdFirstStep(page: Page): Promise<() => void> {
   return release;
 }
 
+/** Holds the answers to the payment window's card submissions (each has reached
+ *  the PG) until the test lets them go, once both clicks of a double click have
+ *  reached the card: on a busy machine the first submission's redirect could take
+ *  the window away before the second click is dispatched, and a swallowed click
+ *  proves nothing. Returns what lets them go. */
+async function holdWindowAnswer(page: Page): Promise<() => void> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route(
+    (url) => url.pathname === '/v1/window',
+    async (route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      // The PG's own answer (a redirect back to the shop), passed on unchanged.
+      const response = await route.fetch({ maxRedirects: 0 });
+      await released;
+      // The browser drops the first submission's navigation when the second
+      // replaces it; its answer then has nowhere to go.
+      await route.fulfill({ response }).catch(() => {});
+    },
+  );
+  return release;
+}
+
 /** Counts the orders the page asks the server to create. */
 function countOrderCreations(page: Page): () => number {
   let created = 0;
@@ -107,12 +130,15 @@ test('a double click on the payment window card sends one confirm', async ({ pag
   const window = await cart.payAndOpenWindow();
   const input = await inputCounter(page);
   await input.watch(window.card('approve'));
+  const releaseWindowAnswer = await holdWindowAnswer(page);
 
-  await window.card('approve').dblclick();
+  const clicking = window.card('approve').dblclick();
 
+  await expect.poll(() => input.clicks, { message: 'clicks that reached the card' }).toBe(2);
+  releaseWindowAnswer();
+  await clicking;
   const confirm = await ConfirmPage.opened(page);
   await confirm.expectState('paid');
-  expect(input.clicks, 'clicks that reached the card').toBe(2);
   expect(confirmPosts.count).toBe(1);
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
 });
