@@ -35,7 +35,7 @@ declare -A crate=(
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
   [pg-classify]="crates/rules/src/toss/classify/*.rs"
-  [pg-learning]="crates/rules/src/learning.rs"
+  [pg-learning]="crates/rules/src/learning.rs crates/rules/src/places.rs"
   [resilience]="crates/rules/src/breaker.rs crates/rules/src/retry_budget.rs crates/rules/src/backoff.rs"
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
   [pg-limit]="crates/server/src/pg/limit/mod.rs"

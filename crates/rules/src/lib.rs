@@ -11,10 +11,13 @@
 //! - `learning`, `breaker`, `retry_budget`, `backoff`: the rules of the PG's
 //!   learned concurrency limit, recovery's circuit breaker and retry budget,
 //!   and jittered backoff, each without a clock (the caller passes the time).
+//! - `places`: how long a call to the PG counts against its contract, answered
+//!   or not.
 
 pub mod backoff;
 pub mod breaker;
 pub mod learning;
+pub mod places;
 pub mod retry_budget;
 pub mod settlement;
 pub mod toss;

@@ -40,12 +40,12 @@ impl App {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
         let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
+        // The longest a call can be out: the PG counts it until then.
+        let call_deadline = config.max_processing();
         let pg = if db.shared_by_servers() {
-            // The longest a call can be out: the PG counts it until then.
-            let call_deadline = config.max_processing();
             PgGateway::shared(client, config.pg_limit_policy(), db.clone(), worker_id.clone(), call_deadline)
         } else {
-            PgGateway::new(client, config.pg_limit_policy())
+            PgGateway::new(client, config.pg_limit_policy(), call_deadline)
         }
         .recording(db.clone(), worker_id.clone());
         let check_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);

@@ -19,14 +19,15 @@ pub enum PgAnswer {
 }
 
 impl PgAnswer {
+    /// The request left and no answer came back (we stopped waiting, or the
+    /// connection was reset): the PG may still be working on the call.
+    pub fn unanswered(&self) -> bool {
+        matches!(self, PgAnswer::NoAnswer { .. })
+    }
+
     /// Whether the PG refused the request for load (429, 403
     /// `FORBIDDEN_CONSECUTIVE_REQUEST`) or did not answer in time: the signals
     /// that the concurrency limit is too high.
-    /// We stopped waiting for the answer: the PG may still be working on the call.
-    pub fn timed_out(&self) -> bool {
-        matches!(self, PgAnswer::NoAnswer { timed_out: true, .. })
-    }
-
     pub fn shows_overload(&self) -> bool {
         match self {
             PgAnswer::Error { http_status: 429, .. } => true,

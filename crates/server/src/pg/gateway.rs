@@ -80,18 +80,19 @@ impl PgPlace {
         }
     }
 
-    fn outlived(&mut self) {
+    fn unanswered(&mut self) {
         match self {
-            PgPlace::Server(place) => place.outlived(),
-            PgPlace::Cluster(place) => place.outlived(),
+            PgPlace::Server(place) => place.unanswered(),
+            PgPlace::Cluster(place) => place.unanswered(),
         }
     }
 }
 
 impl PgGateway {
-    /// A gateway whose limit is this server's own.
-    pub fn new(client: PgClient, policy: Policy) -> Self {
-        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy)), policy, log: None }
+    /// A gateway whose limit is this server's own; `call_deadline` is the
+    /// longest a call can be out.
+    pub fn new(client: PgClient, policy: Policy, call_deadline: Duration) -> Self {
+        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy, call_deadline)), policy, log: None }
     }
 
     /// A gateway whose limit is shared with every server on `db`; `holder`
@@ -231,7 +232,8 @@ impl PgGateway {
 }
 
 /// Tells the limit what a call's answer showed: taken (answered), or refused for
-/// load; and, when we stopped waiting, that the PG did not and counts the call
+/// load; and, when there was no answer (we stopped waiting, or the connection
+/// was reset), that the PG may still be processing the call and counts it
 /// until it is done.
 fn tell_limit(place: &mut PgPlace, answer: &PgAnswer) {
     if answer.shows_overload() {
@@ -239,7 +241,30 @@ fn tell_limit(place: &mut PgPlace, answer: &PgAnswer) {
     } else {
         place.taken();
     }
-    if answer.timed_out() {
-        place.outlived();
+    if answer.unanswered() {
+        place.unanswered();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reset_keeps_the_place_like_a_timeout_and_an_answer_frees_it() {
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1), Duration::from_secs(60));
+        let no_answer = |timed_out| PgAnswer::NoAnswer { detail: "no answer".into(), timed_out };
+        for answer in [no_answer(true), no_answer(false)] {
+            let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+            tell_limit(&mut place, &answer);
+            drop(place);
+            assert!(limit.try_acquire().is_none(), "{answer:?}: the PG may still be processing it");
+            tokio::time::advance(Duration::from_secs(61)).await;
+            tokio::task::yield_now().await;
+        }
+        let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+        tell_limit(&mut place, &PgAnswer::NotSent { detail: "connection refused".into() });
+        drop(place);
+        assert!(limit.try_acquire().is_some(), "a call that never reached the PG frees its place at once");
     }
 }

@@ -10,14 +10,15 @@
 //! run for ten seconds, or while calls lately took twenty (the longest of the
 //! server's last 64; as long as a call can take, before it has seen 16), is
 //! likely still being processed, and the PG counts it against the contract.
-//! For the same reason a call whose answer we stopped waiting for (a read
-//! timeout) leaves its place taken, unrenewed, for as long again.
+//! For the same reason a call we got no answer for (a read timeout, a reset)
+//! leaves its place taken, unrenewed, for as long as the PG may still take
+//! (`payonce_rules::places`).
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use payonce_rules::places::{self, RecentCalls};
 use rand::Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -29,11 +30,6 @@ use crate::metrics;
 
 /// How long a place outlives its holder's last renewal.
 pub const LAPSE: Duration = Duration::from_secs(3);
-/// How many of the latest calls "lately" covers.
-const RECENT_CALLS: usize = 64;
-/// Below this many calls seen, nothing is known of how long the PG takes: a
-/// call is assumed to take as long as it can (a server just started, say).
-const KNOWN_AFTER: usize = 16;
 /// How often a waiting caller looks for a free place, at most and at first.
 const FIRST_LOOK: Duration = Duration::from_millis(20);
 const LONGEST_LOOK: Duration = Duration::from_millis(500);
@@ -49,7 +45,7 @@ pub struct ClusterLimit {
     policy: Policy,
     /// The longest a call can be out (our own timeouts).
     call_deadline: Duration,
-    recent: Mutex<VecDeque<Duration>>,
+    recent: Mutex<RecentCalls>,
     /// Places this server holds now.
     held: AtomicU32,
     /// The cap as last read or written.
@@ -66,8 +62,8 @@ pub struct ClusterPlace {
     claim: PlaceClaim,
     taken_at: Instant,
     signalled: bool,
-    /// We stopped waiting for the call's answer; the PG may still be processing it.
-    outlived: bool,
+    /// The call ended without an answer; the PG may still be processing it.
+    unanswered: bool,
 }
 
 impl ClusterLimit {
@@ -83,7 +79,7 @@ impl ClusterLimit {
             holder,
             policy,
             call_deadline,
-            recent: Mutex::new(VecDeque::with_capacity(RECENT_CALLS)),
+            recent: Mutex::new(RecentCalls::default()),
             held: AtomicU32::new(0),
             cap_seen: AtomicU32::new(cap),
             freed: Notify::new(),
@@ -100,17 +96,10 @@ impl ClusterLimit {
     }
 
     fn terms(&self) -> PlaceTerms {
-        let recent = {
-            let recent = self.recent.lock().expect("recent lock");
-            if recent.len() < KNOWN_AFTER {
-                self.call_deadline
-            } else {
-                recent.iter().max().copied().unwrap_or(self.call_deadline)
-            }
-        };
+        let recent = self.recent.lock().expect("recent lock").longest(self.call_deadline);
         PlaceTerms {
             lapse_ms: millis(LAPSE),
-            recent_longest_ms: millis(recent.min(self.call_deadline)),
+            recent_longest_ms: millis(recent),
             call_deadline_ms: millis(self.call_deadline),
         }
     }
@@ -136,7 +125,7 @@ impl ClusterLimit {
             claim,
             taken_at: Instant::now(),
             signalled: false,
-            outlived: false,
+            unanswered: false,
         }))
     }
 
@@ -192,22 +181,21 @@ impl ClusterLimit {
         Ok(())
     }
 
-    fn release(self: &Arc<Self>, claim: PlaceClaim, ran: Duration, outlived: bool) {
-        {
+    fn release(self: &Arc<Self>, claim: PlaceClaim, ran: Duration, unanswered: bool) {
+        let kept = {
             let mut recent = self.recent.lock().expect("recent lock");
-            if recent.len() == RECENT_CALLS {
-                recent.pop_front();
-            }
-            recent.push_back(ran);
-        }
+            let kept = unanswered.then(|| places::kept_without_answer(ran, &recent, self.call_deadline));
+            recent.push(ran);
+            kept
+        };
         let limit = self.clone();
         tokio::spawn(async move {
             // If this fails the place comes back after the lapse, as a killed server's does.
             let started = Instant::now();
-            // A call we stopped waiting for keeps its place for as long again,
-            // unrenewed: the PG may still be processing it.
-            let freed = if outlived {
-                limit.db.leave_place(&claim, now_ms() + millis(ran.min(limit.call_deadline))).await
+            // A call we got no answer for keeps its place, unrenewed, while
+            // the PG may still be processing it.
+            let freed = if let Some(kept) = kept {
+                limit.db.leave_place(&claim, now_ms() + millis(kept)).await
             } else {
                 limit.db.release_place(&claim).await
             };
@@ -269,16 +257,16 @@ impl ClusterPlace {
         self.limit.learn(false);
     }
 
-    /// We stopped waiting for the answer (a read timeout).
-    pub fn outlived(&mut self) {
-        self.outlived = true;
+    /// The call ended without an answer (a read timeout, a reset): the PG may still be processing it.
+    pub fn unanswered(&mut self) {
+        self.unanswered = true;
     }
 }
 
 impl Drop for ClusterPlace {
     fn drop(&mut self) {
         let claim = PlaceClaim { number: self.claim.number, call_id: std::mem::take(&mut self.claim.call_id) };
-        self.limit.release(claim, self.taken_at.elapsed(), self.outlived);
+        self.limit.release(claim, self.taken_at.elapsed(), self.unanswered);
     }
 }
 

@@ -8,6 +8,7 @@ pub use payonce_rules::learning;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use payonce_rules::places::{self, RecentCalls};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -27,6 +28,8 @@ pub enum Policy {
 #[derive(Debug)]
 pub struct ConcurrencyLimit {
     policy: Policy,
+    /// The longest a call can be out (our own timeouts).
+    call_deadline: Duration,
     state: Mutex<State>,
     freed: Notify,
     /// The learning clock's zero.
@@ -37,6 +40,7 @@ pub struct ConcurrencyLimit {
 struct State {
     in_flight: u32,
     learned: Learned,
+    recent: RecentCalls,
 }
 
 /// A place under the cap; the call it allows is in flight until it is dropped.
@@ -46,19 +50,20 @@ pub struct Place {
     /// Whether this call already told the limit what it showed.
     signalled: bool,
     taken_at: Instant,
-    /// We stopped waiting for the call's answer; the PG may still be processing it.
-    outlived: bool,
+    /// The call ended without an answer; the PG may still be processing it.
+    unanswered: bool,
 }
 
 impl ConcurrencyLimit {
-    pub fn new(policy: Policy) -> Arc<Self> {
+    /// A limit by `policy` on calls that are out for `call_deadline` at most.
+    pub fn new(policy: Policy, call_deadline: Duration) -> Arc<Self> {
         let mut learned = Learned::initial(0);
         if let Policy::Fixed(cap) = policy {
             learned.cap = cap;
         }
         metrics::pg_concurrency_limit(f64::from(learned.cap));
-        let state = State { in_flight: 0, learned };
-        Arc::new(Self { policy, state: Mutex::new(state), freed: Notify::new(), started: Instant::now() })
+        let state = State { in_flight: 0, learned, recent: RecentCalls::default() };
+        Arc::new(Self { policy, call_deadline, state: Mutex::new(state), freed: Notify::new(), started: Instant::now() })
     }
 
     /// The calls allowed at once now.
@@ -74,7 +79,7 @@ impl ConcurrencyLimit {
         }
         state.in_flight += 1;
         metrics::pg_in_flight(1.0);
-        Some(Place { limit: self.clone(), signalled: false, taken_at: Instant::now(), outlived: false })
+        Some(Place { limit: self.clone(), signalled: false, taken_at: Instant::now(), unanswered: false })
     }
 
     /// A place, waiting for one.
@@ -112,6 +117,15 @@ impl ConcurrencyLimit {
         }
     }
 
+    /// Remembers how long a call ran, and how long its place stays taken
+    /// after it: `None` when it was answered.
+    fn ended(&self, ran: Duration, unanswered: bool) -> Option<Duration> {
+        let mut state = self.state.lock().expect("limit lock");
+        let kept = unanswered.then(|| places::kept_without_answer(ran, &state.recent, self.call_deadline));
+        state.recent.push(ran);
+        kept
+    }
+
     fn release(&self) {
         let mut state = self.state.lock().expect("limit lock");
         state.in_flight = state.in_flight.saturating_sub(1);
@@ -139,21 +153,22 @@ impl Place {
         self.limit.overload(Instant::now());
     }
 
-    /// We stopped waiting for the answer (a read timeout): see `learning`.
-    pub fn outlived(&mut self) {
-        self.outlived = true;
+    /// The call ended without an answer (a read timeout, a reset): the PG
+    /// may still be processing it (see `payonce_rules::places`).
+    pub fn unanswered(&mut self) {
+        self.unanswered = true;
     }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        if !self.outlived {
+        let Some(kept) = self.limit.ended(self.taken_at.elapsed(), self.unanswered) else {
             self.limit.release();
             return;
-        }
-        // The PG may take as long again as we waited: the place stays taken that long.
+        };
+        // The place stays taken while the PG may still be processing the call.
         let limit = self.limit.clone();
-        let until = Instant::now() + self.taken_at.elapsed();
+        let until = Instant::now() + kept;
         tokio::spawn(async move {
             tokio::time::sleep_until(until).await;
             limit.release();
@@ -167,9 +182,10 @@ mod tests {
     use crate::pg::limit::learning::FLOOR;
 
     const WINDOW: Duration = Duration::from_secs(5);
+    const DEADLINE: Duration = Duration::from_secs(60);
 
     fn adaptive() -> Arc<ConcurrencyLimit> {
-        ConcurrencyLimit::new(Policy::Adaptive { window: WINDOW })
+        ConcurrencyLimit::new(Policy::Adaptive { window: WINDOW }, DEADLINE)
     }
 
     /// Fills every place and signals each as taken; returns the places.
@@ -192,7 +208,7 @@ mod tests {
 
     #[test]
     fn a_fixed_cap_never_moves() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(3));
+        let limit = ConcurrencyLimit::new(Policy::Fixed(3), DEADLINE);
         let mut places = fill(&limit);
         assert_eq!((places.len(), limit.current()), (3, 3));
         places[0].overloaded();
@@ -272,10 +288,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_we_stopped_waiting_for_keeps_its_place_as_long_again() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1));
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
         let mut place = limit.try_acquire().unwrap();
         tokio::time::advance(Duration::from_secs(60)).await;
-        place.outlived();
+        place.unanswered();
         drop(place);
         tokio::time::advance(Duration::from_secs(59)).await;
         assert!(limit.try_acquire().is_none(), "the PG may still be processing it");
@@ -286,8 +302,36 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_call_reset_at_once_keeps_its_place_as_long_as_calls_take_lately() {
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        for _ in 0..places::KNOWN_AFTER {
+            let place = limit.try_acquire().unwrap();
+            tokio::time::advance(Duration::from_secs(5)).await;
+            drop(place);
+        }
+        let mut place = limit.try_acquire().unwrap();
+        tokio::time::advance(Duration::from_millis(10)).await;
+        place.unanswered();
+        drop(place);
+        tokio::time::advance(Duration::from_secs(4)).await;
+        assert!(limit.try_acquire().is_none(), "the PG may still be processing the reset call");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        tokio::task::yield_now().await;
+        assert!(limit.try_acquire().is_some(), "once calls lately are done, it is free");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answered_call_frees_its_place_at_once() {
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        let place = limit.try_acquire().unwrap();
+        tokio::time::advance(Duration::from_secs(30)).await;
+        drop(place);
+        assert!(limit.try_acquire().is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_waiter_gets_the_place_freed() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1));
+        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
         let held = limit.try_acquire().unwrap();
         let waiter = tokio::spawn({
             let limit = limit.clone();
