@@ -85,6 +85,21 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_WINDOW_ORIGINS", value_delimiter = ',')]
     pub pg_window_origins: Vec<String>,
 
+    /// Origins the PG's SDK may connect to from the page (fetch, XHR, WebSocket),
+    /// comma-separated: the page's `connect-src`, beside the shop's own.
+    #[arg(long, env = "PAYONCE_PG_CONNECT_ORIGINS", value_delimiter = ',')]
+    pub pg_connect_origins: Vec<String>,
+
+    /// Origins the PG's SDK may load images from on the page, comma-separated:
+    /// the page's `img-src`, beside the shop's own and `data:`.
+    #[arg(long, env = "PAYONCE_PG_IMG_ORIGINS", value_delimiter = ',')]
+    pub pg_img_origins: Vec<String>,
+
+    /// Origins the PG's SDK may load style sheets from on the page,
+    /// comma-separated: the page's `style-src`, beside the shop's own.
+    #[arg(long, env = "PAYONCE_PG_STYLE_ORIGINS", value_delimiter = ',')]
+    pub pg_style_origins: Vec<String>,
+
     /// How long to wait for a TCP connection to the PG. A connect failure means the
     /// request never left, so it is safe to call it a failure.
     #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
@@ -298,18 +313,26 @@ impl ServerConfig {
         PaymentSdk { url, client_key: self.pg_client_key.clone() }
     }
 
-    /// The scheme, host and port of the SDK's URL: what the page's CSP allows scripts from.
-    /// Where the PG's window may be framed from: the SDK's origin and the configured ones.
-    pub fn payment_window_origins(&self) -> Vec<String> {
-        let mut origins: Vec<String> = self.payment_sdk_origin().into_iter().collect();
+    /// What the page's CSP lets the PG's SDK do beside running its script:
+    /// frame its window (from the SDK's origin and the configured ones), and
+    /// connect to, load images and style sheets from the configured origins.
+    pub fn payment_sdk_origins(&self) -> SdkOrigins {
+        let mut frames: Vec<String> = self.payment_sdk_origin().into_iter().collect();
         for origin in &self.pg_window_origins {
-            if !origins.contains(origin) {
-                origins.push(origin.clone());
+            if !frames.contains(origin) {
+                frames.push(origin.clone());
             }
         }
-        origins
+        SdkOrigins {
+            script: self.payment_sdk_origin(),
+            frames,
+            connections: self.pg_connect_origins.clone(),
+            images: self.pg_img_origins.clone(),
+            styles: self.pg_style_origins.clone(),
+        }
     }
 
+    /// The scheme, host and port of the SDK's URL: what the page's CSP allows scripts from.
     pub fn payment_sdk_origin(&self) -> Option<String> {
         let url = reqwest::Url::parse(&self.payment_sdk().url).ok()?;
         Some(url.origin().ascii_serialization()).filter(|origin| origin != "null")
@@ -364,8 +387,15 @@ impl ServerConfig {
             }
         }
         // A CSP source list takes origins: a path or a trailing slash would mean something else there.
-        if let Some(origin) = self.pg_window_origins.iter().find(|origin| !is_origin(origin)) {
-            return Err(ConfigError::InvalidOrigin { flag: "pg-window-origins", value: origin.clone() });
+        for (flag, origins) in [
+            ("pg-window-origins", &self.pg_window_origins),
+            ("pg-connect-origins", &self.pg_connect_origins),
+            ("pg-img-origins", &self.pg_img_origins),
+            ("pg-style-origins", &self.pg_style_origins),
+        ] {
+            if let Some(origin) = origins.iter().find(|origin| !is_origin(origin)) {
+                return Err(ConfigError::InvalidOrigin { flag, value: origin.clone() });
+            }
         }
         self.validate_pg_credentials()?;
         let prefix = &self.order_id_prefix;
@@ -437,6 +467,22 @@ pub fn parse_duration(value: &str) -> Result<Duration, String> {
     humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
 }
 
+/// The origins the page's Content-Security-Policy allows the PG's SDK, by
+/// what it may do from each; all from configuration, none written in code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SdkOrigins {
+    /// Where the SDK's script comes from (`script-src`).
+    pub script: Option<String>,
+    /// Where its payment window may be framed from (`frame-src`).
+    pub frames: Vec<String>,
+    /// What it may connect to (`connect-src`).
+    pub connections: Vec<String>,
+    /// Where it may load images from (`img-src`).
+    pub images: Vec<String>,
+    /// Where it may load style sheets from (`style-src`).
+    pub styles: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,13 +513,33 @@ mod tests {
     }
 
     #[test]
-    fn window_origins_are_origins() {
-        let with = |origins: &str| ServerConfig::parse_from(["payonce-server", "--pg-window-origins", origins]);
-        assert_eq!(with("https://pay.toss.im,http://127.0.0.1:9090").validate(), Ok(()));
-        for bad in ["https://pay.toss.im/", "https://pay.toss.im/window", "pay.toss.im", "ftp://pay.toss.im"] {
-            let error = ConfigError::InvalidOrigin { flag: "pg-window-origins", value: bad.to_owned() };
-            assert_eq!(with(bad).validate(), Err(error), "{bad}");
+    fn the_sdks_origins_are_origins() {
+        for flag in ["pg-window-origins", "pg-connect-origins", "pg-img-origins", "pg-style-origins"] {
+            let with = |origins: &str| ServerConfig::parse_from(["payonce-server", &format!("--{flag}"), origins]);
+            assert_eq!(with("https://pay.toss.im,http://127.0.0.1:9090").validate(), Ok(()), "{flag}");
+            for bad in ["https://pay.toss.im/", "https://pay.toss.im/window", "pay.toss.im", "ftp://pay.toss.im"] {
+                let error = ConfigError::InvalidOrigin { flag, value: bad.to_owned() };
+                assert_eq!(with(bad).validate(), Err(error), "{flag} {bad}");
+            }
         }
+    }
+
+    #[test]
+    fn the_sdk_frames_from_its_own_origin_and_the_window_origins_and_nothing_more_unless_told() {
+        let config = ServerConfig::parse_from([
+            "payonce-server",
+            "--pg-sdk-url",
+            "https://js.tosspayments.com/v2/standard",
+            "--pg-window-origins",
+            "https://pay.toss.im,https://js.tosspayments.com",
+            "--pg-connect-origins",
+            "https://log.tosspayments.com",
+        ]);
+        let origins = config.payment_sdk_origins();
+        assert_eq!(origins.script.as_deref(), Some("https://js.tosspayments.com"));
+        assert_eq!(origins.frames, ["https://js.tosspayments.com", "https://pay.toss.im"], "each once");
+        assert_eq!(origins.connections, ["https://log.tosspayments.com"]);
+        assert!(origins.images.is_empty() && origins.styles.is_empty());
     }
 
     #[test]

@@ -76,10 +76,8 @@ pub fn router(state: AppState) -> Router {
         Some(dir) => app.merge(page::router(dir)),
         None => app,
     };
-    let sdk_origin = state.config.payment_sdk_origin();
-    let window_origins = state.config.payment_window_origins();
-    let [policy, nosniff, referrer, frames] =
-        security::layers(state.config.static_dir.as_deref(), sdk_origin.as_deref(), &window_origins);
+    let sdk_origins = state.config.payment_sdk_origins();
+    let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref(), &sdk_origins);
     let hsts = security::hsts(&state.config.public_base_url());
     app.with_state(state)
         .layer(option_layer(hsts))

@@ -1,8 +1,9 @@
 //! Security headers on every public response. The page's Content-Security-Policy
 //! lets its own scripts and WebAssembly run (`'wasm-unsafe-eval'`), the PG's
-//! SDK from the SDK's origin, and the inline scripts of the built HTML by their
-//! hashes, computed from the files served, and nothing else inline; nothing may
-//! frame the shop.
+//! SDK from the SDK's origin and what the SDK needs from the origins configured
+//! for it (frames, connections, images, style sheets), and the inline scripts
+//! of the built HTML by their hashes, computed from the files served, and
+//! nothing else inline; nothing may frame the shop.
 
 use std::path::Path;
 
@@ -11,6 +12,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::config::SdkOrigins;
 
 /// How long a browser that reached the shop over https keeps to https (two
 /// years, the HSTS preload list's floor); subdomains are left to their owners.
@@ -42,14 +45,10 @@ pub fn admin_layers() -> [SetResponseHeaderLayer<HeaderValue>; 3] {
 const PAGES: [&str; 2] = ["index.html", "cart.html"];
 
 /// The layers that add the headers, given the built page's folder (if served)
-/// and the origin of the PG's SDK.
-pub fn layers(
-    static_dir: Option<&Path>,
-    sdk_origin: Option<&str>,
-    window_origins: &[String],
-) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
+/// and the origins of the PG's SDK.
+pub fn layers(static_dir: Option<&Path>, sdk: &SdkOrigins) -> [SetResponseHeaderLayer<HeaderValue>; 4] {
     let hashes = static_dir.map(inline_script_hashes).unwrap_or_default();
-    let policy = content_security_policy(sdk_origin, window_origins, hashes);
+    let policy = content_security_policy(sdk, hashes);
     let header = |name: HeaderName, value: &str| {
         SetResponseHeaderLayer::overriding(name, HeaderValue::from_str(value).expect("a valid header value"))
     };
@@ -64,21 +63,24 @@ pub fn layers(
 /// The policy: the shop's own origin for everything, WebAssembly allowed to
 /// compile, the SDK's origin for scripts, the PG's window origins for frames
 /// (Toss's SDK opens its window in an iframe on a PC; on a phone it navigates,
-/// which needs nothing more), inline scripts only by hash, nothing framing the
+/// which needs nothing more), the SDK's configured origins for connections,
+/// images and style sheets, inline scripts only by hash, nothing framing the
 /// shop, no plugins.
-pub fn content_security_policy(
-    sdk_origin: Option<&str>,
-    window_origins: &[String],
-    script_hashes: Vec<String>,
-) -> String {
+pub fn content_security_policy(sdk: &SdkOrigins, script_hashes: Vec<String>) -> String {
     let mut scripts = vec!["'self'".to_owned(), "'wasm-unsafe-eval'".to_owned()];
-    scripts.extend(sdk_origin.map(str::to_owned));
+    scripts.extend(sdk.script.clone());
     scripts.extend(script_hashes.into_iter().map(|hash| format!("'sha256-{hash}'")));
-    let frames = if window_origins.is_empty() { "'none'".to_owned() } else { window_origins.join(" ") };
+    let frames = if sdk.frames.is_empty() { "'none'".to_owned() } else { sdk.frames.join(" ") };
+    let sources = |own: &[&str], sdk: &[String]| {
+        own.iter().map(|source| (*source).to_owned()).chain(sdk.iter().cloned()).collect::<Vec<_>>().join(" ")
+    };
     format!(
-        "default-src 'self'; script-src {}; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+        "default-src 'self'; script-src {}; style-src {}; img-src {}; connect-src {}; \
          frame-src {frames}; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-        scripts.join(" ")
+        scripts.join(" "),
+        sources(&["'self'"], &sdk.styles),
+        sources(&["'self'", "data:"], &sdk.images),
+        sources(&["'self'"], &sdk.connections),
     )
 }
 
@@ -127,10 +129,17 @@ import init from '/a.js';
         assert_eq!(inline_scripts(html), ["\nimport init from '/a.js';\n", "go()"]);
     }
 
+    fn toss() -> SdkOrigins {
+        SdkOrigins {
+            script: Some("https://js.tosspayments.com".to_owned()),
+            frames: vec!["https://js.tosspayments.com".to_owned(), "https://pay.toss.im".to_owned()],
+            ..SdkOrigins::default()
+        }
+    }
+
     #[test]
     fn the_policy_allows_wasm_and_hashed_scripts_and_no_framing() {
-        let windows = ["https://js.tosspayments.com".to_owned(), "https://pay.toss.im".to_owned()];
-        let policy = content_security_policy(Some("https://js.tosspayments.com"), &windows, vec!["abc=".to_owned()]);
+        let policy = content_security_policy(&toss(), vec!["abc=".to_owned()]);
         assert!(
             policy.contains("script-src 'self' 'wasm-unsafe-eval' https://js.tosspayments.com 'sha256-abc='"),
             "{policy}"
@@ -139,7 +148,23 @@ import init from '/a.js';
         assert!(policy.contains("frame-src https://js.tosspayments.com https://pay.toss.im;"), "{policy}");
         assert!(policy.contains("frame-ancestors 'none'"));
         assert!(!policy.contains("unsafe-inline"));
-        assert!(content_security_policy(None, &[], vec![]).contains("frame-src 'none';"), "no PG, no frames");
+        let no_pg = content_security_policy(&SdkOrigins::default(), vec![]);
+        assert!(no_pg.contains("frame-src 'none';"), "no PG, no frames");
+    }
+
+    #[test]
+    fn the_sdks_connections_images_and_styles_come_from_configuration() {
+        let sdk = SdkOrigins {
+            connections: vec!["https://log.tosspayments.com".to_owned()],
+            images: vec!["https://static.toss.im".to_owned()],
+            styles: vec!["https://static.toss.im".to_owned(), "https://fonts.example".to_owned()],
+            ..toss()
+        };
+        let policy = content_security_policy(&sdk, vec![]);
+        assert!(policy.contains("connect-src 'self' https://log.tosspayments.com;"), "{policy}");
+        assert!(policy.contains("img-src 'self' data: https://static.toss.im;"), "{policy}");
+        assert!(policy.contains("style-src 'self' https://static.toss.im https://fonts.example;"), "{policy}");
+        assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval' https://js.tosspayments.com;"), "{policy}");
     }
 
     #[test]
