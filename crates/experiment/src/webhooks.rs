@@ -6,10 +6,12 @@
 //! PG finishes them all at one instant, and each payment's lag is the time from
 //! that instant to its UNKNOWN>PAID commit in the server's own history.
 //!
-//! A hinted lookup is a recovery call like any other, under the PG limit, the
-//! breaker and the retry budget: while recovery has spent its budget on the
-//! payments it polls (`--size-scale 10`: fifty payments, each looked up and
-//! resent every backoff), a webhook's lookup waits for room, first in line.
+//! With webhooks the server runs with `--pg-webhooks`: a payment the PG has
+//! not settled yet is polled four times less often, and a lookup a webhook
+//! asked for draws first on an allowance of its own (a burst of 100) before
+//! the retry budget, under the PG limit and the breaker as always: fifty
+//! payments polled before the PG finishes (`--size-scale 10`) no longer leave
+//! their webhooks' lookups waiting for the budget's next window.
 
 use std::path::Path;
 use std::time::Duration;
@@ -118,7 +120,10 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
             "0".into(),
             "--rate-limit-address".into(),
             "0".into(),
-        ],
+        ]
+        .into_iter()
+        .chain((learning == Learning::Webhooks).then(|| "--pg-webhooks".to_owned()))
+        .collect(),
         log: work_dir.join(format!("{name}-server.log")),
     }
     .start()

@@ -11,7 +11,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::pg::{PgClient, PgGateway};
-use crate::resilience::{CircuitBreaker, RetryBudget, lease};
+use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
 use payonce_rules::settlement::Timings;
 
 #[derive(Debug, Clone)]
@@ -23,6 +23,8 @@ pub struct App {
     pub breaker: Arc<CircuitBreaker>,
     /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
     pub retry_budget: Arc<RetryBudget>,
+    /// Lookups a webhook asked for go first under an allowance of their own.
+    pub hinted_lookups: Arc<HintedLookups>,
     /// This server's name in the leases it takes: of attempts, and of places under a shared PG cap.
     pub worker_id: Arc<str>,
     /// Wakes the recovery job early, when a confirm has just ended unknown.
@@ -55,6 +57,7 @@ impl App {
                 lease::for_confirm(&config),
             )),
             retry_budget: Arc::new(RetryBudget::new(config.recovery_interval)),
+            hinted_lookups: Arc::new(HintedLookups::default()),
             config: Arc::new(config),
             db,
             pg,
@@ -68,6 +71,7 @@ impl App {
 
     /// Recovery's timings, from the configured interval.
     pub fn timings(&self) -> Timings {
-        Timings::new(self.config.recovery_interval)
+        let timings = Timings::new(self.config.recovery_interval);
+        if self.config.pg_webhooks { timings.announced_by_webhooks() } else { timings }
     }
 }

@@ -32,6 +32,13 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS", default_value_t = 600)]
     pub rate_limit_address: u32,
 
+    /// PG webhook events the shop takes per minute, all senders together (Toss
+    /// sends every shop's events from a few addresses, so they are kept apart
+    /// from customers' limits); over it, 429 and the PG sends the event again
+    /// later. 0 turns the limit off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_WEBHOOKS", default_value_t = 12_000)]
+    pub rate_limit_webhooks: u32,
+
     /// Address of the operators' listener (metrics, health): keep it off the internet.
     #[arg(long, env = "PAYONCE_ADMIN_LISTEN", default_value = "127.0.0.1:3001")]
     pub admin_listen: SocketAddr,
@@ -99,6 +106,14 @@ pub struct ServerConfig {
     /// comma-separated: the page's `style-src`, beside the shop's own.
     #[arg(long, env = "PAYONCE_PG_STYLE_ORIGINS", value_delimiter = ',')]
     pub pg_style_origins: Vec<String>,
+
+    /// The PG sends this shop its webhooks (registered for
+    /// `<public-url>/api/webhooks/toss`): each change of a payment is announced
+    /// and looked up at once, so recovery polls a payment the PG has not
+    /// settled yet four times less often. Without it, webhooks that come are
+    /// still taken.
+    #[arg(long, env = "PAYONCE_PG_WEBHOOKS")]
+    pub pg_webhooks: bool,
 
     /// How long to wait for a TCP connection to the PG. A connect failure means the
     /// request never left, so it is safe to call it a failure.

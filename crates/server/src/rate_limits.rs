@@ -2,8 +2,11 @@
 //! confirming and closing them (every POST of the API). Two buckets, each
 //! refilled steadily with a burst allowance: one per customer (their cookie),
 //! one per client address (customers behind one address share it, and a
-//! client with no cookie gets a new customer each time). A refusal is 429
-//! `RATE_LIMITED` with `Retry-After`; nothing was done.
+//! client with no cookie gets a new customer each time). The PG's webhook
+//! events have a bucket of their own, shared by every sender: they come from
+//! the PG's few addresses for every customer at once, so they must neither eat
+//! customers' buckets nor be refused by them. A refusal is 429 `RATE_LIMITED`
+//! with `Retry-After`; nothing was done.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use axum::http::{Method, Request, Response};
 use axum::response::IntoResponse;
 use governor::middleware::NoOpMiddleware;
 use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder};
-use tower_governor::key_extractor::KeyExtractor;
+use tower_governor::key_extractor::{GlobalKeyExtractor, KeyExtractor};
 use tower_governor::{GovernorError, GovernorLayer};
 
 use crate::customer::Customer;
@@ -78,6 +81,7 @@ impl KeyExtractor for ClientAddress {
 pub struct Limits {
     customer: Option<Arc<GovernorConfig<CustomerKey, NoOpMiddleware>>>,
     address: Option<Arc<GovernorConfig<ClientAddress, NoOpMiddleware>>>,
+    webhooks: Option<Arc<GovernorConfig<GlobalKeyExtractor, NoOpMiddleware>>>,
 }
 
 impl std::fmt::Debug for Limits {
@@ -85,15 +89,17 @@ impl std::fmt::Debug for Limits {
         f.debug_struct("Limits")
             .field("customer", &self.customer.is_some())
             .field("address", &self.address.is_some())
+            .field("webhooks", &self.webhooks.is_some())
             .finish()
     }
 }
 
 impl Limits {
-    pub fn new(per_customer: Rate, per_address: Rate) -> Self {
+    pub fn new(per_customer: Rate, per_address: Rate, webhooks: Rate) -> Self {
         Self {
             customer: per_customer.config(CustomerKey).map(Arc::new),
             address: per_address.config(ClientAddress).map(Arc::new),
+            webhooks: webhooks.config(GlobalKeyExtractor).map(Arc::new),
         }
     }
 
@@ -104,6 +110,11 @@ impl Limits {
 
     pub fn per_address(&self) -> Option<GovernorLayer<ClientAddress, NoOpMiddleware, Body>> {
         self.address.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
+    }
+
+    /// The layer for the PG's webhook events: one bucket for all of them.
+    pub fn webhooks(&self) -> Option<GovernorLayer<GlobalKeyExtractor, NoOpMiddleware, Body>> {
+        self.webhooks.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
     }
 
     /// Forgets buckets that are full again, so memory follows recent clients only.

@@ -19,8 +19,11 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: ServerConfig, db: Db) -> Self {
-        let limits =
-            Limits::new(Rate::per_minute(config.rate_limit_customer), Rate::per_minute(config.rate_limit_address));
+        let limits = Limits::new(
+            Rate::per_minute(config.rate_limit_customer),
+            Rate::per_minute(config.rate_limit_address),
+            Rate::per_minute(config.rate_limit_webhooks),
+        );
         // The recorder first: what the app records as it starts (the PG limit's
         // starting value, say) would otherwise go nowhere.
         let metrics = crate::metrics::handle();

@@ -146,3 +146,69 @@ async fn a_hint_that_comes_while_the_confirm_waits_is_kept_for_when_its_answer_i
     assert_eq!(server.history(&order_id).await, ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"]);
     assert_charges_agree(&pg, &server, &[&order_id]).await;
 }
+
+#[tokio::test]
+async fn a_flood_of_events_is_answered_without_touching_customers_limits_or_the_payment() {
+    // Toss sends every shop's events from a few addresses: a flood of them (or
+    // of forged ones) must be answered 200, must not spend the address's
+    // bucket that customers behind it share, and may bring the open payment's
+    // lookup forward, under the retry budget, but never settle it on its word.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 60_000})).await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.recovery_interval = Duration::from_secs(3_600);
+        config.pg_read_timeout = Duration::from_secs(1);
+        config.rate_limit_address = 600;
+    })
+    .await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let (status, _) = server.confirm(&created.order, "key-flooded").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "unknown: the PG is still processing");
+
+    const EVENTS: usize = 2_000;
+    let flood_began = std::time::Instant::now();
+    let mut answers = tokio::task::JoinSet::new();
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(64));
+    for n in 0..EVENTS {
+        let target = if n % 2 == 0 { order_id.clone() } else { format!("ord_nobody_{n}") };
+        let (http, url, gate) = (server.http.clone(), format!("{}/api/webhooks/toss", server.url), gate.clone());
+        answers.spawn(async move {
+            let _turn = gate.acquire().await.unwrap();
+            http.post(url).json(&status_changed(&target, "DONE")).send().await.unwrap().status()
+        });
+    }
+    let mut statuses = Vec::new();
+    while let Some(status) = answers.join_next().await {
+        statuses.push(status.unwrap());
+    }
+
+    assert!(statuses.iter().all(|status| *status == StatusCode::OK), "every event answered 200");
+    let cart = json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]});
+    let response = server.http.post(format!("{}/api/orders", server.url)).json(&cart).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED, "the customers' address bucket is untouched");
+    let lookups = pg.stats().await.lookups;
+    assert!(lookups >= 1, "the hint brought a lookup forward");
+    // The hinted allowance (a burst of 100, and what comes back of it at 100 a
+    // minute while the flood lasts), then the retry budget (60 a window).
+    let refilled = (flood_began.elapsed().as_secs_f64() * 100.0 / 60.0).ceil() as u64;
+    let bound = 100 + refilled + 60;
+    assert!(lookups <= bound, "{lookups} lookups for {EVENTS} events: the allowance and the budget bound them at {bound}");
+    assert_eq!(server.order(&order_id).await.status, OrderStatus::Unknown, "no event is believed");
+}
+
+#[tokio::test]
+async fn events_past_their_own_limit_are_refused_for_later_and_customers_are_not() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_webhooks = 20).await;
+
+    let mut statuses = Vec::new();
+    for n in 0..8 {
+        statuses.push(post_event(&server, &status_changed(&format!("ord_nobody_{n}"), "DONE")).await.0);
+    }
+
+    assert_eq!(statuses.iter().filter(|status| **status == StatusCode::OK).count(), 5, "a burst of five: {statuses:?}");
+    assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "the PG sends it again later");
+    let created = server.create_order().await;
+    assert_eq!(server.confirm(&created.order, "key-after-flood").await.0, StatusCode::OK, "customers go on");
+}

@@ -7,9 +7,12 @@ use std::time::Duration;
 /// figures in the comments are those of the default 60 s interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timings {
-    /// Before the first look at a new unknown outcome, and after an attempt's
-    /// first answered-but-unsettled pass; it doubles with each further one (5 s).
+    /// Before the first look at a new unknown outcome, and after a pass the
+    /// PG gave no usable answer (5 s).
     pub backoff_base: Duration,
+    /// After an attempt's first answered-but-unsettled pass; it doubles with
+    /// each further one (5 s; 20 s when the PG's webhooks announce each change).
+    pub unsettled_backoff: Duration,
     /// The longest wait between two passes over one attempt (15 min).
     pub backoff_cap: Duration,
     /// The shortest pause between two passes, so a busy table is not spun on (1 s).
@@ -24,6 +27,7 @@ impl Timings {
     pub fn new(interval: Duration) -> Self {
         Self {
             backoff_base: interval / 12,
+            unsettled_backoff: interval / 12,
             backoff_cap: interval * 15,
             min_gap: interval / 60,
             budget_retry: interval / 6,
@@ -31,11 +35,22 @@ impl Timings {
         }
     }
 
+    /// The timings of a shop that takes the PG's webhooks: a change of a
+    /// payment is announced, and the announcement brings its lookup forward,
+    /// so polling is only the safety net for a lost one, and a payment the PG
+    /// has not settled yet is asked four times less often. The first look at a
+    /// new unknown outcome stays as soon: the PG may have finished already.
+    #[must_use]
+    pub fn announced_by_webhooks(self) -> Self {
+        Self { unsettled_backoff: self.unsettled_backoff.saturating_mul(4).min(self.backoff_cap), ..self }
+    }
+
     /// How long an attempt waits after its `passes`-th answered-but-unsettled
-    /// pass: doubling from the base up to the cap, so one that the PG cannot
-    /// settle yet is asked less and less often and never crowds out the others.
+    /// pass: doubling from the unsettled backoff up to the cap, so one that
+    /// the PG cannot settle yet is asked less and less often and never crowds
+    /// out the others.
     pub fn pass_backoff(&self, passes: u32) -> Duration {
-        self.backoff_base.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(self.backoff_cap)
+        self.unsettled_backoff.saturating_mul(2u32.saturating_pow(passes.saturating_sub(1))).min(self.backoff_cap)
     }
 
     /// How long after a first unknown outcome recovery first looks: soon, but
@@ -67,6 +82,21 @@ mod tests {
         let tenfold = Timings::new(Duration::from_secs(6));
         assert_eq!(tenfold.backoff_base, Duration::from_millis(500));
         assert_eq!(tenfold.pass_backoff(3), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn with_webhooks_an_unsettled_payment_is_polled_four_times_less_often_but_first_looked_at_as_soon() {
+        let polling = Timings::new(Duration::from_secs(60));
+        let announced = polling.announced_by_webhooks();
+        let waits: Vec<u64> = (1..=7).map(|passes| announced.pass_backoff(passes).as_secs()).collect();
+        assert_eq!(waits, [20, 40, 80, 160, 320, 640, 900]);
+        assert_eq!(announced.first_check_delay_ms(), polling.first_check_delay_ms());
+        assert_eq!(announced.backoff_base, polling.backoff_base, "a PG that gives no answer is asked as soon");
+        assert_eq!((announced.backoff_cap, announced.min_gap), (polling.backoff_cap, polling.min_gap));
+        let short = Timings { backoff_cap: Duration::from_secs(30), ..polling }.announced_by_webhooks();
+        assert_eq!(short.unsettled_backoff, Duration::from_secs(20));
+        let shorter = Timings { backoff_cap: Duration::from_secs(10), ..polling }.announced_by_webhooks();
+        assert_eq!(shorter.unsettled_backoff, Duration::from_secs(10), "never past the cap");
     }
 
     #[test]

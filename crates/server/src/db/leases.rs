@@ -60,15 +60,17 @@ impl JobKind {
 impl Db {
     /// Jobs of `kind` a worker may take now: open, their lease lapsed, their
     /// next attempt come; those waiting longest for their turn first.
-    pub async fn due_jobs(&self, kind: JobKind, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
+    pub async fn due_jobs(&self, kind: JobKind, now_ms: i64, limit: u32) -> Result<Vec<(String, bool)>, sqlx::Error> {
         let query = format!(
-            "SELECT {key} FROM {table} WHERE {open} AND next_attempt_at_ms <= $1 AND lease_until_ms <= $2 \
-             ORDER BY next_attempt_at_ms, created_at_ms LIMIT $3",
+            "SELECT {key}, CAST(pg_hinted AS BIGINT) FROM {table} WHERE {open} AND next_attempt_at_ms <= $1 \
+             AND lease_until_ms <= $2 ORDER BY next_attempt_at_ms, created_at_ms LIMIT $3",
             key = kind.key(),
             table = kind.table(),
             open = kind.open(),
         );
-        sqlx::query_scalar(&query).bind(now_ms).bind(now_ms).bind(i64::from(limit)).fetch_all(&self.pool).await
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as(&query).bind(now_ms).bind(now_ms).bind(i64::from(limit)).fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(|(key, hinted)| (key, hinted == 1)).collect())
     }
 
     /// When the next job of `kind` falls due: its next attempt, or its lease's

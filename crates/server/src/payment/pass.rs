@@ -27,6 +27,8 @@ pub(super) struct Job<'a> {
     pub kind: JobKind,
     pub key: &'a str,
     pub holder: &'a str,
+    /// A webhook made it due: its lookups go first under the hinted allowance.
+    pub hinted: bool,
 }
 
 /// What recovery did since it last looked.
@@ -74,19 +76,24 @@ impl PassReport {
 }
 
 /// Why the breaker or the budget does not let one more recovery call go now,
-/// or `None` when it may go (and is counted against the budget).
-fn refusal(app: &App) -> Option<Recovered> {
+/// or `None` when it may go (and is counted against the budget). A lookup a
+/// webhook asked for (`hinted`) is counted against the hinted allowance while
+/// it lasts, and against the budget after.
+fn refusal(app: &App, hinted: bool) -> Option<Recovered> {
+    let allowed = hinted && app.hinted_lookups.take();
     // The budget first: a half-open breaker lets one probe through, and a probe
     // granted but never sent would leave it half-open for good.
-    if !app.retry_budget.has_room() {
+    if !allowed && !app.retry_budget.has_room() {
         metrics::recovery_over_budget();
         return Some(Recovered::OverBudget);
     }
     if !app.breaker.allows_call() {
         return Some(Recovered::HeldBack);
     }
-    // Another worker may have taken the last call since; going over by one is fine.
-    app.retry_budget.try_recovery_call();
+    if !allowed {
+        // Another worker may have taken the last call since; going over by one is fine.
+        app.retry_budget.try_recovery_call();
+    }
     None
 }
 
@@ -104,7 +111,7 @@ fn note_health(app: &App, answer: &PgAnswer) {
 /// settlement rules say (`settlement::release`), its wait drawn from the
 /// upper half so many jobs spread out, and raises the alert when they say so.
 pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppError>) -> Result<(), AppError> {
-    let Job { kind, key, holder } = job;
+    let Job { kind, key, holder, .. } = job;
     let (recovered, passes_before, last_answer) = match pass {
         Ok(pass) => (Some(pass.recovered), pass.passes_before, pass.last_answer.as_deref()),
         Err(_) => (None, 0, None),
@@ -176,7 +183,7 @@ pub(super) async fn look_up(
             let wait = full_jitter(retry - 1, &mut rand::rng());
             tokio::time::sleep(wait).await;
         }
-        if let Some(refused) = refusal(app) {
+        if let Some(refused) = refusal(app, job.hinted) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
         let place = app.pg.place().await?;
@@ -210,7 +217,8 @@ where
     Call: FnOnce(PgPlace) -> Sent,
     Sent: Future<Output = Result<PgAnswer, AppError>>,
 {
-    if let Some(refused) = refusal(app) {
+    // A call that moves money is never the hint's: it goes under the budget.
+    if let Some(refused) = refusal(app, false) {
         return Ok(Err((refused, None)));
     }
     let place = app.pg.place().await?;

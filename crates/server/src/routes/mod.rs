@@ -53,9 +53,17 @@ pub fn router(state: AppState) -> Router {
         .merge(orders::router())
         .merge(confirm::router())
         .merge(cancel::router())
-        .merge(webhooks::router())
         .split_for_parts();
+    // The PG's webhooks are no customer's: no cookie, and a limit of their own
+    // instead of the customers' and their addresses'.
+    let (webhooks, webhooks_spec) = OpenApiRouter::new().merge(webhooks::router()).split_for_parts();
+    let mut spec = spec;
+    spec.merge(webhooks_spec);
     let spec = Arc::new(spec);
+    let webhooks = webhooks
+        .route_layer(middleware::from_fn(crate::metrics::track_http))
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
+        .layer(option_layer(state.limits.webhooks()));
     let api = api
         .route("/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
         .route_layer(middleware::from_fn(crate::metrics::track_http))
@@ -66,6 +74,7 @@ pub fn router(state: AppState) -> Router {
             crate::customer::identify(secure_cookies, jar, request, next)
         }))
         .layer(option_layer(state.limits.per_address()))
+        .merge(webhooks)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
         // Orders are one customer's: no shared cache keeps them (an answer that
