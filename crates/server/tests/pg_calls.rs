@@ -119,6 +119,7 @@ async fn a_refund_shows_its_cancel_call_under_the_refunds_own_key() {
     let whos: Vec<String> = calls.iter().map(who).collect();
     assert_eq!(whos, ["confirm by customer", "cancel by customer"], "{calls:?}");
     assert_eq!(calls[1]["idempotency_key"].as_str(), Some(refunds[0].pg_idempotency_key.as_str()));
+    assert_ne!(calls[1]["idempotency_key"].as_str(), Some("cancel-logged"), "the PG's key is made by the server");
     assert!(answer(&calls[1]).starts_with("HTTP 200 payment"), "{calls:?}");
 }
 

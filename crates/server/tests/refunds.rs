@@ -423,5 +423,9 @@ async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
     // The customer's order page reads the same, and a plain paid order carries no refusal.
     assert_eq!(server.order(&order.order_id).await.refund_refusal.unwrap().code, "EXCEED_MAX_REFUND_DUE");
     assert_eq!(server.paid_order().await.refund_refusal, None);
+    // Operators are alerted (in-process servers share one recorder: the
+    // figure is at least this refusal's).
+    let alerts = server.metric("payment_refund_alerts_total").await.expect("the refusal alerted operators");
+    assert!(alerts.parse::<f64>().unwrap() >= 1.0, "{alerts}");
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
 }
