@@ -123,8 +123,9 @@ impl Db {
     }
 
     /// Ends `worker`'s hold on a job it did not settle. `next_at_ms` is when to
-    /// look again (`None`: when it was due already); `answered` says the PG
-    /// answered this pass (only those count toward backoff and the alert).
+    /// look again (`None`: when it was due already), unless a webhook hinted
+    /// the job meanwhile: then it is due at once, still hinted. `answered` says
+    /// the PG answered this pass (only those count toward backoff and the alert).
     /// Returns the answered passes so far; 0 when the job is no longer this
     /// worker's, or no longer open.
     pub async fn release_job(
@@ -139,7 +140,7 @@ impl Db {
         let query = format!(
             "UPDATE {table} SET lease_until_ms = 0, \
              next_attempt_at_ms = CASE WHEN pg_hinted = 1 THEN 0 ELSE COALESCE($1, next_attempt_at_ms) END, \
-             pg_hinted = 0, recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
+             recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
              WHERE {key} = $4 AND lease_owner = $5 AND {open} RETURNING recovery_passes",
             table = kind.table(),
             key = kind.key(),
@@ -156,15 +157,13 @@ impl Db {
         Ok(passes.map_or(0, |passes| u32::try_from(passes).unwrap_or(u32::MAX)))
     }
 
-    /// Hands an open job to the engine at once: ends whoever's lease it is
-    /// under and makes it due now. For an operator's "ask the PG now", and for
-    /// a worker frozen past its lease. Says whether the job is open.
     /// A hint that the order's payment or refund may have settled at the PG (a
     /// webhook): each open job of the order is due at once, its lease left as
     /// it is, so a call still waiting for the PG keeps it and its own answer
     /// settles first; the hint is kept (`pg_hinted`) so that the call's release
-    /// leaves the job due. Says whether any job was hinted; one hinted and due
-    /// already (a repeated event) is left alone.
+    /// leaves the job due, and the pass that takes it next knows a webhook
+    /// asked for it (taking the job clears the hint). Says whether any job was
+    /// hinted; one hinted and due already (a repeated event) is left alone.
     pub async fn due_now_for_order(&self, order_id: &str) -> Result<bool, sqlx::Error> {
         let mut made_due = 0;
         for kind in [JobKind::Payment, JobKind::Refund] {
@@ -179,6 +178,9 @@ impl Db {
         Ok(made_due > 0)
     }
 
+    /// Hands an open job to the engine at once: ends whoever's lease it is
+    /// under and makes it due now. For an operator's "ask the PG now", and for
+    /// a worker frozen past its lease. Says whether the job is open.
     pub async fn recover_now(&self, kind: JobKind, key: &str) -> Result<bool, sqlx::Error> {
         let query = format!(
             "UPDATE {table} SET lease_until_ms = 0, next_attempt_at_ms = 0 WHERE {key} = $1 AND {open}",

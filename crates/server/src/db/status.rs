@@ -81,7 +81,7 @@ impl Db {
              failure_message = $4, unknown_reason = $5, updated_at_ms = $6, \
              lease_until_ms = CASE WHEN $7 = 1 THEN 0 ELSE lease_until_ms END, \
              next_attempt_at_ms = CASE WHEN $7 = 1 AND pg_hinted = 1 THEN 0 WHEN $7 = 1 THEN $8 \
-             ELSE next_attempt_at_ms END, pg_hinted = CASE WHEN $7 = 1 THEN 0 ELSE pg_hinted END \
+             ELSE next_attempt_at_ms END \
              WHERE order_id = $9 AND status = $10 AND refunded_amount = $11 \
              AND ($12 = 0 OR lease_owner = $13)",
         )
