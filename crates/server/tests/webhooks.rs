@@ -8,6 +8,7 @@ mod support;
 use std::time::Duration;
 
 use payonce_api::OrderStatus;
+use payonce_server::db::{JobKind, now_ms};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{FakePg, Server, assert_charges_agree};
@@ -211,4 +212,25 @@ async fn events_past_their_own_limit_are_refused_for_later_and_customers_are_not
     assert_eq!(statuses.last(), Some(&StatusCode::TOO_MANY_REQUESTS), "the PG sends it again later");
     let created = server.create_order().await;
     assert_eq!(server.confirm(&created.order, "key-after-flood").await.0, StatusCode::OK, "customers go on");
+}
+
+#[tokio::test]
+async fn a_hint_while_a_pass_holds_the_job_is_still_a_hint_when_the_pass_lets_it_go() {
+    // The next pass must know a webhook asked for it: its lookup draws on the
+    // hinted allowance instead of waiting for the retry budget.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 60_000})).await;
+    let server = server_without_early_recovery(&pg).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    assert_eq!(server.confirm(&created.order, "key-held").await.0, StatusCode::ACCEPTED);
+    let db = server.db().await;
+    let now = now_ms();
+    assert!(db.claim_job(JobKind::Payment, &order_id, "a-pass", now, now + 60_000).await.unwrap(), "a pass holds it");
+
+    assert!(db.due_now_for_order(&order_id).await.unwrap(), "the webhook's hint");
+    db.release_job(JobKind::Payment, &order_id, "a-pass", Some(now + 300_000), true, None).await.unwrap();
+
+    let due = db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap();
+    assert_eq!(due, [(order_id, true)], "due at once, and still hinted");
 }

@@ -251,7 +251,7 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn a_reset_keeps_the_place_like_a_timeout_and_an_answer_frees_it() {
+    async fn a_reset_keeps_the_place_like_a_timeout_and_a_call_never_sent_frees_it() {
         let limit = ConcurrencyLimit::new(Policy::Fixed(1), Duration::from_secs(60));
         let no_answer = |timed_out| PgAnswer::NoAnswer { detail: "no answer".into(), timed_out };
         for answer in [no_answer(true), no_answer(false)] {
