@@ -39,6 +39,22 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RATE_LIMIT_WEBHOOKS", default_value_t = 12_000)]
     pub rate_limit_webhooks: u32,
 
+    /// A file holding the key that signs customers' cookies (one line, at least
+    /// 32 characters of randomness), the same for every server of the shop.
+    /// Without it, a key made once and kept in the database signs them.
+    #[arg(long, env = "PAYONCE_CUSTOMER_KEY_FILE")]
+    pub customer_key_file: Option<PathBuf>,
+
+    /// A file holding the key that signed customers' cookies before the
+    /// current one: cookies it signed are still their customers', and are
+    /// signed again with the current key. Drop it once they have come back.
+    #[arg(long, env = "PAYONCE_CUSTOMER_KEY_PREVIOUS_FILE", requires = "customer_key_file")]
+    pub customer_key_previous_file: Option<PathBuf>,
+
+    /// The keys read from `--customer-key-file` and `--customer-key-previous-file`.
+    #[arg(skip)]
+    pub customer_keys: Option<CustomerKeyFiles>,
+
     /// Address of the operators' listener (metrics, health): keep it off the internet.
     #[arg(long, env = "PAYONCE_ADMIN_LISTEN", default_value = "127.0.0.1:3001")]
     pub admin_listen: SocketAddr,
@@ -303,6 +319,13 @@ impl ServerConfig {
         if let Some(path) = &self.admin_token_file {
             self.admin_token = Some(read_secret("admin-token-file", path)?);
         }
+        if let Some(path) = &self.customer_key_file {
+            let previous = match &self.customer_key_previous_file {
+                Some(path) => Some(read_key("customer-key-previous-file", path)?),
+                None => None,
+            };
+            self.customer_keys = Some(CustomerKeyFiles { current: read_key("customer-key-file", path)?, previous });
+        }
         Ok(())
     }
 
@@ -469,6 +492,20 @@ fn read_secret(flag: &'static str, path: &std::path::Path) -> Result<SecretStrin
     Ok(SecretString::from(secret.to_owned()))
 }
 
+/// The shortest key that signs customers' cookies: what HMAC-SHA256's key
+/// derivation takes as 256 bits.
+pub const CUSTOMER_KEY_MIN: usize = 32;
+
+/// A signing key from a file: its first line, at least `CUSTOMER_KEY_MIN` bytes.
+fn read_key(flag: &'static str, path: &std::path::Path) -> Result<SecretString, ConfigError> {
+    let key = read_secret(flag, path)?;
+    if key.expose_secret().len() < CUSTOMER_KEY_MIN {
+        let reason = format!("it is shorter than {CUSTOMER_KEY_MIN} characters (try `openssl rand -hex 32`)");
+        return Err(ConfigError::SecretFile { flag, path: path.to_owned(), reason });
+    }
+    Ok(key)
+}
+
 fn human(duration: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(duration)
 }
@@ -480,6 +517,15 @@ fn millis(duration: Duration) -> u64 {
 /// Parses `500ms`, `15s`, `2m`, `1h 30m`.
 pub fn parse_duration(value: &str) -> Result<Duration, String> {
     humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
+}
+
+/// The keys of customers' cookies, as read from their files.
+#[derive(Debug, Clone)]
+pub struct CustomerKeyFiles {
+    /// Signs every cookie issued, and verifies.
+    pub current: SecretString,
+    /// Only verifies: the key before the current one, while its cookies are about.
+    pub previous: Option<SecretString>,
 }
 
 /// The origins the page's Content-Security-Policy allows the PG's SDK, by
@@ -703,6 +749,40 @@ mod tests {
         assert_eq!(config.pg_secret_key.expose_secret(), "live_sk_from_file");
         assert_eq!(config.admin_token.as_ref().map(ExposeSecret::expose_secret), Some("token-from-file"));
         assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn customer_cookie_keys_come_from_files_of_at_least_32_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        let (current, previous, short) =
+            (dir.path().join("current"), dir.path().join("previous"), dir.path().join("short"));
+        std::fs::write(&current, format!("{}\n", "c".repeat(64))).unwrap();
+        std::fs::write(&previous, "p".repeat(32)).unwrap();
+        std::fs::write(&short, "p".repeat(31)).unwrap();
+        let with = |files: &[&std::path::PathBuf]| {
+            let mut args = vec!["payonce-server".to_owned()];
+            for (flag, file) in ["--customer-key-file", "--customer-key-previous-file"].iter().zip(files) {
+                args.extend([(*flag).to_owned(), file.display().to_string()]);
+            }
+            let mut config = ServerConfig::try_parse_from(args)?;
+            Ok::<_, clap::Error>(config.read_secret_files().map(|()| config.customer_keys))
+        };
+
+        let keys = with(&[&current, &previous]).unwrap().unwrap().expect("keys from files");
+        assert_eq!(keys.current.expose_secret(), "c".repeat(64));
+        assert_eq!(keys.previous.as_ref().map(|key| key.expose_secret().to_owned()), Some("p".repeat(32)));
+        assert!(with(&[]).unwrap().unwrap().is_none(), "no file: the database's key");
+        let Err(ConfigError::SecretFile { flag, reason, .. }) = with(&[&current, &short]).unwrap() else {
+            panic!("a short previous key is refused")
+        };
+        assert_eq!(flag, "customer-key-previous-file");
+        assert!(reason.contains("shorter than 32"), "{reason}");
+        let previous_alone = ServerConfig::try_parse_from([
+            "payonce-server",
+            "--customer-key-previous-file",
+            previous.to_str().unwrap(),
+        ]);
+        assert!(previous_alone.is_err(), "a previous key without a current one");
     }
 
     #[test]

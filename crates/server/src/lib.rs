@@ -81,7 +81,8 @@ pub async fn run(
         config.public_url = Some(format!("http://{}", listener.local_addr()?));
     }
     let db = Db::open(&config.db, config.db_max_connections).await?;
-    let state = AppState::new(config, db);
+    let customer_cookies = customer::CustomerCookies::load(&config, &db).await?;
+    let state = AppState::new(config, db, customer_cookies);
     let stopping = state.stopping.clone();
     let recovery = tokio::spawn(payment::jobs::run(state.app.clone(), stopping.clone()));
     let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.app.clone(), stopping.clone()));

@@ -2,11 +2,13 @@
 //! (the rate limits, the metrics' renderer). Cheap to clone: all handles.
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::app::App;
 use crate::config::ServerConfig;
+use crate::customer::CustomerCookies;
 use crate::db::Db;
 use crate::rate_limits::{Limits, Rate};
 
@@ -15,10 +17,12 @@ pub struct AppState {
     pub app: App,
     pub metrics: PrometheusHandle,
     pub limits: Limits,
+    /// How customers' cookies are signed and verified.
+    pub customer_cookies: Arc<CustomerCookies>,
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig, db: Db) -> Self {
+    pub fn new(config: ServerConfig, db: Db, customer_cookies: CustomerCookies) -> Self {
         let limits = Limits::new(
             Rate::per_minute(config.rate_limit_customer),
             Rate::per_minute(config.rate_limit_address),
@@ -27,7 +31,7 @@ impl AppState {
         // The recorder first: what the app records as it starts (the PG limit's
         // starting value, say) would otherwise go nowhere.
         let metrics = crate::metrics::handle();
-        Self { app: App::new(config, db), metrics, limits }
+        Self { app: App::new(config, db), metrics, limits, customer_cookies: Arc::new(customer_cookies) }
     }
 }
 

@@ -146,6 +146,60 @@ async fn the_customer_cookie_is_http_only_and_lax() {
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/"), "{cookie}");
 }
 
+/// The customer cookie a client that kept none is given, as `name=value`.
+async fn a_new_customer_cookie(server: &Server) -> String {
+    let response = reqwest::get(format!("{}/api/catalog", server.url)).await.unwrap();
+    let set_cookie = response.headers().get("set-cookie").expect("a new customer gets a cookie").to_str().unwrap();
+    set_cookie.split(';').next().unwrap().to_owned()
+}
+
+/// What `cookie`'s customer sees of their orders, and the cookie the answer
+/// sets, if any.
+async fn orders_seen_with(server: &Server, cookie: &str) -> (Vec<Value>, Option<String>) {
+    let response = reqwest::Client::new()
+        .get(format!("{}/api/orders", server.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let set_cookie = response.headers().get("set-cookie").map(|value| value.to_str().unwrap().to_owned());
+    (response.json().await.unwrap(), set_cookie)
+}
+
+#[tokio::test]
+async fn only_a_cookie_the_shop_signed_reads_its_customers_orders() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let cookie = a_new_customer_cookie(&server).await;
+    let created = reqwest::Client::new()
+        .post(format!("{}/api/orders", server.url))
+        .header("cookie", &cookie)
+        .json(&json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+
+    let (orders, reissued) = orders_seen_with(&server, &cookie).await;
+    assert_eq!(orders.len(), 1, "the customer sees their order");
+    assert_eq!(reissued, None, "and keeps their cookie");
+
+    // The customer's id is the cookie's last 36 characters, after the signature.
+    let id = &cookie[cookie.len() - 36..];
+    let signature_flipped = {
+        let (name, value) = cookie.split_once('=').unwrap();
+        let first = if value.starts_with('A') { 'B' } else { 'A' };
+        format!("{name}={first}{}", &value[1..])
+    };
+    for forged in [format!("payonce_customer={id}"), signature_flipped, format!("payonce_customer=x{id}")] {
+        let (orders, reissued) = orders_seen_with(&server, &forged).await;
+        assert!(orders.is_empty(), "{forged}: a cookie the shop did not sign reads nothing");
+        let reissued = reissued.expect("a new customer, with a cookie of its own");
+        assert!(!reissued.contains(id), "{forged}: the new customer is not the one named: {reissued}");
+    }
+}
+
 #[tokio::test]
 async fn orders_are_listed_newest_first_and_the_recent_payment_is_found() {
     let pg = FakePg::start().await;

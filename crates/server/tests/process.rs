@@ -119,3 +119,55 @@ async fn the_binary_refuses_a_live_key_for_a_pg_that_is_not_toss() {
     );
     assert!(!stderr.contains("live_sk_shop"), "{stderr}");
 }
+
+#[tokio::test]
+async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old_cookies_end_with_it() {
+    let pg = FakePg::start().await;
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = |name: &str, key: &str| {
+        let path = keys.path().join(name);
+        std::fs::write(&path, format!("{key}\n")).unwrap();
+        path.display().to_string()
+    };
+    let (old_key, new_key) = (key_file("old", &"a1".repeat(32)), key_file("new", &"b2".repeat(32)));
+    let http = reqwest::Client::new();
+    let server = Server::spawn_binary(support::Store::fresh().await, http, &["--pg-url", &pg.url, "--customer-key-file", &old_key]).await;
+    let old_cookie = customer_cookie(server.http.get(format!("{}/api/catalog", server.url))).await.expect("a new customer");
+    let created = server
+        .http
+        .post(format!("{}/api/orders", server.url))
+        .header("cookie", &old_cookie)
+        .json(&json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), reqwest::StatusCode::CREATED);
+    let order: payonce_api::CreatedOrder = created.json().await.unwrap();
+    let order_url = |server: &Server| format!("{}/api/orders/{}", server.url, order.order.order_id);
+    let (store, http) = server.kill().await;
+
+    // Rotated: the old key only verifies, and the customer's cookie is signed again.
+    let args = ["--pg-url", &pg.url, "--customer-key-file", &new_key, "--customer-key-previous-file", &old_key];
+    let rotated = Server::spawn_binary(store, http, &args).await;
+    let seen = rotated.http.get(order_url(&rotated)).header("cookie", &old_cookie).send().await.unwrap();
+    assert_eq!(seen.status(), reqwest::StatusCode::OK, "the customer is the same under the new key");
+    let new_cookie = customer_cookie(rotated.http.get(order_url(&rotated)).header("cookie", &old_cookie))
+        .await
+        .expect("signed again with the new key");
+    assert_ne!(new_cookie, old_cookie);
+    let (store, http) = rotated.kill().await;
+
+    // The old key dropped: the cookie signed again still names the customer; one only the old key signed, nobody.
+    let after = Server::spawn_binary(store, http, &["--pg-url", &pg.url, "--customer-key-file", &new_key]).await;
+    let seen = after.http.get(order_url(&after)).header("cookie", &new_cookie).send().await.unwrap();
+    assert_eq!(seen.status(), reqwest::StatusCode::OK);
+    let stale = after.http.get(order_url(&after)).header("cookie", &old_cookie).send().await.unwrap();
+    assert_eq!(stale.status(), reqwest::StatusCode::NOT_FOUND, "a cookie only the dropped key signed is no customer");
+}
+
+/// The customer cookie the answer to `request` sets, as `name=value`.
+async fn customer_cookie(request: reqwest::RequestBuilder) -> Option<String> {
+    let response = request.send().await.unwrap();
+    let set_cookie = response.headers().get("set-cookie")?.to_str().unwrap();
+    Some(set_cookie.split(';').next().unwrap().to_owned())
+}

@@ -48,7 +48,8 @@ async fn a_confirm_dropped_at_any_await_point_leaves_no_attempt_or_one_whose_cal
     let store = support::Store::fresh().await;
     let config = support::test_config(&pg.url, &store);
     let db = Db::open(&config.db, 4).await.unwrap();
-    let state = AppState::new(config, db.clone());
+    let cookies = payonce_server::customer::CustomerCookies::load(&config, &db).await.unwrap();
+    let state = AppState::new(config, db.clone(), cookies);
     let app = payonce_server::routes::router(state.clone());
 
     let mut completed = false;

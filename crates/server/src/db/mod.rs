@@ -15,6 +15,7 @@ mod pg_calls;
 mod pg_places;
 mod reconcile;
 mod refunds;
+mod signing_keys;
 mod status;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use orders::NewOrder;
 pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
 pub use pg_places::{LearnedLimitRow, PlaceClaim, PlaceTerms};
 pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
+pub use signing_keys::CUSTOMER_COOKIE_KEY;
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 pub use status::{Lease, Writer};
 

@@ -46,7 +46,7 @@ struct ApiDoc;
 
 /// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
-    let secure_cookies = state.config.public_base_url().starts_with("https://");
+    let customer_cookies = state.customer_cookies.clone();
     let (api, spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(config::router())
         .merge(catalog::router())
@@ -71,7 +71,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(option_layer(state.limits.per_customer()))
         .layer(middleware::from_fn(move |jar, request, next| {
-            crate::customer::identify(secure_cookies, jar, request, next)
+            crate::customer::identify(customer_cookies.clone(), jar, request, next)
         }))
         .layer(option_layer(state.limits.per_address()))
         .merge(webhooks)
