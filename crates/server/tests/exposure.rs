@@ -193,6 +193,31 @@ async fn a_body_sent_too_slowly_is_refused_with_a_code_and_nothing_is_stored() {
 }
 
 #[tokio::test]
+async fn a_body_sent_too_slowly_to_the_operators_listener_is_refused_with_a_code_and_nothing_is_refunded() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.client_timeout = Duration::from_millis(500);
+        config.admin_token = Some("a-long-enough-operators-token".into());
+    })
+    .await;
+    let paid = server.paid_order().await;
+    let mut slow = TcpStream::connect(server.admin_url.trim_start_matches("http://")).await.unwrap();
+    let head = format!(
+        "POST /admin/orders/{}/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a-long-enough-operators-token\r\n\
+         Idempotency-Key: slow-refund\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n",
+        paid.order_id
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(b"{\"amount\":").await.unwrap(); // and the rest never comes
+
+    let answer = read_until_closed(&mut slow, Duration::from_secs(5)).await.expect("an answer in time");
+
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"code\":\"REQUEST_TIMEOUT\""), "{answer}");
+    assert_eq!(server.order(&paid.order_id).await.status, payonce_api::OrderStatus::Paid, "nothing refunded");
+}
+
+#[tokio::test]
 async fn an_oversized_request_head_is_refused() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;

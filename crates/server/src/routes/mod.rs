@@ -111,6 +111,9 @@ pub fn admin_router(state: AppState) -> Router {
         .fallback(|| async { AppError::NotFound })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        // A body that trickles in would hold an operator's request (and its
+        // connection) open as long as the sender liked.
+        .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
         .layer(no_store)
         .layer(referrer)
         .layer(nosniff)
