@@ -225,12 +225,17 @@ async fn a_hint_while_a_pass_holds_the_job_is_still_a_hint_when_the_pass_lets_it
     let order_id = created.order.order_id.clone();
     assert_eq!(server.confirm(&created.order, "key-held").await.0, StatusCode::ACCEPTED);
     let db = server.db().await;
-    let now = now_ms();
-    assert!(db.claim_job(JobKind::Payment, &order_id, "a-pass", now, now + 60_000).await.unwrap(), "a pass holds it");
+    let claim = |holder: &'static str| {
+        let (db, order_id, now) = (db.clone(), order_id.clone(), now_ms());
+        async move { db.claim_job(JobKind::Payment, &order_id, holder, now, now + 60_000).await.unwrap() }
+    };
+    assert_eq!(claim("a-pass").await, Some(false), "a pass holds it, no hint waiting");
 
     assert!(db.due_now_for_order(&order_id).await.unwrap(), "the webhook's hint");
-    db.release_job(JobKind::Payment, &order_id, "a-pass", Some(now + 300_000), true, None).await.unwrap();
+    db.release_job(JobKind::Payment, &order_id, "a-pass", Some(now_ms() + 300_000), true, None).await.unwrap();
 
-    let due = db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap();
-    assert_eq!(due, [(order_id, true)], "due at once, and still hinted");
+    assert_eq!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap(), [order_id.clone()], "due at once");
+    assert_eq!(claim("the-next-pass").await, Some(true), "and the next pass takes the hint");
+    db.release_job(JobKind::Payment, &order_id, "the-next-pass", Some(now_ms() + 300_000), true, None).await.unwrap();
+    assert!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap().is_empty(), "a hint taken is answered");
 }

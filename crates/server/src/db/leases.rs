@@ -57,20 +57,23 @@ impl JobKind {
     }
 }
 
+/// `pg_hinted`: a webhook's hint waits for the next pass over the job.
+const HINTED: i64 = 1;
+/// `pg_hinted`: the pass holding the job took the hint; its lookup answers it.
+const HINT_TAKEN: i64 = 2;
+
 impl Db {
     /// Jobs of `kind` a worker may take now: open, their lease lapsed, their
     /// next attempt come; those waiting longest for their turn first.
-    pub async fn due_jobs(&self, kind: JobKind, now_ms: i64, limit: u32) -> Result<Vec<(String, bool)>, sqlx::Error> {
+    pub async fn due_jobs(&self, kind: JobKind, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
         let query = format!(
-            "SELECT {key}, CAST(pg_hinted AS BIGINT) FROM {table} WHERE {open} AND next_attempt_at_ms <= $1 \
-             AND lease_until_ms <= $2 ORDER BY next_attempt_at_ms, created_at_ms LIMIT $3",
+            "SELECT {key} FROM {table} WHERE {open} AND next_attempt_at_ms <= $1 AND lease_until_ms <= $2 \
+             ORDER BY next_attempt_at_ms, created_at_ms LIMIT $3",
             key = kind.key(),
             table = kind.table(),
             open = kind.open(),
         );
-        let rows: Vec<(String, i64)> =
-            sqlx::query_as(&query).bind(now_ms).bind(now_ms).bind(i64::from(limit)).fetch_all(&self.pool).await?;
-        Ok(rows.into_iter().map(|(key, hinted)| (key, hinted == 1)).collect())
+        sqlx::query_scalar(&query).bind(now_ms).bind(now_ms).bind(i64::from(limit)).fetch_all(&self.pool).await
     }
 
     /// When the next job of `kind` falls due: its next attempt, or its lease's
@@ -86,8 +89,11 @@ impl Db {
     }
 
     /// Takes an open job whose lease has lapsed, for `worker` until
-    /// `lease_until_ms`. Says whether it did: not if it is settled or someone
-    /// else holds it, and only the holder calls the PG about it.
+    /// `lease_until_ms`. Says whether it did (`None`: it is settled, or
+    /// someone else holds it; only the holder calls the PG about it), and
+    /// whether a webhook's hint was waiting for it, which the taking answers
+    /// (`HINT_TAKEN`) in the same statement: a hint that comes while the job
+    /// is held is another, kept for when it is let go.
     pub async fn claim_job(
         &self,
         kind: JobKind,
@@ -95,17 +101,23 @@ impl Db {
         worker: &str,
         now_ms: i64,
         lease_until_ms: i64,
-    ) -> Result<bool, sqlx::Error> {
+    ) -> Result<Option<bool>, sqlx::Error> {
         let query = format!(
-            "UPDATE {table} SET lease_until_ms = $1, lease_owner = $2, pg_hinted = 0 WHERE {key} = $3 AND {open} \
-             AND lease_until_ms <= $4",
+            "UPDATE {table} SET lease_until_ms = $1, lease_owner = $2, \
+             pg_hinted = CASE WHEN pg_hinted = {HINTED} THEN {HINT_TAKEN} ELSE 0 END \
+             WHERE {key} = $3 AND {open} AND lease_until_ms <= $4 RETURNING CAST(pg_hinted AS BIGINT)",
             table = kind.table(),
             key = kind.key(),
             open = kind.open(),
         );
-        let claimed =
-            sqlx::query(&query).bind(lease_until_ms).bind(worker).bind(key).bind(now_ms).execute(&self.writer).await?;
-        Ok(claimed.rows_affected() == 1)
+        let hint: Option<i64> = sqlx::query_scalar(&query)
+            .bind(lease_until_ms)
+            .bind(worker)
+            .bind(key)
+            .bind(now_ms)
+            .fetch_optional(&self.writer)
+            .await?;
+        Ok(hint.map(|hint| hint == HINT_TAKEN))
     }
 
     /// Renews `worker`'s lease of an open job until `until_ms`. Says whether
@@ -139,7 +151,8 @@ impl Db {
     ) -> Result<u32, sqlx::Error> {
         let query = format!(
             "UPDATE {table} SET lease_until_ms = 0, \
-             next_attempt_at_ms = CASE WHEN pg_hinted = 1 THEN 0 ELSE COALESCE($1, next_attempt_at_ms) END, \
+             next_attempt_at_ms = CASE WHEN pg_hinted = {HINTED} THEN 0 ELSE COALESCE($1, next_attempt_at_ms) END, \
+             pg_hinted = CASE WHEN pg_hinted = {HINTED} THEN {HINTED} ELSE 0 END, \
              recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
              WHERE {key} = $4 AND lease_owner = $5 AND {open} RETURNING recovery_passes",
             table = kind.table(),
@@ -168,8 +181,8 @@ impl Db {
         let mut made_due = 0;
         for kind in [JobKind::Payment, JobKind::Refund] {
             let query = format!(
-                "UPDATE {table} SET next_attempt_at_ms = 0, pg_hinted = 1 WHERE order_id = $1 AND {open} \
-                 AND NOT (pg_hinted = 1 AND next_attempt_at_ms = 0)",
+                "UPDATE {table} SET next_attempt_at_ms = 0, pg_hinted = {HINTED} WHERE order_id = $1 AND {open} \
+                 AND NOT (pg_hinted = {HINTED} AND next_attempt_at_ms = 0)",
                 table = kind.table(),
                 open = kind.open(),
             );

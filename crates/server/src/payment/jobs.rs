@@ -59,11 +59,11 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
             // Nothing is claimed, counted or postponed while the breaker is open.
             break;
         }
-        for (key, hinted) in app.db.due_jobs(kind, now_ms(), u32::try_from(free).unwrap_or(u32::MAX)).await? {
+        for key in app.db.due_jobs(kind, now_ms(), u32::try_from(free).unwrap_or(u32::MAX)).await? {
             let Ok(permit) = workers.clone().try_acquire_owned() else { break };
             let (app, finished) = (app.clone(), finished.clone());
             app.pg_tasks.clone().spawn(async move {
-                let outcome = run_pass(&app, kind, &key, hinted).await;
+                let outcome = run_pass(&app, kind, &key).await;
                 drop(permit);
                 finished.lock().expect("recovery report lock").count(outcome);
                 // A worker is free, and the report has news: look again.
@@ -78,13 +78,13 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
 
 /// Takes the job's lease, under a holder name of this pass's own, runs one
 /// pass of its kind, and releases the lease however the pass ends.
-async fn run_pass(app: &App, kind: JobKind, key: &str, hinted: bool) -> Result<Recovered, AppError> {
+async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppError> {
     let now = now_ms();
     let until = now + lease::millis(lease::for_lookup(&app.config));
     let holder = lease::holder(&app.worker_id);
-    if !app.db.claim_job(kind, key, &holder, now, until).await? {
+    let Some(hinted) = app.db.claim_job(kind, key, &holder, now, until).await? else {
         return Ok(Recovered::NotOurs);
-    }
+    };
     let job = Job { kind, key, holder: &holder, hinted };
     let outcome = match kind {
         JobKind::Payment => recovery::pass(app, job).await,
