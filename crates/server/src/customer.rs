@@ -17,8 +17,8 @@ use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum_extra::extract::cookie::{Cookie, Key, SameSite, SignedCookieJar};
 use axum_extra::extract::CookieJar;
+use axum_extra::extract::cookie::{Cookie, Key, SameSite, SignedCookieJar};
 use secrecy::ExposeSecret;
 use uuid::Uuid;
 

@@ -156,12 +156,8 @@ async fn a_new_customer_cookie(server: &Server) -> String {
 /// What `cookie`'s customer sees of their orders, and the cookie the answer
 /// sets, if any.
 async fn orders_seen_with(server: &Server, cookie: &str) -> (Vec<Value>, Option<String>) {
-    let response = reqwest::Client::new()
-        .get(format!("{}/api/orders", server.url))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        reqwest::Client::new().get(format!("{}/api/orders", server.url)).header("cookie", cookie).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let set_cookie = response.headers().get("set-cookie").map(|value| value.to_str().unwrap().to_owned());
     (response.json().await.unwrap(), set_cookie)

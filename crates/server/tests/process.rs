@@ -131,8 +131,14 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
     };
     let (old_key, new_key) = (key_file("old", &"a1".repeat(32)), key_file("new", &"b2".repeat(32)));
     let http = reqwest::Client::new();
-    let server = Server::spawn_binary(support::Store::fresh().await, http, &["--pg-url", &pg.url, "--customer-key-file", &old_key]).await;
-    let old_cookie = customer_cookie(server.http.get(format!("{}/api/catalog", server.url))).await.expect("a new customer");
+    let server = Server::spawn_binary(
+        support::Store::fresh().await,
+        http,
+        &["--pg-url", &pg.url, "--customer-key-file", &old_key],
+    )
+    .await;
+    let old_cookie =
+        customer_cookie(server.http.get(format!("{}/api/catalog", server.url))).await.expect("a new customer");
     let created = server
         .http
         .post(format!("{}/api/orders", server.url))

@@ -194,7 +194,10 @@ async fn a_flood_of_events_is_answered_without_touching_customers_limits_or_the_
     // minute while the flood lasts), then the retry budget (60 a window).
     let refilled = (flood_began.elapsed().as_secs_f64() * 100.0 / 60.0).ceil() as u64;
     let bound = 100 + refilled + 60;
-    assert!(lookups <= bound, "{lookups} lookups for {EVENTS} events: the allowance and the budget bound them at {bound}");
+    assert!(
+        lookups <= bound,
+        "{lookups} lookups for {EVENTS} events: the allowance and the budget bound them at {bound}"
+    );
     assert_eq!(server.order(&order_id).await.status, OrderStatus::Unknown, "no event is believed");
 }
 

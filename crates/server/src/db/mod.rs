@@ -34,8 +34,8 @@ pub use orders::NewOrder;
 pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
 pub use pg_places::{LearnedLimitRow, PlaceClaim, PlaceTerms};
 pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
-pub use signing_keys::CUSTOMER_COOKIE_KEY;
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
+pub use signing_keys::CUSTOMER_COOKIE_KEY;
 pub use status::{Lease, Writer};
 
 /// How long a request waits for a connection before it is told the database is unavailable.

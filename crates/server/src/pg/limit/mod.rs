@@ -63,7 +63,13 @@ impl ConcurrencyLimit {
         }
         metrics::pg_concurrency_limit(f64::from(learned.cap));
         let state = State { in_flight: 0, learned, recent: RecentCalls::default() };
-        Arc::new(Self { policy, call_deadline, state: Mutex::new(state), freed: Notify::new(), started: Instant::now() })
+        Arc::new(Self {
+            policy,
+            call_deadline,
+            state: Mutex::new(state),
+            freed: Notify::new(),
+            started: Instant::now(),
+        })
     }
 
     /// The calls allowed at once now.
