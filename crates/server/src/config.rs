@@ -355,14 +355,15 @@ impl ServerConfig {
     /// frame its window (from the SDK's origin and the configured ones), and
     /// connect to, load images and style sheets from the configured origins.
     pub fn payment_sdk_origins(&self) -> SdkOrigins {
-        let mut frames: Vec<String> = self.payment_sdk_origin().into_iter().collect();
+        let script = self.payment_sdk_origin();
+        let mut frames: Vec<String> = script.iter().cloned().collect();
         for origin in &self.pg_window_origins {
             if !frames.contains(origin) {
                 frames.push(origin.clone());
             }
         }
         SdkOrigins {
-            script: self.payment_sdk_origin(),
+            script,
             frames,
             connections: self.pg_connect_origins.clone(),
             images: self.pg_img_origins.clone(),

@@ -34,12 +34,13 @@ const SECURE_COOKIE_NAME: &str = "__Host-payonce_customer";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Customer(pub String);
 
-/// How customers' cookies are named, signed and verified.
+/// How customers' cookies are named, signed and verified: an empty signed
+/// jar per key, made once, to verify a request's cookie and sign a new one.
 #[derive(Clone)]
 pub struct CustomerCookies {
     secure: bool,
-    current: Key,
-    previous: Option<Key>,
+    current: SignedCookieJar,
+    previous: Option<SignedCookieJar>,
 }
 
 impl std::fmt::Debug for CustomerCookies {
@@ -76,7 +77,8 @@ impl CustomerCookies {
     /// Cookies signed with `current` (at least 32 bytes), and also accepted
     /// when signed with `previous`.
     pub fn new(secure: bool, current: &[u8], previous: Option<&[u8]>) -> Self {
-        Self { secure, current: Key::derive_from(current), previous: previous.map(Key::derive_from) }
+        let jar = |key: &[u8]| SignedCookieJar::new(Key::derive_from(key));
+        Self { secure, current: jar(current), previous: previous.map(jar) }
     }
 
     fn name(&self) -> &'static str {
@@ -86,9 +88,9 @@ impl CustomerCookies {
     /// The customer whose cookie the request carries, if a key of ours signed it.
     fn customer_in(&self, jar: &CookieJar) -> Option<(String, SignedWith)> {
         let cookie = jar.get(self.name())?.clone().into_owned();
-        let keys = [(Some(&self.current), SignedWith::Current), (self.previous.as_ref(), SignedWith::Previous)];
-        keys.into_iter().find_map(|(key, signed_with)| {
-            let verified = SignedCookieJar::new(key?.clone()).verify(cookie.clone())?;
+        let jars = [(Some(&self.current), SignedWith::Current), (self.previous.as_ref(), SignedWith::Previous)];
+        jars.into_iter().find_map(|(jar, signed_with)| {
+            let verified = jar?.verify(cookie.clone())?;
             let id = Uuid::parse_str(verified.value()).ok()?;
             Some((id.to_string(), signed_with))
         })
@@ -103,7 +105,7 @@ impl CustomerCookies {
             .secure(self.secure)
             .max_age(time::Duration::days(365))
             .build();
-        SignedCookieJar::new(self.current.clone()).add(cookie)
+        self.current.clone().add(cookie)
     }
 }
 

@@ -6,7 +6,7 @@ use payonce_api::{OrderStatus, Product, ShopConfig};
 use reqwest::StatusCode;
 use reqwest::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE};
 use serde_json::{Value, json};
-use support::{FakePg, Server, assert_charges_agree};
+use support::{FakePg, Server, assert_charges_agree, customer_cookie};
 
 async fn error_of(response: reqwest::Response) -> (StatusCode, String, String) {
     let status = response.status();
@@ -146,13 +146,6 @@ async fn the_customer_cookie_is_http_only_and_lax() {
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/"), "{cookie}");
 }
 
-/// The customer cookie a client that kept none is given, as `name=value`.
-async fn a_new_customer_cookie(server: &Server) -> String {
-    let response = reqwest::get(format!("{}/api/catalog", server.url)).await.unwrap();
-    let set_cookie = response.headers().get("set-cookie").expect("a new customer gets a cookie").to_str().unwrap();
-    set_cookie.split(';').next().unwrap().to_owned()
-}
-
 /// What `cookie`'s customer sees of their orders, and the cookie the answer
 /// sets, if any.
 async fn orders_seen_with(server: &Server, cookie: &str) -> (Vec<Value>, Option<String>) {
@@ -167,7 +160,9 @@ async fn orders_seen_with(server: &Server, cookie: &str) -> (Vec<Value>, Option<
 async fn only_a_cookie_the_shop_signed_reads_its_customers_orders() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
-    let cookie = a_new_customer_cookie(&server).await;
+    let cookie = customer_cookie(server.other_customer().get(format!("{}/api/catalog", server.url)))
+        .await
+        .expect("a new customer gets a cookie");
     let created = reqwest::Client::new()
         .post(format!("{}/api/orders", server.url))
         .header("cookie", &cookie)

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use payonce_api::OrderStatus;
 use serde_json::json;
-use support::{FakePg, Server, assert_charges_agree, eventually};
+use support::{FakePg, Server, assert_charges_agree, customer_cookie, eventually};
 
 #[tokio::test]
 async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge() {
@@ -169,11 +169,4 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
     assert_eq!(seen.status(), reqwest::StatusCode::OK);
     let stale = after.http.get(order_url(&after)).header("cookie", &old_cookie).send().await.unwrap();
     assert_eq!(stale.status(), reqwest::StatusCode::NOT_FOUND, "a cookie only the dropped key signed is no customer");
-}
-
-/// The customer cookie the answer to `request` sets, as `name=value`.
-async fn customer_cookie(request: reqwest::RequestBuilder) -> Option<String> {
-    let response = request.send().await.unwrap();
-    let set_cookie = response.headers().get("set-cookie")?.to_str().unwrap();
-    Some(set_cookie.split(';').next().unwrap().to_owned())
 }

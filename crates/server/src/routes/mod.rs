@@ -47,7 +47,7 @@ struct ApiDoc;
 /// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
     let customer_cookies = state.customer_cookies.clone();
-    let (api, spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (api, mut spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(config::router())
         .merge(catalog::router())
         .merge(orders::router())
@@ -57,7 +57,6 @@ pub fn router(state: AppState) -> Router {
     // The PG's webhooks are no customer's: no cookie, and a limit of their own
     // instead of the customers' and their addresses'.
     let (webhooks, webhooks_spec) = OpenApiRouter::new().merge(webhooks::router()).split_for_parts();
-    let mut spec = spec;
     spec.merge(webhooks_spec);
     let spec = Arc::new(spec);
     let webhooks = webhooks

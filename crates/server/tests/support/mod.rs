@@ -446,3 +446,11 @@ pub async fn assert_charges_agree(pg: &FakePg, server: &Server, order_ids: &[&st
         assert_eq!(charges, expected, "order {order_id} is {:?} but was charged {charges} times", order.status);
     }
 }
+
+/// The customer cookie the answer to `request` sets, as `name=value` (what a
+/// browser sends back), or `None` when it sets none.
+pub async fn customer_cookie(request: reqwest::RequestBuilder) -> Option<String> {
+    let response = request.send().await.unwrap();
+    let set_cookie = response.headers().get("set-cookie")?.to_str().unwrap();
+    Some(set_cookie.split(';').next().unwrap().to_owned())
+}
