@@ -50,7 +50,7 @@ for n in $(seq 1 "$SERVERS"); do
   say "order server $n on :$port, admin :$admin (log: target/cluster/server-$n.log)"
   target/debug/payonce-server --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" --db "$db_url" \
     --pg-url "http://127.0.0.1:$PG_PORT" --public-url "http://127.0.0.1:$PAGE_PORT" \
-    --recovery-interval 10s >"$cluster_dir/server-$n.log" 2>&1 &
+    --recovery-interval 10s --trusted-proxies 127.0.0.1 >"$cluster_dir/server-$n.log" 2>&1 &
   pids+=("$!")
   server_pids+=("$!")
   server_urls+=("http://127.0.0.1:$port")

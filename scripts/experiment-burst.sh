@@ -25,7 +25,7 @@ for cap in $((contract * 4 / 5)) $((contract * 8 / 5)); do
   # One address sends every customer's requests here: no per-address limit.
   target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$work/burst-$cap.db" \
     --pg-url "$pg_url" --pg-max-concurrency "$cap" --pg-read-timeout "$read_timeout" \
-    --poll-attempts 100 --rate-limit-address 0 >"$work/server-$cap.out" 2>/dev/null &
+    --poll-attempts 100 --rate-limit-address 0 --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 >"$work/server-$cap.out" 2>/dev/null &
   pids+=("$!")
   shop_url=$(url_in "$work/server-$cap.out")
   admin_url=$(url_in "$work/server-$cap.out" 2)

@@ -33,6 +33,9 @@ defaults
     retries 2
     retry-on conn-failure
     option redispatch
+    # Names the client in X-Forwarded-For, appended to whatever the client
+    # sent: the servers (--trusted-proxies) read it from the right.
+    option forwardfor
 
 frontend shop
     bind 127.0.0.1:$port

@@ -43,6 +43,7 @@ function optionalServerFlags(): string[] {
     const wanted = [
       ['--admin-listen', '127.0.0.1:0'],
       ['--rate-limit-address', '0'],
+      ['--rate-limit-address-reads', '0'],
       ['--admin-token', OPERATOR_TOKEN],
     ];
     ownFlags = wanted.filter(([flag]) => help.includes(flag)).flat();
@@ -150,7 +151,8 @@ export class Stack {
       // confirm's lease (6 s at these timings) before another may ask the PG, and
       // the killed server's POST may come back at once, as a 409 from another
       // server, when the connection is retried under it.
-      const cluster = ['--public-url', url, '--poll-attempts', '30'];
+      // Requests come through haproxy, which names their client in X-Forwarded-For.
+      const cluster = ['--public-url', url, '--poll-attempts', '30', '--trusted-proxies', '127.0.0.1'];
       servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, cluster));
     }
     const config = path.join(dir, 'haproxy.cfg');

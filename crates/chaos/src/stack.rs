@@ -149,6 +149,10 @@ fn server_program(
         // Every customer comes from this machine's address: limit per customer only.
         "--rate-limit-address".to_owned(),
         "0".to_owned(),
+        "--rate-limit-address-reads".to_owned(),
+        "0".to_owned(),
+        "--max-waiting-checks-per-client".to_owned(),
+        "1000000".to_owned(),
         "--db".to_owned(),
         db.url().to_owned(),
         "--pg-max-concurrency".to_owned(),

@@ -120,6 +120,12 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
             "0".into(),
             "--rate-limit-address".into(),
             "0".into(),
+            "--rate-limit-customer-reads".into(),
+            "0".into(),
+            "--rate-limit-address-reads".into(),
+            "0".into(),
+            "--max-waiting-checks-per-client".into(),
+            "1000000".into(),
         ]
         .into_iter()
         .chain((learning == Learning::Webhooks).then(|| "--pg-webhooks".to_owned()))

@@ -16,13 +16,14 @@ fn crate_sources(name: &str) -> ImportGraph {
 /// layer (without a circle) and from the layers below it.
 /// (The settlement rules, pure, sit below them all in a crate of their own.)
 const SERVER_LAYERS: &[&[&str]] = &[
-    // Foundations: storage, metrics, the accept loop, the error type.
-    &["metrics", "serve", "db", "error"],
+    // Foundations: storage, metrics, the accept loop and who a request is
+    // from, the error type.
+    &["metrics", "serve", "client_address", "db", "error"],
     // The PG's client, classification and concurrency; the flags.
     &["pg"],
     &["config"],
-    // Breaker, retry budget, backoff, leases.
-    &["resilience"],
+    // Breaker, retry budget, backoff, leases; the places of waiting checks.
+    &["resilience", "waiting_places"],
     // The domain context: what the payment rules and orders work with.
     &["app"],
     &["customer", "catalog"],

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -12,6 +12,7 @@ use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::pg::{PgClient, PgGateway};
 use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
+use crate::waiting_places::WaitingPlaces;
 use payonce_rules::settlement::Timings;
 
 #[derive(Debug, Clone)]
@@ -31,8 +32,8 @@ pub struct App {
     pub recovery_wake: Arc<Notify>,
     /// PG calls detached from their requests; shutdown waits for them.
     pub pg_tasks: TaskTracker,
-    /// One permit per check that may wait for its order at once, server-wide.
-    pub check_waits: Arc<Semaphore>,
+    /// Places for checks that wait for their order: server-wide, per client, per customer.
+    pub waiting_places: Arc<WaitingPlaces>,
     /// Cancelled when the server begins to stop: waiting checks answer at once.
     pub stopping: CancellationToken,
 }
@@ -50,7 +51,11 @@ impl App {
             PgGateway::new(client, config.pg_limit_policy(), call_deadline)
         }
         .recording(db.clone(), worker_id.clone());
-        let check_waits = usize::try_from(config.max_waiting_checks).unwrap_or(usize::MAX);
+        let waiting_places = WaitingPlaces::new(
+            config.max_waiting_checks,
+            config.max_waiting_checks_per_client,
+            config.max_waiting_checks_per_customer,
+        );
         Self {
             breaker: Arc::new(CircuitBreaker::new(
                 Timings::new(config.recovery_interval).breaker_cool_down,
@@ -64,7 +69,7 @@ impl App {
             worker_id,
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),
-            check_waits: Arc::new(Semaphore::new(check_waits)),
+            waiting_places: Arc::new(waiting_places),
             stopping: CancellationToken::new(),
         }
     }

@@ -32,6 +32,25 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS", default_value_t = 600)]
     pub rate_limit_address: u32,
 
+    /// Reads (GETs of the API: checks, orders, the catalog) a customer may make
+    /// per minute. The page checks an order every 2 s, 30 a minute; over it,
+    /// 429 with `Retry-After`, and the page checks again then. 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_CUSTOMER_READS", default_value_t = 240)]
+    pub rate_limit_customer_reads: u32,
+
+    /// Reads one client address may make per minute, all its customers
+    /// together (a hundred customers checking from one office at the page's
+    /// rhythm); 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS_READS", default_value_t = 6_000)]
+    pub rate_limit_address_reads: u32,
+
+    /// The shop's own proxies (load balancers), as addresses or networks,
+    /// comma-separated: a request from one of them is from the client its
+    /// `X-Forwarded-For` names (read from the right, past these proxies). From
+    /// any other peer the header is ignored, and without this flag it always is.
+    #[arg(long, env = "PAYONCE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::client_address::parse_network)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
     /// PG webhook events the shop takes per minute, all senders together (Toss
     /// sends every shop's events from a few addresses, so they are kept apart
     /// from customers' limits); over it, 429 and the PG sends the event again
@@ -166,6 +185,16 @@ pub struct ServerConfig {
     /// answered at once, as if it had not asked to wait.
     #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub max_waiting_checks: u32,
+
+    /// Most checks one client address may have waiting at once; beyond it its
+    /// checks are answered at once (the page asks again 2 s later), so one
+    /// client cannot take the server's waiting places from everyone else.
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS_PER_CLIENT", default_value_t = 200, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_waiting_checks_per_client: u32,
+
+    /// Most checks one customer may have waiting at once (a tab or two per order).
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS_PER_CUSTOMER", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    pub max_waiting_checks_per_customer: u32,
 
     /// Pause between reconciliation passes (the PG's transactions of the last
     /// day compared with the orders); `0s` runs none but those operators ask for.

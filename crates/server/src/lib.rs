@@ -25,6 +25,7 @@
 
 pub mod app;
 pub mod catalog;
+pub mod client_address;
 pub mod config;
 pub mod customer;
 pub mod db;
@@ -38,6 +39,7 @@ pub mod resilience;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod waiting_places;
 
 use std::future::Future;
 use std::time::Duration;

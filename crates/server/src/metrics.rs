@@ -51,7 +51,7 @@ fn describe() {
     metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
     metrics::describe_counter!(
         "payment_order_waits_total",
-        "Checks that waited for their order, by how the wait ended (changed, timeout, stopping, full)"
+        "Checks that waited for their order, by how the wait ended (changed, timeout, stopping), or why they could not (full, client_full, customer_full)"
     );
     metrics::describe_gauge!("payment_order_waiting", "Checks waiting for their order to change now");
     metrics::describe_counter!(
@@ -102,7 +102,8 @@ pub fn order_transition(status: OrderStatus) {
     counter!("payment_orders_total", "status" => status.as_str()).increment(1);
 }
 
-/// A check's wait for its order ended: `changed`, `timeout`, `stopping`, or `full` (not held: too many waiting).
+/// A check's wait for its order ended: `changed`, `timeout`, `stopping`; or it was
+/// not held, too many waiting: `full` (server-wide), `client_full`, `customer_full`.
 pub fn order_wait(outcome: &'static str) {
     counter!("payment_order_waits_total", "outcome" => outcome).increment(1);
 }

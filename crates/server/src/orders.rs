@@ -1,5 +1,6 @@
 //! Orders: creating them from a cart, and showing them to their customer.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use payonce_api::{CreateOrderRequest, CreatedOrder, Order};
@@ -49,11 +50,12 @@ pub async fn show(app: &App, customer: &Customer, order_id: &str) -> Result<Orde
 
 /// The order once its status changes, or as it is after `wait`, whichever comes
 /// first; at once if it is final. The wait holds no database connection (each
-/// read takes one and gives it back) and no thread. When the server already holds
-/// as many waits as it allows, or is stopping, the order is answered as it is:
-/// the page asks again anyway.
+/// read takes one and gives it back) and no thread. When the server, this
+/// client or this customer already holds as many waits as allowed, or the server
+/// is stopping, the order is answered as it is: the page asks again anyway.
 pub async fn show_after_change(
     app: &App,
+    client: IpAddr,
     customer: &Customer,
     order_id: &str,
     wait: Duration,
@@ -61,9 +63,12 @@ pub async fn show_after_change(
     if wait.is_zero() {
         return show(app, customer, order_id).await;
     }
-    let Ok(_permit) = app.check_waits.clone().try_acquire_owned() else {
-        metrics::order_wait("full");
-        return show(app, customer, order_id).await;
+    let _place = match app.waiting_places.take(client, &customer.0) {
+        Ok(place) => place,
+        Err(no_place) => {
+            metrics::order_wait(no_place.label());
+            return show(app, customer, order_id).await;
+        }
     };
     // Subscribed before reading, so a change committed in between still wakes it.
     let mut changes = app.db.changes().subscribe(order_id);

@@ -1,19 +1,21 @@
-//! Rate limits on what costs the shop and the PG something: creating orders,
-//! confirming and closing them (every POST of the API). Two buckets, each
-//! refilled steadily with a burst allowance: one per customer (their cookie),
-//! one per client address (customers behind one address share it, and a
-//! client with no cookie gets a new customer each time). The PG's webhook
+//! Rate limits. Writes (every POST of the API: creating orders, confirming and
+//! closing them) cost the shop and the PG something; reads (checks, lists)
+//! cost the server, and one client checking without pause would slow every
+//! other customer's checks. Each has two buckets, refilled steadily with a
+//! burst allowance: one per customer (their signed cookie), one per client
+//! address (the real client behind the shop's proxies, `client_address`:
+//! customers behind one address share it, and a client with no cookie gets a
+//! new customer each time). The PG's webhook
 //! events have a bucket of their own, shared by every sender: they come from
 //! the PG's few addresses for every customer at once, so they must neither eat
 //! customers' buckets nor be refused by them. A refusal is 429 `RATE_LIMITED`
 //! with `Retry-After`; nothing was done.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, Response};
 use axum::response::IntoResponse;
 use governor::middleware::NoOpMiddleware;
@@ -21,6 +23,7 @@ use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder};
 use tower_governor::key_extractor::{GlobalKeyExtractor, KeyExtractor};
 use tower_governor::{GovernorError, GovernorLayer};
 
+use crate::client_address::ClientIp;
 use crate::customer::Customer;
 use crate::error::AppError;
 
@@ -37,7 +40,7 @@ impl Rate {
         Self { per_minute, burst: (per_minute / 4).max(5) }
     }
 
-    fn config<K: KeyExtractor>(self, key: K) -> Option<GovernorConfig<K, NoOpMiddleware>> {
+    fn config<K: KeyExtractor>(self, key: K, methods: &[Method]) -> Option<GovernorConfig<K, NoOpMiddleware>> {
         if self.per_minute == 0 {
             return None;
         }
@@ -46,10 +49,15 @@ impl Rate {
             .key_extractor(key)
             .period(refill.max(Duration::from_nanos(1)))
             .burst_size(self.burst.max(1))
-            .methods(vec![Method::POST])
+            .methods(methods.to_vec())
             .finish()
     }
 }
+
+/// What costs the shop and the PG something.
+const WRITES: &[Method] = &[Method::POST];
+/// What costs only the server: checks, lists, the catalog.
+const READS: &[Method] = &[Method::GET, Method::HEAD];
 
 /// The customer the request is from, as the cookie middleware found or made it.
 #[derive(Debug, Clone, Copy)]
@@ -63,7 +71,9 @@ impl KeyExtractor for CustomerKey {
     }
 }
 
-/// The client's address; requests served without one (in-process tests) share one bucket.
+/// The client's address, as `client_address::identify` found it (behind the
+/// shop's proxies, the client they served); requests served without one
+/// (in-process tests) share one bucket.
 #[derive(Debug, Clone, Copy)]
 pub struct ClientAddress;
 
@@ -71,17 +81,21 @@ impl KeyExtractor for ClientAddress {
     type Key = IpAddr;
 
     fn extract<T>(&self, request: &Request<T>) -> Result<Self::Key, GovernorError> {
-        let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(peer)| peer.ip());
-        Ok(peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)))
+        Ok(ClientIp::of(request).0)
     }
 }
 
-/// The two limits' configurations, kept so their memory can be trimmed.
+type Config<K> = Option<Arc<GovernorConfig<K, NoOpMiddleware>>>;
+type Layer<K> = Option<GovernorLayer<K, NoOpMiddleware, Body>>;
+
+/// The limits' configurations, kept so their memory can be trimmed.
 #[derive(Clone)]
 pub struct Limits {
-    customer: Option<Arc<GovernorConfig<CustomerKey, NoOpMiddleware>>>,
-    address: Option<Arc<GovernorConfig<ClientAddress, NoOpMiddleware>>>,
-    webhooks: Option<Arc<GovernorConfig<GlobalKeyExtractor, NoOpMiddleware>>>,
+    customer: Config<CustomerKey>,
+    address: Config<ClientAddress>,
+    customer_reads: Config<CustomerKey>,
+    address_reads: Config<ClientAddress>,
+    webhooks: Config<GlobalKeyExtractor>,
 }
 
 impl std::fmt::Debug for Limits {
@@ -89,43 +103,63 @@ impl std::fmt::Debug for Limits {
         f.debug_struct("Limits")
             .field("customer", &self.customer.is_some())
             .field("address", &self.address.is_some())
+            .field("customer_reads", &self.customer_reads.is_some())
+            .field("address_reads", &self.address_reads.is_some())
             .field("webhooks", &self.webhooks.is_some())
             .finish()
     }
 }
 
+/// The rates of [`Limits`], each `per_minute(0)` to turn it off.
+#[derive(Debug, Clone, Copy)]
+pub struct Rates {
+    pub customer: Rate,
+    pub address: Rate,
+    pub customer_reads: Rate,
+    pub address_reads: Rate,
+    pub webhooks: Rate,
+}
+
 impl Limits {
-    pub fn new(per_customer: Rate, per_address: Rate, webhooks: Rate) -> Self {
+    pub fn new(rates: Rates) -> Self {
         Self {
-            customer: per_customer.config(CustomerKey).map(Arc::new),
-            address: per_address.config(ClientAddress).map(Arc::new),
-            webhooks: webhooks.config(GlobalKeyExtractor).map(Arc::new),
+            customer: rates.customer.config(CustomerKey, WRITES).map(Arc::new),
+            address: rates.address.config(ClientAddress, WRITES).map(Arc::new),
+            customer_reads: rates.customer_reads.config(CustomerKey, READS).map(Arc::new),
+            address_reads: rates.address_reads.config(ClientAddress, READS).map(Arc::new),
+            webhooks: rates.webhooks.config(GlobalKeyExtractor, WRITES).map(Arc::new),
         }
     }
 
-    /// The layer for the per-customer limit; it must run inside the cookie middleware.
-    pub fn per_customer(&self) -> Option<GovernorLayer<CustomerKey, NoOpMiddleware, Body>> {
-        self.customer.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
+    /// The layers of the per-customer limits, writes then reads; they must run
+    /// inside the cookie middleware.
+    pub fn per_customer(&self) -> [Layer<CustomerKey>; 2] {
+        [layer(&self.customer), layer(&self.customer_reads)]
     }
 
-    pub fn per_address(&self) -> Option<GovernorLayer<ClientAddress, NoOpMiddleware, Body>> {
-        self.address.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
+    /// The layers of the per-address limits, writes then reads.
+    pub fn per_address(&self) -> [Layer<ClientAddress>; 2] {
+        [layer(&self.address), layer(&self.address_reads)]
     }
 
     /// The layer for the PG's webhook events: one bucket for all of them.
-    pub fn webhooks(&self) -> Option<GovernorLayer<GlobalKeyExtractor, NoOpMiddleware, Body>> {
-        self.webhooks.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
+    pub fn webhooks(&self) -> Layer<GlobalKeyExtractor> {
+        layer(&self.webhooks)
     }
 
     /// Forgets buckets that are full again, so memory follows recent clients only.
     pub fn forget_idle(&self) {
-        if let Some(config) = &self.customer {
+        for config in [&self.customer, &self.customer_reads].into_iter().flatten() {
             config.limiter().retain_recent();
         }
-        if let Some(config) = &self.address {
+        for config in [&self.address, &self.address_reads].into_iter().flatten() {
             config.limiter().retain_recent();
         }
     }
+}
+
+fn layer<K: KeyExtractor>(config: &Config<K>) -> Layer<K> {
+    config.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
 }
 
 /// A refusal in the API's shape, with the governor's `Retry-After`.
@@ -152,6 +186,6 @@ mod tests {
     fn a_rate_allows_a_quarter_of_a_minute_at_once_and_never_less_than_five() {
         assert_eq!(Rate::per_minute(600), Rate { per_minute: 600, burst: 150 });
         assert_eq!(Rate::per_minute(8), Rate { per_minute: 8, burst: 5 });
-        assert!(Rate::per_minute(0).config(super::CustomerKey).is_none(), "0 turns a limit off");
+        assert!(Rate::per_minute(0).config(super::CustomerKey, super::WRITES).is_none(), "0 turns a limit off");
     }
 }

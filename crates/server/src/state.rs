@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::config::ServerConfig;
 use crate::customer::CustomerCookies;
 use crate::db::Db;
-use crate::rate_limits::{Limits, Rate};
+use crate::rate_limits::{Limits, Rate, Rates};
 
 #[derive(Debug, Clone)]
 pub struct AppState {
@@ -23,11 +23,13 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: ServerConfig, db: Db, customer_cookies: CustomerCookies) -> Self {
-        let limits = Limits::new(
-            Rate::per_minute(config.rate_limit_customer),
-            Rate::per_minute(config.rate_limit_address),
-            Rate::per_minute(config.rate_limit_webhooks),
-        );
+        let limits = Limits::new(Rates {
+            customer: Rate::per_minute(config.rate_limit_customer),
+            address: Rate::per_minute(config.rate_limit_address),
+            customer_reads: Rate::per_minute(config.rate_limit_customer_reads),
+            address_reads: Rate::per_minute(config.rate_limit_address_reads),
+            webhooks: Rate::per_minute(config.rate_limit_webhooks),
+        });
         // The recorder first: what the app records as it starts (the PG limit's
         // starting value, say) would otherwise go nowhere.
         let metrics = crate::metrics::handle();

@@ -100,6 +100,10 @@ async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settl
         "0",
         "--rate-limit-address",
         "0",
+        "--rate-limit-customer-reads",
+        "0",
+        "--rate-limit-address-reads",
+        "0",
     ];
     let doomed = Server::spawn_binary(Store::beside(&survivor.store), survivor.http.clone(), &args).await;
     // Quick payments first: the doomed server learns how long the PG takes.

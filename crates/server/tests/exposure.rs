@@ -254,7 +254,7 @@ async fn a_customer_over_the_rate_limit_gets_429_with_retry_after_and_others_are
     assert_eq!(body["code"], "RATE_LIMITED");
     assert!(body["message"].as_str().unwrap().contains("try again"));
     let listed = server.http.get(&orders).send().await.unwrap();
-    assert_eq!(listed.status(), StatusCode::OK, "reading is not limited");
+    assert_eq!(listed.status(), StatusCode::OK, "reading has a limit of its own");
     let other = server.other_customer().post(&orders).json(&cart).send().await.unwrap();
     assert_eq!(other.status(), StatusCode::CREATED, "another customer is not limited by this one");
 }
@@ -272,6 +272,47 @@ async fn one_address_over_its_limit_is_refused_whatever_its_cookies() {
         codes.push(response.status());
     }
     assert_eq!(codes.iter().filter(|status| **status == StatusCode::CREATED).count(), 5);
+    assert_eq!(codes.last(), Some(&StatusCode::TOO_MANY_REQUESTS));
+}
+
+#[tokio::test]
+async fn a_customer_checking_without_pause_gets_429_with_retry_after_and_others_still_read() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_customer_reads = 20).await; // a burst of 5
+    let order = server.create_order().await.order;
+    let check = format!("{}/api/orders/{}", server.url, order.order_id);
+    let mut answers = Vec::new();
+    for _ in 0..8 {
+        answers.push(server.http.get(&check).send().await.unwrap());
+    }
+
+    assert_eq!(
+        answers.iter().filter(|answer| answer.status() == StatusCode::OK).count(),
+        5,
+        "the burst, then refusals"
+    );
+    let refused = answers.pop().unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()[RETRY_AFTER].to_str().unwrap().parse().unwrap();
+    assert!((1..=3).contains(&retry_after), "{retry_after}");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["code"], "RATE_LIMITED");
+    let other = server.other_customer().get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+    assert_eq!(other.status(), StatusCode::OK, "another customer still reads");
+    let confirm = server.confirm_request(&order, "key-after-reads").send().await.unwrap();
+    assert_eq!(confirm.status(), StatusCode::OK, "reads do not spend the customer's writes");
+}
+
+#[tokio::test]
+async fn one_address_reading_without_pause_is_refused_whatever_its_cookies() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_address_reads = 20).await;
+    let mut codes = Vec::new();
+    for _ in 0..8 {
+        let response = reqwest::Client::new().get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+        codes.push(response.status());
+    }
+    assert_eq!(codes.iter().filter(|status| **status == StatusCode::OK).count(), 5);
     assert_eq!(codes.last(), Some(&StatusCode::TOO_MANY_REQUESTS));
 }
 

@@ -34,6 +34,8 @@ async fn recovery_calls_the_pg_no_more_than_its_budget_allows_and_settles_the_re
         ("--pg-max-concurrency", "200"),
         ("--rate-limit-customer", "0"),
         ("--rate-limit-address", "0"),
+        ("--rate-limit-customer-reads", "0"),
+        ("--rate-limit-address-reads", "0"),
     ];
     let args: Vec<&str> = args.iter().flat_map(|(flag, value)| [*flag, *value]).collect();
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();

@@ -105,6 +105,50 @@ async fn over_the_servers_limit_a_check_is_answered_at_once() {
     assert!(took < Duration::from_secs(1), "a check over the limit waited {took:?}");
 }
 
+/// Three checks of one order sent together by `customer`, and whether each was
+/// held (it waited out its 2 s: nothing changes the order) or answered at once.
+async fn three_checks_at_once(server: &Server, customer: &reqwest::Client, order_id: &str) -> Vec<bool> {
+    let url = format!("{}/api/orders/{order_id}?wait=2s", server.url);
+    let checks = (0..3).map(|_| async {
+        let started = Instant::now();
+        let response = customer.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "a check over a limit is answered, never refused");
+        started.elapsed() >= Duration::from_millis(1_500)
+    });
+    futures::future::join_all(checks).await
+}
+
+#[tokio::test]
+async fn one_customer_holds_only_its_own_few_waiting_checks_and_another_still_waits() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.max_waiting_checks_per_customer = 1).await;
+    let order = server.create_order().await.order;
+    let other = server.other_customer();
+    let other_order = server.create_order_for(&other).await.order;
+
+    let (held, other_held) = tokio::join!(
+        three_checks_at_once(&server, &server.http, &order.order_id),
+        three_checks_at_once(&server, &other, &other_order.order_id),
+    );
+
+    // Whichever check took the customer's place was held; the others sent with it were answered at once.
+    assert!(held.iter().any(|held| !held), "{held:?}");
+    assert!(held.iter().any(|held| *held), "the customer's one place: {held:?}");
+    assert!(other_held.iter().any(|held| *held), "another customer has a place of its own: {other_held:?}");
+}
+
+#[tokio::test]
+async fn one_client_address_holds_only_its_share_of_the_servers_waiting_checks() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.max_waiting_checks_per_client = 1).await;
+    let order = server.create_order().await.order;
+
+    let held = three_checks_at_once(&server, &server.http, &order.order_id).await;
+
+    assert!(held.iter().any(|held| !held), "{held:?}");
+    assert!(held.iter().any(|held| *held), "the address's one place: {held:?}");
+}
+
 #[tokio::test]
 async fn waits_longer_than_two_seconds_or_unreadable_are_refused_with_a_code() {
     let pg = FakePg::start().await;

@@ -31,6 +31,7 @@ use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+use crate::client_address::TrustedProxies;
 use crate::error::{AppError, BODY_LIMIT_BYTES};
 use crate::state::AppState;
 
@@ -47,6 +48,8 @@ struct ApiDoc;
 /// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
     let customer_cookies = state.customer_cookies.clone();
+    let [customer_writes, customer_reads] = state.limits.per_customer();
+    let [address_writes, address_reads] = state.limits.per_address();
     let (api, mut spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(config::router())
         .merge(catalog::router())
@@ -68,11 +71,13 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::from_fn(crate::metrics::track_http))
         .fallback(|| async { AppError::NotFound })
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
-        .layer(option_layer(state.limits.per_customer()))
+        .layer(option_layer(customer_reads))
+        .layer(option_layer(customer_writes))
         .layer(middleware::from_fn(move |jar, request, next| {
             crate::customer::identify(customer_cookies.clone(), jar, request, next)
         }))
-        .layer(option_layer(state.limits.per_address()))
+        .layer(option_layer(address_reads))
+        .layer(option_layer(address_writes))
         .merge(webhooks)
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
@@ -87,7 +92,12 @@ pub fn router(state: AppState) -> Router {
     let sdk_origins = state.config.payment_sdk_origins();
     let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref(), &sdk_origins);
     let hsts = security::hsts(&state.config.public_base_url());
+    let trusted_proxies = TrustedProxies::new(state.config.trusted_proxies.iter().copied());
     app.with_state(state)
+        // Around every route: each limit and handler sees the real client.
+        .layer(middleware::from_fn(move |request, next| {
+            crate::client_address::identify(trusted_proxies.clone(), request, next)
+        }))
         .layer(option_layer(hsts))
         .layer(CompressionLayer::new())
         .layer(policy)

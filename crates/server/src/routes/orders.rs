@@ -7,6 +7,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::order_id::OrderIdPath;
+use crate::client_address::ClientIp;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::orders;
@@ -75,12 +76,13 @@ async fn orders_recent(State(state): State<AppState>, customer: Customer) -> Res
 )]
 async fn orders_show(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     customer: Customer,
     OrderIdPath(order_id): OrderIdPath,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Order>, AppError> {
     let wait = check_wait(query.as_deref().unwrap_or_default())?;
-    Ok(Json(orders::show_after_change(&state, &customer, &order_id, wait).await?))
+    Ok(Json(orders::show_after_change(&state, client, &customer, &order_id, wait).await?))
 }
 
 /// The `wait` of a check: none, or a duration of at most two seconds.

@@ -218,6 +218,8 @@ pub fn test_config(pg_url: &str, store: &Store) -> ServerConfig {
     // limits have tests of their own.
     config.rate_limit_customer = 0;
     config.rate_limit_address = 0;
+    config.rate_limit_customer_reads = 0;
+    config.rate_limit_address_reads = 0;
     config
 }
 
@@ -305,8 +307,13 @@ impl Server {
     }
 
     pub async fn create_order(&self) -> CreatedOrder {
+        self.create_order_for(&self.http).await
+    }
+
+    /// An order of the customer whose cookies `customer` keeps.
+    pub async fn create_order_for(&self, customer: &reqwest::Client) -> CreatedOrder {
         let request = CreateOrderRequest { items: vec![RequestedItem { sku: "CERAMIC-MUG".into(), quantity: 2 }] };
-        let response = self.http.post(format!("{}/api/orders", self.url)).json(&request).send().await.unwrap();
+        let response = customer.post(format!("{}/api/orders", self.url)).json(&request).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
         response.json().await.unwrap()
     }
