@@ -26,8 +26,9 @@ use crate::tr;
 pub enum ApiError {
     /// No response: offline, server down, or aborted.
     Network(String),
-    /// The server answered with an error, and its code if it gave one.
-    Server { status: u16, code: Option<String> },
+    /// The server answered with an error, and its code if it gave one; with
+    /// `Retry-After` (a 429), how long it asked the page to wait first.
+    Server { status: u16, code: Option<String>, retry_after_ms: Option<u64> },
     /// The server answered something this page cannot read.
     Decode(String),
 }
@@ -38,6 +39,7 @@ impl ApiError {
     pub fn message(&self, lang: Lang) -> String {
         match self {
             ApiError::Network(_) => tr!(lang, network_error).to_owned(),
+            ApiError::Server { status: 429, .. } => tr!(lang, shop_busy).to_owned(),
             ApiError::Server { status, .. } => fill(tr!(lang, server_error), &[&status.to_string()]),
             ApiError::Decode(_) => tr!(lang, unreadable_answer).to_owned(),
         }
@@ -64,10 +66,16 @@ async fn json<T: FromJs>(response: Response) -> Result<T, ApiError> {
             }
         }
         let status = response.status();
+        let retry_after_ms = response.headers().get("retry-after").and_then(|value| retry_after_ms(&value));
         let code = body::<Code>(response).await.ok().map(|Code(code)| code);
-        return Err(ApiError::Server { status, code });
+        return Err(ApiError::Server { status, code, retry_after_ms });
     }
     body(response).await.map_err(ApiError::Decode)
+}
+
+/// `Retry-After` in seconds, as the server sends it (an HTTP date is not read: none is sent).
+fn retry_after_ms(value: &str) -> Option<u64> {
+    value.trim().parse::<u64>().ok().map(|seconds| seconds.saturating_mul(1_000))
 }
 
 async fn body<T: FromJs>(response: Response) -> Result<T, String> {

@@ -424,7 +424,13 @@ export class Invariants {
 const docsConfig = /playwright\.docs\.config\.ts$/;
 const invariantsJourneys = /19-invariants\.spec\.ts$/;
 
-type WorkerFixtures = { timings: Timings; topology: Topology; stack: Stack };
+type WorkerFixtures = {
+  timings: Timings;
+  topology: Topology;
+  /** Flags every order server of the worker's stack is given besides the usual ones. */
+  serverFlags: string[];
+  stack: Stack;
+};
 type TestFixtures = {
   observed: Observed;
   confirmPosts: ConfirmPosts;
@@ -437,10 +443,11 @@ type TestFixtures = {
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   timings: ['fast', { scope: 'worker', option: true }],
   topology: ['single', { scope: 'worker', option: true }],
+  serverFlags: [[], { scope: 'worker', option: true }],
   checkInvariants: [true, { option: true }],
   stack: [
-    async ({ timings, topology }, use) => {
-      const stack = await Stack.start(timings, topology);
+    async ({ timings, topology, serverFlags }, use) => {
+      const stack = await Stack.start(timings, topology, serverFlags);
       await use(stack);
       await stack.stop();
     },

@@ -126,10 +126,12 @@ export class Stack {
     /** The order servers; a killed one stays in its place, stopped. */
     public servers: Running[],
     private readonly db: string,
+    private readonly serverFlags: string[],
     private readonly cluster?: Cluster,
   ) {}
 
-  static async start(timings: Timings, topology: Topology = 'single'): Promise<Stack> {
+  /** A stack; `serverFlags` are given to every order server (a journey's own limits, say). */
+  static async start(timings: Timings, topology: Topology = 'single', serverFlags: string[] = []): Promise<Stack> {
     const dir = scratchDir('payonce-e2e-');
     const logs = new Logs();
     const pg = await start('fake-pg', ['--listen', '127.0.0.1:0'], path.join(dir, 'fake-pg.log'), (line) =>
@@ -137,8 +139,8 @@ export class Stack {
     );
     if (topology === 'single') {
       const db = path.join(dir, 'payonce.db');
-      const server = await Stack.startServer(timings, dir, pg.url, db, logs, 0);
-      return new Stack(timings, dir, logs, pg, [server], db);
+      const server = await Stack.startServer(timings, dir, pg.url, db, logs, 0, serverFlags);
+      return new Stack(timings, dir, logs, pg, [server], db, serverFlags);
     }
     const database = `e2e-${process.pid}`;
     const db = script('postgres', `postgres_start ${database} "" fast >/dev/null && postgres_url ${database}`);
@@ -153,7 +155,7 @@ export class Stack {
       // server, when the connection is retried under it.
       // Requests come through haproxy, which names their client in X-Forwarded-For.
       const cluster = ['--public-url', url, '--poll-attempts', '30', '--trusted-proxies', '127.0.0.1'];
-      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, cluster));
+      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, [...cluster, ...serverFlags]));
     }
     const config = path.join(dir, 'haproxy.cfg');
     script('haproxy', `haproxy_config ${config} ${port} ${servers.map((server) => server.url).join(' ')}`);
@@ -163,7 +165,7 @@ export class Stack {
     balancer.stderr!.pipe(log);
     const balanced = { requests: 0 };
     createInterface({ input: balancer.stderr! }).on('line', (line) => line.includes(' /healthz ') && balanced.requests++);
-    const stack = new Stack(timings, dir, logs, pg, servers, db, { balancer, balanced, url, database });
+    const stack = new Stack(timings, dir, logs, pg, servers, db, serverFlags, { balancer, balanced, url, database });
     await stack.untilBalanced();
     return stack;
   }
@@ -260,7 +262,7 @@ export class Stack {
 
   /** Starts the single order server again on the same database, on a new port (see `url`). */
   async restartServer(): Promise<void> {
-    this.servers[0] = await Stack.startServer(this.timings, this.dir, this.pg.url, this.db, this.logs, 0);
+    this.servers[0] = await Stack.startServer(this.timings, this.dir, this.pg.url, this.db, this.logs, 0, this.serverFlags);
   }
 
   async stop(): Promise<void> {

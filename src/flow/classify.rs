@@ -70,6 +70,9 @@ pub enum Check {
     NotReceived,
     /// The check itself failed (network, server error, timeout).
     NothingLearned,
+    /// The server asked the page to check less often (429): nothing learned, and
+    /// the next check no sooner than it asked. Not a check of the payment at all.
+    Throttled { retry_after_ms: u64 },
 }
 
 /// What the server's current view of the order says about its payment. Used for
@@ -92,10 +95,12 @@ pub fn classify_poll(order: &Order) -> Check {
 }
 
 /// What a refused check of the order learned: only "no such order for this
-/// customer" is an answer; any other refusal learned nothing.
-pub fn classify_refused_check(code: Option<&str>) -> Check {
+/// customer" is an answer; a 429 asks for a pause (a second when it does not
+/// say how long); any other refusal learned nothing.
+pub fn classify_refused_check(status: u16, code: Option<&str>, retry_after_ms: Option<u64>) -> Check {
     match code {
         Some(code) if *code == ErrorCode::OrderNotFound => Check::Settled(Verdict::Elsewhere),
+        _ if status == 429 => Check::Throttled { retry_after_ms: retry_after_ms.unwrap_or(1_000) },
         _ => Check::NothingLearned,
     }
 }

@@ -321,7 +321,7 @@ impl Flow {
                 }
                 // A server that cannot be reached is no reason to hold the payment back:
                 // it refuses a second payment for an order itself.
-                Check::NotReceived | Check::NothingLearned => {
+                Check::NotReceived | Check::NothingLearned | Check::Throttled { .. } => {
                     self.state = State::Claiming;
                     vec![Effect::Claim { order_id: self.order_id() }]
                 }
@@ -360,11 +360,26 @@ impl Flow {
                 State::Checking { started_at, polls_done, polls_total, window_ends_at },
                 Event::PollReplied { check, now },
             ) => {
+                let since_start = now.saturating_sub(self.poll_started_at);
+                let rest_of_interval = self.timings.poll_interval_ms.saturating_sub(since_start);
                 match check {
                     Check::Settled(verdict) => return self.settle(verdict),
                     Check::InProgress => self.server_has_confirm = Some(true),
                     Check::NotReceived => self.server_has_confirm = Some(false),
                     Check::NothingLearned => {}
+                    // Not counted among the checks: the server has not been asked
+                    // about the payment. The window still ends when it would.
+                    Check::Throttled { retry_after_ms } => {
+                        if now >= window_ends_at {
+                            return self.stop_checking(started_at, polls_total, window_ends_at);
+                        }
+                        return vec![
+                            Effect::Log(format!(
+                                "the server asked to check less often; checking again in {retry_after_ms} ms"
+                            )),
+                            Effect::SchedulePoll { after_ms: rest_of_interval.max(retry_after_ms) },
+                        ];
+                    }
                 }
                 let polls_done = polls_done + 1;
                 if polls_done >= polls_total || now >= window_ends_at {
@@ -373,13 +388,14 @@ impl Flow {
                 self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
                 // A check the server held for its whole wait is followed at once; one
                 // answered early (a change that settles nothing) after the rest of the interval.
-                let since_start = now.saturating_sub(self.poll_started_at);
-                vec![Effect::SchedulePoll { after_ms: self.timings.poll_interval_ms.saturating_sub(since_start) }]
+                vec![Effect::SchedulePoll { after_ms: rest_of_interval }]
             }
             (State::Closing { .. }, Event::AbandonReplied { check, .. }) => match check {
                 Check::Settled(verdict) => self.settle(verdict),
                 // Still in progress, or no answer: the page cannot say more than that.
-                Check::InProgress | Check::NotReceived | Check::NothingLearned => self.unresolved(),
+                Check::InProgress | Check::NotReceived | Check::NothingLearned | Check::Throttled { .. } => {
+                    self.unresolved()
+                }
             },
             _ => vec![],
         }

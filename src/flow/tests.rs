@@ -294,9 +294,14 @@ fn an_order_this_browser_cannot_see_is_elsewhere_not_failed() {
     assert_eq!(flow.state(), &State::Elsewhere { order_id: "ord_1".into() });
     assert!(effects.contains(&Effect::RecordOutcome { order_id: "ord_1".into(), outcome: Outcome::Elsewhere }));
 
-    assert_eq!(classify_refused_check(Some("ORDER_NOT_FOUND")), Check::Settled(Verdict::Elsewhere));
-    assert_eq!(classify_refused_check(Some("INTERNAL")), Check::NothingLearned);
-    assert_eq!(classify_refused_check(None), Check::NothingLearned);
+    assert_eq!(classify_refused_check(404, Some("ORDER_NOT_FOUND"), None), Check::Settled(Verdict::Elsewhere));
+    assert_eq!(classify_refused_check(500, Some("INTERNAL"), None), Check::NothingLearned);
+    assert_eq!(classify_refused_check(502, None, None), Check::NothingLearned);
+    assert_eq!(
+        classify_refused_check(429, Some("RATE_LIMITED"), Some(3_000)),
+        Check::Throttled { retry_after_ms: 3_000 }
+    );
+    assert_eq!(classify_refused_check(429, None, None), Check::Throttled { retry_after_ms: 1_000 });
 }
 
 #[test]
@@ -373,6 +378,41 @@ fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
         }
     }
     assert_eq!(flow.state(), &State::Unresolved { order_id: "ord_1".into() });
+}
+
+#[test]
+fn a_throttled_check_is_not_counted_and_the_next_waits_as_long_as_the_server_asked() {
+    let mut flow = checking();
+    let before = flow.state().clone();
+    flow.handle(Event::PollDue { now: T0 + 17_000 });
+    let effects =
+        flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 3_000 }, now: T0 + 17_010 });
+
+    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 3_000 }), "{effects:?}");
+    assert_eq!(flow.state(), &before, "still checking, the check not counted");
+    assert_eq!(sends(&effects), 0);
+    assert!(!effects.contains(&Effect::UnlockNavigation));
+    let effects = flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 100 }, now: T0 + 17_020 });
+    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 1_980 }), "never sooner than the interval: {effects:?}");
+}
+
+#[test]
+fn throttled_to_the_end_of_the_window_the_page_says_unresolved_never_failed() {
+    let mut flow = submitting();
+    flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
+    let mut now = T0 + 15_000;
+    let mut effects = vec![];
+    while flow.state().name() == "checking" {
+        flow.handle(Event::PollDue { now });
+        now += 10;
+        effects = flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 5_000 }, now });
+        if let Some(Effect::SchedulePoll { after_ms }) = effects.last() {
+            now += after_ms;
+        }
+    }
+    assert_eq!(flow.state(), &State::Unresolved { order_id: "ord_1".into() });
+    assert_eq!(effects, vec![Effect::UnlockNavigation]);
+    assert!(now <= T0 + 65_000 + 5_010, "the window ends when it would, give or take one pause: {now}");
 }
 
 #[test]

@@ -126,6 +126,7 @@ pub const EN: Texts = Texts {
 
     network_error: "We could not reach the shop. Check your connection and try again.",
     server_error: "The shop answered with an error ({0}).",
+    shop_busy: "The shop is busy. Nothing was changed; please try again in a moment.",
     unreadable_answer: "The shop sent an answer this page could not read.",
 
     reasons: Reasons {

@@ -126,6 +126,7 @@ pub const KO: Texts = Texts {
 
     network_error: "상점에 연결하지 못했습니다. 인터넷 연결을 확인하고 다시 시도해 주세요.",
     server_error: "상점이 오류로 응답했습니다({0}).",
+    shop_busy: "상점이 지금 바쁩니다. 아무것도 바뀌지 않았습니다. 잠시 후 다시 시도해 주세요.",
     unreadable_answer: "상점의 응답을 이 페이지가 읽지 못했습니다.",
 
     reasons: Reasons {

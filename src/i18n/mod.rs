@@ -322,6 +322,8 @@ pub struct Texts {
     pub network_error: &'static str,
     /// `{0}`: the HTTP status.
     pub server_error: &'static str,
+    /// The shop asked the page to come back later (429); nothing was done.
+    pub shop_busy: &'static str,
     pub unreadable_answer: &'static str,
 
     /// Why a payment failed, by code; every one says that nothing was charged.

@@ -200,7 +200,9 @@ fn new_key() -> String {
 fn check_of(answer: Result<Order, ApiError>) -> Check {
     match answer {
         Ok(order) => classify_poll(&order),
-        Err(ApiError::Server { code, .. }) => classify_refused_check(code.as_deref()),
+        Err(ApiError::Server { status, code, retry_after_ms }) => {
+            classify_refused_check(status, code.as_deref(), retry_after_ms)
+        }
         Err(ApiError::Network(_) | ApiError::Decode(_)) => Check::NothingLearned,
     }
 }
