@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{Method, Request, Response};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, Method, Request, Response};
 use axum::response::IntoResponse;
 use governor::middleware::NoOpMiddleware;
 use tower_governor::governor::{GovernorConfig, GovernorConfigBuilder};
@@ -166,10 +167,14 @@ fn layer<K: KeyExtractor>(config: &Config<K>) -> Layer<K> {
 fn refusal(error: GovernorError) -> Response<Body> {
     match error {
         GovernorError::TooManyRequests { wait_time, headers } => {
-            let mut response = AppError::RateLimited { retry_after_s: wait_time.max(1) }.into_response();
+            let retry_after_s = wait_time.max(1);
+            let mut response = AppError::RateLimited { retry_after_s }.into_response();
             if let Some(headers) = headers {
                 response.headers_mut().extend(headers);
             }
+            // The governor rounds a wait under a second down to `Retry-After: 0`,
+            // which tells a client to come back at once: never less than a second.
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after_s));
             response
         }
         GovernorError::UnableToExtractKey | GovernorError::Other { .. } => {
@@ -180,7 +185,20 @@ fn refusal(error: GovernorError) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
-    use super::Rate;
+    use super::*;
+    use axum::http::HeaderMap;
+
+    #[test]
+    fn a_refusal_never_says_to_come_back_sooner_than_a_second() {
+        let mut governor_headers = HeaderMap::new();
+        governor_headers.insert(RETRY_AFTER, HeaderValue::from(0));
+        governor_headers.insert("x-ratelimit-after", HeaderValue::from(0));
+        let refused = refusal(GovernorError::TooManyRequests { wait_time: 0, headers: Some(governor_headers) });
+        assert_eq!(refused.status(), 429);
+        assert_eq!(refused.headers()[RETRY_AFTER], "1");
+        let later = refusal(GovernorError::TooManyRequests { wait_time: 4, headers: None });
+        assert_eq!(later.headers()[RETRY_AFTER], "4");
+    }
 
     #[test]
     fn a_rate_allows_a_quarter_of_a_minute_at_once_and_never_less_than_five() {
