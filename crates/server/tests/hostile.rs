@@ -2,8 +2,12 @@
 //! the order server (methods, paths, headers, content types, bodies of every
 //! shape, unicode, huge and negative numbers, duplicated keys, truncated JSON)
 //! are answered 4xx with `{code, message}`, never 5xx, and a refused request
-//! leaves the database byte for byte as it was. The operators' listener gets
-//! the same, with and without its token.
+//! leaves the database byte for byte as it was. Forged `X-Forwarded-For`
+//! headers (the shop trusts its own proxy's address, as behind haproxy) change
+//! nothing either, and a customer cookie that is not the one the server signed
+//! (garbage, the customer's id alone, a signature tampered with) never reaches
+//! that customer's order. The operators' listener gets the same, with and
+//! without its token.
 
 mod support;
 
@@ -12,7 +16,7 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use support::{FakePg, Server};
+use support::{FakePg, Server, customer_cookie};
 use tokio::runtime::Runtime;
 
 /// The operators' token of the shop under attack.
@@ -23,19 +27,27 @@ struct Shop {
     runtime: Runtime,
     server: Server,
     order_id: String,
+    /// The `name=value` cookie of the customer whose order it is, as the server signed it.
+    owner_cookie: String,
     _pg: FakePg,
 }
 
 impl Shop {
     fn open() -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let (pg, server, order_id) = runtime.block_on(async {
+        let (pg, server, order_id, owner_cookie) = runtime.block_on(async {
             let pg = FakePg::start().await;
-            let server = Server::start_with(&pg.url, |config| config.admin_token = Some(OPERATOR_TOKEN.into())).await;
-            let order_id = server.create_order().await.order.order_id;
-            (pg, server, order_id)
+            let server = Server::start_with(&pg.url, |config| {
+                config.admin_token = Some(OPERATOR_TOKEN.into());
+                config.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+            })
+            .await;
+            let owner = reqwest::Client::builder().cookie_store(true).build().unwrap();
+            let owner_cookie = customer_cookie(owner.get(format!("{}/api/catalog", server.url))).await.unwrap();
+            let order_id = server.create_order_for(&owner).await.order.order_id;
+            (pg, server, order_id, owner_cookie)
         });
-        Shop { runtime, server, order_id, _pg: pg }
+        Shop { runtime, server, order_id, owner_cookie, _pg: pg }
     }
 }
 
@@ -44,6 +56,11 @@ impl Shop {
 /// legitimately write) must never land between its two digests. The cases of
 /// one property test run one after another, so they share their test's shop.
 fn customers_shop() -> &'static Shop {
+    static SHOP: OnceLock<Shop> = OnceLock::new();
+    SHOP.get_or_init(Shop::open)
+}
+
+fn forged_cookies_shop() -> &'static Shop {
     static SHOP: OnceLock<Shop> = OnceLock::new();
     SHOP.get_or_init(Shop::open)
 }
@@ -60,9 +77,63 @@ struct Hostile {
     path: String,
     content_type: Option<String>,
     idempotency_key: Option<String>,
-    /// Extra headers (the operators' listener: `Authorization`, `X-Operator`).
+    /// Extra headers (`X-Forwarded-For`; the operators' listener: `Authorization`, `X-Operator`).
     headers: Vec<(String, String)>,
+    /// The customer cookie sent: the order's owner's when `None`.
+    cookie: Option<ForgedCookie>,
     body: Vec<u8>,
+}
+
+/// A customer cookie the server did not sign, made from the owner's when sent.
+#[derive(Debug, Clone)]
+enum ForgedCookie {
+    /// Any value under the customer cookie's name.
+    Garbage(String),
+    /// The owner's customer id without its signature.
+    IdAlone,
+    /// The owner's cookie with one character of its signature changed.
+    Tampered(usize),
+    /// The owner's value under the `__Host-` name an https shop would use.
+    Renamed,
+}
+
+impl ForgedCookie {
+    fn made_from(&self, owner: &str) -> String {
+        let (name, value) = owner.split_once('=').unwrap();
+        match self {
+            ForgedCookie::Garbage(value) => format!("{name}={value}"),
+            // A signed value is the signature (44 characters, `=` escaped) then the id.
+            ForgedCookie::IdAlone => format!("{name}={}", &value[value.len() - 36..]),
+            ForgedCookie::Tampered(at) => {
+                let mut bytes = value.as_bytes().to_vec();
+                let at = at % 40;
+                bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+                format!("{name}={}", String::from_utf8(bytes).unwrap())
+            }
+            ForgedCookie::Renamed => format!("__Host-{name}={value}"),
+        }
+    }
+}
+
+fn forged_cookies() -> impl Strategy<Value = Option<ForgedCookie>> {
+    prop::option::of(prop_oneof![
+        "[a-zA-Z0-9%=+/_.-]{0,80}".prop_map(ForgedCookie::Garbage),
+        Just(ForgedCookie::IdAlone),
+        (0..40usize).prop_map(ForgedCookie::Tampered),
+        Just(ForgedCookie::Renamed),
+    ])
+}
+
+/// What a client or a proxy the shop does not run may put in `X-Forwarded-For`.
+fn forwarded_for() -> impl Strategy<Value = Vec<(String, String)>> {
+    prop::option::of(prop_oneof![
+        "[ -~]{0,40}",
+        prop::collection::vec("(25[0-5]|2[0-4][0-9]|1?[0-9]{1,2})(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]{1,2})){3}", 1..20)
+            .prop_map(|hops| hops.join(", ")),
+        Just("::1, ::ffff:10.0.0.1, fe80::1%eth0, [2001:db8::1]:443".to_owned()),
+        "[0-9., ]{2000,3000}",
+    ])
+    .prop_map(|value| value.map(|value| vec![("X-Forwarded-For".to_owned(), value)]).unwrap_or_default())
 }
 
 fn ids() -> impl Strategy<Value = String> {
@@ -147,14 +218,17 @@ fn hostile() -> impl Strategy<Value = Hostile> {
             "multipart/form-data".to_owned(),
         ])),
         prop::option::of(prop_oneof![Just(String::new()), "[ -~]{1,20}", "[a-z]{301,320}"]),
+        forwarded_for(),
+        forged_cookies(),
         bodies(),
     )
-        .prop_map(|(method, path, content_type, idempotency_key, body)| Hostile {
+        .prop_map(|(method, path, content_type, idempotency_key, headers, cookie, body)| Hostile {
             method,
             path,
             content_type,
             idempotency_key,
-            headers: Vec::new(),
+            headers,
+            cookie,
             body,
         })
 }
@@ -225,6 +299,9 @@ fn send(shop: &Shop, base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, boo
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
+        let cookie =
+            request.cookie.as_ref().map_or(shop.owner_cookie.clone(), |forged| forged.made_from(&shop.owner_cookie));
+        builder = builder.header("Cookie", cookie);
         let response = builder.send().await.unwrap();
         let status = response.status();
         let body = response.bytes().await.unwrap().to_vec();
@@ -259,14 +336,52 @@ fn may_write(request: &Hostile) -> bool {
     request.method == Method::POST
 }
 
+/// Whatever a forged cookie asks of the owner's order: reading it, listing the
+/// customer's orders, closing or confirming it.
+fn forged_asks() -> impl Strategy<Value = Hostile> {
+    let forged = forged_cookies().prop_filter_map("a forged cookie", |cookie| cookie);
+    let asks = prop::sample::select(vec![
+        (Method::GET, "/api/orders/{order}"),
+        (Method::GET, "/api/orders/{order}?wait=500ms"),
+        (Method::GET, "/api/orders"),
+        (Method::GET, "/api/orders/recent"),
+        (Method::POST, "/api/orders/{order}/abandon"),
+        (Method::POST, "/api/orders/{order}/confirm"),
+    ]);
+    (forged, asks, forwarded_for()).prop_map(|(cookie, (method, path), headers)| Hostile {
+        method,
+        path: path.to_owned(),
+        content_type: Some("application/json".to_owned()),
+        idempotency_key: Some("forged-cookie-key".to_owned()),
+        headers,
+        cookie: Some(cookie),
+        body: br#"{"payment_key":"tpk_forged","amount":25800}"#.to_vec(),
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_cookie_the_server_did_not_sign_never_reaches_its_customers_order(request in forged_asks()) {
+        let shop = forged_cookies_shop();
+        let (status, body, changed) = send(shop, &shop.server.url, &request);
+        let text = String::from_utf8_lossy(&body);
+        prop_assert!(!text.contains(&shop.order_id), "{request:?} read the owner's order: {status} {text}");
+        prop_assert!(!changed, "{request:?} changed the database ({status})");
+        prop_assert!(!status.is_server_error(), "{request:?}: {status}");
+    }
 
     #[test]
     fn hostile_requests_are_refused_with_a_code_and_change_nothing(request in hostile()) {
         let shop = customers_shop();
         let (status, body, changed) = send(shop, &shop.server.url, &request);
         assert_refused_cleanly(&request, status, &body, changed)?;
+        let about_the_order = request.path.contains("{order}");
+        prop_assert!(
+            request.cookie.is_none() || !about_the_order || !status.is_success(),
+            "{request:?}: a cookie the server did not sign reached the owner's order ({status})"
+        );
     }
 
     #[test]
