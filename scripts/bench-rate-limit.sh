@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bench: other customers' API p95 alone, then while one client sends 1,000
-# POSTs a second, which the rate limits refuse. Prints both and their ratio.
+# POSTs a second, then 1,000 checks a second asking to wait, which the rate
+# limits refuse. Prints the three and their ratios.
 # Usage: scripts/bench-rate-limit.sh [seconds per phase=20] [flood per second=1000]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -22,5 +23,5 @@ target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --d
   --pg-url "$pg_url" >"$work/server.out" 2>"$work/server.log" &
 pids+=("$!")
 until shop_url=$(grep -o 'http://[0-9.:]*' "$work/server.out" | head -1) && [ -n "$shop_url" ]; do sleep 0.1; done
-say "the shop's default rate limits: 30 POSTs a minute per customer, 600 per address"
+say "the shop's default rate limits: 30 POSTs and 240 reads a minute per customer, 600 POSTs and 6,000 reads per address"
 (cd e2e && node bench/rate-limit.mjs "$shop_url" "$seconds" "$rate")

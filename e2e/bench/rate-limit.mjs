@@ -1,6 +1,8 @@
 // Other customers' API latency, without and then with one client flooding the
-// shop at a steady rate: the flooder's POSTs are refused by the rate limits
-// (429 RATE_LIMITED) and must not slow anyone else down much.
+// shop at a steady rate, first with POSTs (orders), then with checks of its own
+// order that ask to wait (`?wait=2s`): what the rate limits refuse (429
+// RATE_LIMITED) and the waiting checks it may not hold must not slow anyone
+// else down much.
 // The customers come from 127.0.0.2, the flooder from 127.0.0.3, so that the
 // per-address limit tells them apart as it would tell two homes apart.
 // Usage: node bench/rate-limit.mjs <shop url> [seconds per phase=20] [flood per second=1000]
@@ -44,7 +46,8 @@ function send(method, path, { cookie, body, localAddress, agent }) {
 
 const cart = JSON.stringify({ items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] });
 
-/** One customer: an order now and then, and reads of it in between, until `until`. */
+/** One customer: an order now and then, and reads of it in between (about
+ *  three a second, within a customer's 240 a minute), until `until`. */
 async function customer(until, latencies) {
   const agent = new http.Agent({ keepAlive: true, localAddress: '127.0.0.2' });
   const first = await send('POST', '/api/orders', { body: cart, localAddress: '127.0.0.2', agent });
@@ -53,27 +56,32 @@ async function customer(until, latencies) {
   for (let round = 0; performance.now() < until; round++) {
     const read = await send('GET', `/api/orders/${orderId}`, { cookie, localAddress: '127.0.0.2', agent });
     latencies.push(read.ms);
-    if (round % 100 === 0) { // an order about every 5 s, within a customer's limit
+    if (round % 20 === 0) { // an order about every 6 s, within a customer's limit
       const order = await send('POST', '/api/orders', { cookie, body: cart, localAddress: '127.0.0.2', agent });
       latencies.push(order.ms);
       if (order.status !== 201) throw new Error(`a customer's order was refused: ${order.status} ${order.body}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
   }
   agent.destroy();
 }
 
-/** One client sending `floodRate` POSTs a second with one cookie, until `until`. */
-async function flood(until, tally) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, localAddress: '127.0.0.3' });
+/** One client sending `floodRate` requests a second with one cookie, until
+ *  `until`: orders (`kind` 'posts'), or checks of its own order asking to wait. */
+async function flood(until, tally, kind) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, localAddress: '127.0.0.3' });
   const first = await send('POST', '/api/orders', { body: cart, localAddress: '127.0.0.3', agent });
   const cookie = first.cookie;
+  const orderId = JSON.parse(first.body).order_id;
   const pending = [];
   const interval = 1000 / floodRate;
   let next = performance.now();
   while (performance.now() < until) {
     next += interval;
-    pending.push(send('POST', '/api/orders', { cookie, body: cart, localAddress: '127.0.0.3', agent }).then((answer) => {
+    const request = kind === 'posts'
+      ? send('POST', '/api/orders', { cookie, body: cart, localAddress: '127.0.0.3', agent })
+      : send('GET', `/api/orders/${orderId}?wait=2s`, { cookie, localAddress: '127.0.0.3', agent });
+    pending.push(request.then((answer) => {
       tally.set(answer.status, (tally.get(answer.status) ?? 0) + 1);
     }));
     const wait = next - performance.now();
@@ -83,23 +91,25 @@ async function flood(until, tally) {
   agent.destroy();
 }
 
-async function phase(name, withFlood) {
+async function phase(name, floodKind) {
   const until = performance.now() + seconds * 1000;
   const latencies = [];
   const tally = new Map();
   await Promise.all([
     ...Array.from({ length: 5 }, () => customer(until, latencies)),
-    ...(withFlood ? [flood(until, tally)] : []),
+    ...(floodKind ? [flood(until, tally, floodKind)] : []),
   ]);
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   const flooded = [...tally].map(([status, count]) => `${count} × ${status}`).join(', ');
   console.log(`  ${name.padEnd(28)} ${String(latencies.length).padStart(6)} requests  p50 ${at(0.5).toFixed(1).padStart(6)} ms  p95 ${at(0.95).toFixed(1).padStart(6)} ms` +
-    (withFlood ? `   flood: ${flooded}` : ''));
+    (floodKind ? `   flood: ${flooded}` : ''));
   return at(0.95);
 }
 
 console.log(`  5 customers reading their orders and ordering now and then, ${seconds} s a phase`);
-const quiet = await phase('alone', false);
-const loud = await phase(`with ${floodRate}/s from one client`, true);
-console.log(`  p95 with the flood / p95 alone: ${(loud / quiet).toFixed(2)}× (target: at most 1.5×)`);
+const quiet = await phase('alone', null);
+const posts = await phase(`with ${floodRate} POSTs/s from one client`, 'posts');
+const checks = await phase(`with ${floodRate} checks/s from one client`, 'checks');
+console.log(`  p95 with the POST flood / p95 alone: ${(posts / quiet).toFixed(2)}× (target: at most 1.5×)`);
+console.log(`  p95 with the check flood / p95 alone: ${(checks / quiet).toFixed(2)}× (target: at most 1.5×)`);
