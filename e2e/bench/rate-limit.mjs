@@ -102,7 +102,7 @@ async function phase(name, floodKind) {
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   const flooded = [...tally].map(([status, count]) => `${count} × ${status}`).join(', ');
-  console.log(`  ${name.padEnd(28)} ${String(latencies.length).padStart(6)} requests  p50 ${at(0.5).toFixed(1).padStart(6)} ms  p95 ${at(0.95).toFixed(1).padStart(6)} ms` +
+  console.log(`  ${name.padEnd(38)} ${String(latencies.length).padStart(6)} requests  p50 ${at(0.5).toFixed(1).padStart(6)} ms  p95 ${at(0.95).toFixed(1).padStart(6)} ms` +
     (floodKind ? `   flood: ${flooded}` : ''));
   return at(0.95);
 }
