@@ -16,7 +16,7 @@ use support::{FakePg, Server};
 use tokio::runtime::Runtime;
 
 /// The operators' token of the shop under attack.
-const OPERATOR_TOKEN: &str = "hostile-operator-token";
+const OPERATOR_TOKEN: &str = "hostile-operator-token-of-32-characters-or-more";
 
 /// A server under attack, on a runtime of its own (proptest is synchronous).
 struct Shop {
