@@ -30,8 +30,9 @@ use crate::payment::reconcile::{PassMode, Report};
 use crate::payment::refund::cancel_for_operator;
 use crate::state::AppState;
 
-/// The operators' API's description, served without the token at
-/// `GET /admin/openapi.json`; made from the routers that serve it.
+/// The operators' API's description, served at `GET /admin/openapi.json`
+/// (open while there are no operators, then behind any operator's token);
+/// made from the routers that serve it.
 #[derive(OpenApi)]
 #[openapi(
     info(
