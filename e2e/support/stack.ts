@@ -30,8 +30,9 @@ const serverFlags: Record<Timings, string[]> = {
   ],
 };
 
-/** The operators' bearer token of every server a journey starts. */
-export const OPERATOR_TOKEN = 'e2e-operator-token';
+/** The operators' bearer token of every server a journey starts (the server
+ *  refuses one shorter than 32 characters): it signs in as `operator`. */
+export const OPERATOR_TOKEN = 'e2e-operator-token-of-32-characters-or-more';
 
 // Flags of servers that have them: the operators' listener on a port of its own
 // (workers run side by side) with a token for the console, and no limit per client

@@ -80,8 +80,15 @@ pub enum ErrorCode {
     CancelRefused,
     /// The operators' API is off: the server has no admin token.
     OperatorApiOff,
-    /// The operators' API needs `Authorization: Bearer <admin token>`.
+    /// The operators' API needs `Authorization: Bearer <an operator's token>`.
     Unauthorized,
+    /// The operator's role does not allow this: a read-only operator sent a POST
+    /// (a refund, "ask the PG now", a reconciliation pass). Nothing was done.
+    OperatorNotAllowed,
+    /// The operators' listener was reached under a host name it does not
+    /// answer to (not an IP address, `localhost` or one of `--admin-hosts`):
+    /// what a DNS-rebinding page in an operator's browser would send.
+    UnknownAdminHost,
     /// "Ask the PG now" of an order whose payment is not waiting for an outcome.
     NotUnsettled,
     /// A reconciliation pass is running (on this server or another); its report comes first.
@@ -124,6 +131,8 @@ impl ErrorCode {
             ErrorCode::CancelRefused => "CANCEL_REFUSED",
             ErrorCode::OperatorApiOff => "OPERATOR_API_OFF",
             ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::OperatorNotAllowed => "OPERATOR_NOT_ALLOWED",
+            ErrorCode::UnknownAdminHost => "UNKNOWN_ADMIN_HOST",
             ErrorCode::NotUnsettled => "NOT_UNSETTLED",
             ErrorCode::ReconcileRunning => "RECONCILE_RUNNING",
             ErrorCode::ReconcileFailed => "RECONCILE_FAILED",

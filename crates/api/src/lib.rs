@@ -26,9 +26,6 @@ pub use order::{
     OrderSummary, PlacedOrder, RequestedItem, is_order_id_text,
 };
 
-/// Header that names the operator on the operators' API, for the audit log.
-pub const OPERATOR_HEADER: &str = "X-Operator";
-
 /// Header that carries the page's idempotency key on the confirm POST.
 pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
 

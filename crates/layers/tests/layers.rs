@@ -19,8 +19,9 @@ const SERVER_LAYERS: &[&[&str]] = &[
     // Foundations: storage, metrics, the accept loop and who a request is
     // from, the error type.
     &["metrics", "serve", "client_address", "db", "error"],
-    // The PG's client, classification and concurrency; the flags.
+    // The PG's client, classification and concurrency; the operators and the flags.
     &["pg"],
+    &["operators"],
     &["config"],
     // Breaker, retry budget, backoff, leases; the places of waiting checks.
     &["resilience", "waiting_places"],
@@ -30,7 +31,7 @@ const SERVER_LAYERS: &[&[&str]] = &[
     // The domain: payments, refunds, recovery, reconciliation; orders.
     &["payment", "orders"],
     // HTTP: the rate limits and the handlers' state, then the routes.
-    &["rate_limits", "state"],
+    &["rate_limits", "sign_in_failures", "state"],
     &["routes"],
 ];
 

@@ -9,6 +9,7 @@ use payonce_api::{PageConfig, PaymentSdk};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::db::DbLocation;
+use crate::operators::{AdminTokenClash, Operators, OperatorsFileError};
 use payonce_rules::settlement::StrayPolicy;
 
 /// The payonce order server.
@@ -218,14 +219,34 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_CANCEL_WINDOW", default_value = "30m", value_parser = parse_duration)]
     pub cancel_window: Duration,
 
-    /// The bearer token of the operators' API (refunds) on the admin listener.
-    /// Unset, that API answers 503 OPERATOR_API_OFF: it is never open.
+    /// One bearer token for the operators' API on the admin listener (at least
+    /// 32 characters): it signs in as the operator `operator`, who may refund.
+    /// Without it or --operators-file, that API answers 503 OPERATOR_API_OFF:
+    /// it is never open.
     #[arg(long, env = "PAYONCE_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<SecretString>,
 
-    /// A file holding the operators' bearer token (one line), read at start-up.
+    /// A file holding the admin token (one line), read at start-up.
     #[arg(long, env = "PAYONCE_ADMIN_TOKEN_FILE", conflicts_with = "admin_token")]
     pub admin_token_file: Option<PathBuf>,
+
+    /// A file naming each operator, one a line: `NAME ROLE SHA256-HEX-OF-TOKEN`
+    /// (ROLE `read-only` or `refund`; `#` comments). Read at start-up; a bad line
+    /// refuses to start. `payonce-server operator-line NAME ROLE` makes a line
+    /// from a token on stdin. With --admin-token too, that token is one more
+    /// operator, `operator`.
+    #[arg(long, env = "PAYONCE_OPERATORS_FILE")]
+    pub operators_file: Option<PathBuf>,
+
+    /// The operators read from `--operators-file`.
+    #[arg(skip)]
+    pub operators: Operators,
+
+    /// Host names the admin listener answers to besides IP addresses and
+    /// `localhost`, comma-separated (such as `ops.shop.internal`); a request
+    /// for any other (a DNS-rebinding page in an operator's browser) is refused.
+    #[arg(long, env = "PAYONCE_ADMIN_HOSTS", value_delimiter = ',')]
+    pub admin_hosts: Vec<String>,
 
     /// How long the page waits for the confirm POST before checking instead.
     #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
@@ -313,6 +334,14 @@ pub enum ConfigError {
         "--order-id-prefix {0:?} must be 1 to {ORDER_ID_PREFIX_MAX} of A-Z, a-z, 0-9, `_` and `-` (the PG's orderId is at most 64)"
     )]
     InvalidOrderIdPrefix(String),
+    #[error("--operators-file {path:?}: {error}")]
+    OperatorsFile { path: PathBuf, error: OperatorsFileError },
+    #[error("the operators' token of --{flag} is too weak: {reason}")]
+    WeakAdminToken { flag: &'static str, reason: String },
+    #[error("--admin-token with --operators-file: {0}")]
+    AdminTokenClash(AdminTokenClash),
+    #[error("--admin-hosts {0:?} is not a host name (letters, digits, `-` and `.`, no port)")]
+    InvalidAdminHost(String),
 }
 
 /// The longest order-id prefix: the rest of the PG's 64 characters is the id's 32.
@@ -322,6 +351,15 @@ pub const ORDER_ID_PREFIX_MAX: usize = 32;
 fn is_origin(text: &str) -> bool {
     reqwest::Url::parse(text)
         .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text)
+}
+
+/// A DNS name for `--admin-hosts`: labels of letters, digits and `-`.
+fn is_host_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 253
+        && text.split('.').all(|label| {
+            (1..=63).contains(&label.len()) && label.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+        })
 }
 
 /// `refund` or `report`, for `--reconcile-strays`.
@@ -347,6 +385,13 @@ impl ServerConfig {
         }
         if let Some(path) = &self.admin_token_file {
             self.admin_token = Some(read_secret("admin-token-file", path)?);
+        }
+        if let Some(path) = &self.operators_file {
+            let failed =
+                |reason: String| ConfigError::SecretFile { flag: "operators-file", path: path.clone(), reason };
+            let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+            self.operators =
+                Operators::parse(&text).map_err(|error| ConfigError::OperatorsFile { path: path.clone(), error })?;
         }
         if let Some(path) = &self.customer_key_file {
             let previous = match &self.customer_key_previous_file {
@@ -466,6 +511,10 @@ impl ServerConfig {
             }
         }
         self.validate_pg_credentials()?;
+        self.operators()?;
+        if let Some(host) = self.admin_hosts.iter().find(|host| !is_host_name(host)) {
+            return Err(ConfigError::InvalidAdminHost(host.clone()));
+        }
         let prefix = &self.order_id_prefix;
         if !(1..=ORDER_ID_PREFIX_MAX).contains(&prefix.len()) || !payonce_api::is_order_id_text(prefix) {
             return Err(ConfigError::InvalidOrderIdPrefix(prefix.clone()));
@@ -486,6 +535,19 @@ impl ServerConfig {
 }
 
 impl ServerConfig {
+    /// Everyone who may use the operators' API: the operators file's, and the
+    /// admin token as the operator `operator` (a token the server sees must be
+    /// strong enough; an empty one is none).
+    pub fn operators(&self) -> Result<Operators, ConfigError> {
+        let token = self.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty());
+        let Some(token) = token else {
+            return Ok(self.operators.clone());
+        };
+        let flag = if self.admin_token_file.is_some() { "admin-token-file" } else { "admin-token" };
+        crate::operators::check_strength(token).map_err(|reason| ConfigError::WeakAdminToken { flag, reason })?;
+        self.operators.clone().with_admin_token(token).map_err(ConfigError::AdminTokenClash)
+    }
+
     /// The secret key goes only where it belongs: in the clear only to a PG on
     /// this machine, the fake PG's only to this machine, a live one only to Toss.
     fn validate_pg_credentials(&self) -> Result<(), ConfigError> {
@@ -765,7 +827,7 @@ mod tests {
         let key = dir.path().join("pg-secret-key");
         let token = dir.path().join("admin-token");
         std::fs::write(&key, "live_sk_from_file\n").unwrap();
-        std::fs::write(&token, "token-from-file\r\n").unwrap();
+        std::fs::write(&token, "token-from-file-of-32-characters-or-more\r\n").unwrap();
         let mut config = ServerConfig::parse_from([
             "payonce-server",
             "--pg-url",
@@ -777,7 +839,10 @@ mod tests {
         ]);
         config.read_secret_files().unwrap();
         assert_eq!(config.pg_secret_key.expose_secret(), "live_sk_from_file");
-        assert_eq!(config.admin_token.as_ref().map(ExposeSecret::expose_secret), Some("token-from-file"));
+        assert_eq!(
+            config.admin_token.as_ref().map(ExposeSecret::expose_secret),
+            Some("token-from-file-of-32-characters-or-more")
+        );
         assert_eq!(config.validate(), Ok(()));
     }
 
@@ -834,6 +899,91 @@ mod tests {
         assert!(
             ServerConfig::try_parse_from(["payonce-server", "--admin-token", "t", "--admin-token-file", "f"]).is_err()
         );
+    }
+
+    #[test]
+    fn a_weak_admin_token_refuses_to_start() {
+        assert_eq!(credentials(&["--admin-token", "0123456789abcdef0123456789abcdef"]), Ok(()));
+        assert_eq!(credentials(&["--admin-token", ""]), Ok(()), "empty is none: the operators' API is off");
+        let Err(ConfigError::WeakAdminToken { flag: "admin-token", reason }) =
+            credentials(&["--admin-token", "test-admin-token"])
+        else {
+            panic!("a short token is refused")
+        };
+        assert!(reason.contains("shorter than 32"), "{reason}");
+        let Err(ConfigError::WeakAdminToken { reason, .. }) = credentials(&["--admin-token", &"xy".repeat(20)]) else {
+            panic!("a token of two characters is refused")
+        };
+        assert!(reason.contains("different characters"), "{reason}");
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("admin-token");
+        std::fs::write(&token, "short\n").unwrap();
+        let mut config = ServerConfig::parse_from(["payonce-server", "--admin-token-file", token.to_str().unwrap()]);
+        config.read_secret_files().unwrap();
+        let error = config.validate().unwrap_err();
+        assert!(matches!(error, ConfigError::WeakAdminToken { flag: "admin-token-file", .. }), "{error}");
+        assert!(error.to_string().contains("--admin-token-file"), "{error}");
+    }
+
+    #[test]
+    fn operators_come_from_their_file_with_the_admin_token_as_one_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("operators");
+        let minseo = "minseo-token-0123456789abcdefghijklmnop";
+        let line = crate::operators::file_line("minseo", "read-only", minseo).unwrap();
+        std::fs::write(&file, format!("# operators\n{line}\n")).unwrap();
+        let admin = "admin-token-0123456789abcdefghijklmnop";
+        let mut config = ServerConfig::parse_from([
+            "payonce-server",
+            "--operators-file",
+            file.to_str().unwrap(),
+            "--admin-token",
+            admin,
+        ]);
+        config.read_secret_files().unwrap();
+        assert_eq!(config.validate(), Ok(()));
+        let operators = config.operators().unwrap();
+        assert_eq!(operators.signed_in(minseo).map(|operator| operator.name.as_str()), Some("minseo"));
+        assert_eq!(operators.signed_in(admin).map(|operator| operator.name.as_str()), Some("operator"));
+        config.admin_token = Some(minseo.into());
+        let error = config.validate().unwrap_err();
+        assert!(matches!(error, ConfigError::AdminTokenClash(_)), "{error}");
+    }
+
+    #[test]
+    fn a_bad_operators_file_refuses_to_start_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("operators");
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        std::fs::write(&file, format!("# operators\njiwoo refund {digest}\nminseo admin {digest}\n")).unwrap();
+        let mut config = ServerConfig::parse_from(["payonce-server", "--operators-file", file.to_str().unwrap()]);
+        let error = config.read_secret_files().unwrap_err();
+        assert_eq!(
+            error,
+            ConfigError::OperatorsFile {
+                path: file.clone(),
+                error: crate::operators::OperatorsFileError::UnknownRole { line: 3, role: "admin".to_owned() }
+            }
+        );
+        assert!(error.to_string().contains("line 3: unknown role \"admin\""), "{error}");
+        std::fs::write(&file, "\n# nobody\n").unwrap();
+        let error = config.read_secret_files().unwrap_err();
+        assert!(error.to_string().ends_with("it names no operator"), "{error}");
+        let mut missing =
+            ServerConfig::parse_from(["payonce-server", "--operators-file", dir.path().join("nope").to_str().unwrap()]);
+        assert!(missing.read_secret_files().unwrap_err().to_string().starts_with("cannot read --operators-file"));
+    }
+
+    #[test]
+    fn admin_hosts_are_host_names() {
+        assert_eq!(credentials(&["--admin-hosts", "ops.shop.internal,payonce-admin"]), Ok(()));
+        for bad in ["ops.shop.internal:3001", "http://ops", "ops..internal", "*.shop"] {
+            assert_eq!(
+                credentials(&["--admin-hosts", bad]),
+                Err(ConfigError::InvalidAdminHost(bad.to_owned())),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

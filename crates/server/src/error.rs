@@ -60,10 +60,18 @@ pub enum AppError {
     InvalidCancelAmount(String),
     #[error("the PG can refund this payment only in full (an escrow order or a cash card); nothing was sent")]
     PartialRefundNotAllowed { order: Box<Order> },
-    #[error("the operators' API is off: start the server with --admin-token to turn it on")]
+    #[error("the operators' API is off: start the server with --operators-file or --admin-token to turn it on")]
     OperatorApiOff,
-    #[error("send Authorization: Bearer <the admin token>")]
+    #[error("send Authorization: Bearer <your operator's token>")]
     Unauthorized,
+    #[error(
+        "{operator} is a read-only operator: refunds, asking the PG and reconciliation passes need the refund role. Nothing was done"
+    )]
+    OperatorNotAllowed { operator: String },
+    #[error(
+        "the operators' listener does not answer to the host {host:?}: reach it by its IP address, as localhost, or by a name given to --admin-hosts"
+    )]
+    UnknownAdminHost { host: String },
     #[error("this order's payment is not waiting for an outcome; there is nothing to ask the PG")]
     NotUnsettled { order: Box<Order> },
     #[error("a reconciliation pass is running; see GET /admin/reconcile once it ends")]
@@ -104,6 +112,8 @@ impl AppError {
             AppError::PartialRefundNotAllowed { .. } => ErrorCode::PartialRefundNotAllowed,
             AppError::OperatorApiOff => ErrorCode::OperatorApiOff,
             AppError::Unauthorized => ErrorCode::Unauthorized,
+            AppError::OperatorNotAllowed { .. } => ErrorCode::OperatorNotAllowed,
+            AppError::UnknownAdminHost { .. } => ErrorCode::UnknownAdminHost,
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
             AppError::ReconcileRunning => ErrorCode::ReconcileRunning,
             AppError::ReconcileFailed(_) => ErrorCode::ReconcileFailed,
@@ -135,6 +145,8 @@ impl AppError {
             | AppError::ReconcileRunning => StatusCode::CONFLICT,
             AppError::ReconcileFailed(_) => StatusCode::BAD_GATEWAY,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::OperatorNotAllowed { .. } => StatusCode::FORBIDDEN,
+            AppError::UnknownAdminHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             AppError::OperatorApiOff => StatusCode::SERVICE_UNAVAILABLE,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,

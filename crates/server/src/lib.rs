@@ -13,13 +13,15 @@
 //! - `metrics`, `serve` (the accept loop), `db` (storage: the only module
 //!   with SQL), `error` (the one error type and the JSON extractor that uses it).
 //! - `pg`: the PG's wire types, HTTP client, concurrency limit and classification.
-//! - `config`: flags, and the refusal of a page window shorter than the PG timeout.
+//! - `operators` (who may use the operators' API, by token and role), then
+//!   `config`: flags, and the refusal of a page window shorter than the PG timeout.
 //! - `resilience`: breaker, retry budget, backoff, leases.
 //! - `app`: the domain context every payment rule works with.
 //! - `customer` (the anonymous customer cookie), `catalog` (products, pricing).
 //! - `payment`: confirm, settle, recovery, refunds, reconciliation; `orders`:
 //!   creating orders from a cart and showing them to their customer.
-//! - `rate_limits`, `state` (what handlers share), then `routes`: the HTTP
+//! - `rate_limits`, `sign_in_failures` (wrong operators' tokens by address),
+//!   `state` (what handlers share), then `routes`: the HTTP
 //!   surface, one module per route group, the built page and the security
 //!   headers; the public router and the operators' one.
 
@@ -31,6 +33,7 @@ pub mod customer;
 pub mod db;
 pub mod error;
 pub mod metrics;
+pub mod operators;
 pub mod orders;
 pub mod payment;
 pub mod pg;
@@ -38,6 +41,7 @@ pub mod rate_limits;
 pub mod resilience;
 pub mod routes;
 pub mod serve;
+pub mod sign_in_failures;
 pub mod state;
 pub mod waiting_places;
 
@@ -88,7 +92,7 @@ pub async fn run(
     let stopping = state.stopping.clone();
     let recovery = tokio::spawn(payment::jobs::run(state.app.clone(), stopping.clone()));
     let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.app.clone(), stopping.clone()));
-    tokio::spawn(forget_idle_rate_limits(state.limits.clone(), stopping.clone()));
+    tokio::spawn(forget_idle_rate_limits(state.limits.clone(), state.sign_in_failures.clone(), stopping.clone()));
 
     let signal = stopping.clone();
     tokio::spawn(async move {
@@ -124,11 +128,18 @@ pub async fn run(
 }
 
 /// Trims the rate limiters' memory to recent clients, every minute, until shutdown.
-async fn forget_idle_rate_limits(limits: rate_limits::Limits, stopping: CancellationToken) {
+async fn forget_idle_rate_limits(
+    limits: rate_limits::Limits,
+    sign_in_failures: sign_in_failures::SignInFailures,
+    stopping: CancellationToken,
+) {
     loop {
         tokio::select! {
             () = stopping.cancelled() => return,
-            () = tokio::time::sleep(Duration::from_secs(60)) => limits.forget_idle(),
+            () = tokio::time::sleep(Duration::from_secs(60)) => {
+                limits.forget_idle();
+                sign_in_failures.forget_idle();
+            }
         }
     }
 }

@@ -10,6 +10,9 @@ async fn main() -> ExitCode {
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
+    if std::env::args().nth(1).as_deref() == Some(OPERATOR_LINE) {
+        return operator_line();
+    }
     let mut config = ServerConfig::parse();
     if let Err(error) = config.read_secret_files().and_then(|()| config.validate()) {
         eprintln!("payonce-server: refusing to start: {error}");
@@ -40,6 +43,37 @@ async fn main() -> ExitCode {
         Err(error) => {
             eprintln!("payonce-server: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `payonce-server operator-line NAME ROLE`: reads a token from stdin and
+/// prints the operators file's line for it, once the token is strong enough;
+/// the token itself never appears on a command line.
+const OPERATOR_LINE: &str = "operator-line";
+
+fn operator_line() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let [name, role] = &args[..] else {
+        eprintln!(
+            "usage: printf %s \"$token\" | payonce-server {OPERATOR_LINE} NAME ROLE   (ROLE: read-only or refund)"
+        );
+        return ExitCode::from(2);
+    };
+    let mut token = String::new();
+    if let Err(error) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut token) {
+        eprintln!("payonce-server: cannot read the token from stdin: {error}");
+        return ExitCode::FAILURE;
+    }
+    // What `echo` or a file adds at the end is not part of the token.
+    match payonce_server::operators::file_line(name, role, token.trim_end_matches(['\r', '\n'])) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(reason) => {
+            eprintln!("payonce-server: no line for {name:?}: {reason}");
+            ExitCode::from(2)
         }
     }
 }

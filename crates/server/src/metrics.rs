@@ -75,6 +75,10 @@ fn describe() {
         "payment_refund_alerts_total",
         "Refunds still not done after many answered passes (raised again every so many passes)"
     );
+    metrics::describe_counter!(
+        "operator_sign_in_failures_total",
+        "Requests to the operators' API with a wrong or missing token, by what came of them (unauthorized, refused)"
+    );
     metrics::describe_counter!("http_requests_total", "HTTP requests by route and status");
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
 }
@@ -82,6 +86,12 @@ fn describe() {
 /// One confirm call finished with this outcome (`paid`, `failed`, `unknown`, `unreachable`, `busy`).
 pub fn pg_confirm_call(outcome: &'static str) {
     counter!("payment_pg_confirm_calls_total", "outcome" => outcome).increment(1);
+}
+
+/// A request to the operators' API came with a wrong or missing token: answered
+/// `unauthorized`, or `refused` (429) once its address had failed too often.
+pub fn operator_sign_in_failed(outcome: &'static str) {
+    counter!("operator_sign_in_failures_total", "outcome" => outcome).increment(1);
 }
 
 pub fn pg_concurrency_limit(limit: f64) {

@@ -10,7 +10,9 @@ use crate::app::App;
 use crate::config::ServerConfig;
 use crate::customer::CustomerCookies;
 use crate::db::Db;
+use crate::operators::Operators;
 use crate::rate_limits::{Limits, Rate, Rates};
+use crate::sign_in_failures::SignInFailures;
 
 #[derive(Debug, Clone)]
 pub struct AppState {
@@ -19,6 +21,10 @@ pub struct AppState {
     pub limits: Limits,
     /// How customers' cookies are signed and verified.
     pub customer_cookies: Arc<CustomerCookies>,
+    /// Who may use the operators' API, by their tokens.
+    pub operators: Arc<Operators>,
+    /// Wrong tokens sent to the operators' API, by client address.
+    pub sign_in_failures: SignInFailures,
 }
 
 impl AppState {
@@ -33,7 +39,17 @@ impl AppState {
         // The recorder first: what the app records as it starts (the PG limit's
         // starting value, say) would otherwise go nowhere.
         let metrics = crate::metrics::handle();
-        Self { app: App::new(config, db), metrics, limits, customer_cookies: Arc::new(customer_cookies) }
+        // `run` refused a configuration whose operators are wrong; were one to get
+        // here, nobody could sign in: the operators' API stays closed, never open.
+        let operators = Arc::new(config.operators().unwrap_or_default());
+        Self {
+            app: App::new(config, db),
+            metrics,
+            limits,
+            customer_cookies: Arc::new(customer_cookies),
+            operators,
+            sign_in_failures: SignInFailures::default(),
+        }
     }
 }
 

@@ -101,7 +101,10 @@ async fn a_shop_served_over_https_tells_browsers_to_keep_to_https_and_one_over_h
 #[tokio::test]
 async fn no_cache_keeps_a_customers_orders_or_anything_the_operators_listener_says() {
     let pg = FakePg::start().await;
-    let server = Server::start_with(&pg.url, |config| config.admin_token = Some("operators-token".into())).await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some("operators-token-of-32-characters-or-more".into())
+    })
+    .await;
     let created = server.create_order().await;
 
     for path in [format!("/api/orders/{}", created.order.order_id), "/api/orders".to_owned(), "/api/nope".to_owned()] {
@@ -109,8 +112,13 @@ async fn no_cache_keeps_a_customers_orders_or_anything_the_operators_listener_sa
         assert_eq!(response.headers()[CACHE_CONTROL], "no-store", "{path}");
     }
     for path in ["/admin/orders", "/admin/nope", "/metrics", "/healthz", "/admin/"] {
-        let response =
-            server.http.get(format!("{}{path}", server.admin_url)).bearer_auth("operators-token").send().await.unwrap();
+        let response = server
+            .http
+            .get(format!("{}{path}", server.admin_url))
+            .bearer_auth("operators-token-of-32-characters-or-more")
+            .send()
+            .await
+            .unwrap();
         let headers = response.headers();
         assert_eq!(headers[CACHE_CONTROL], "no-store", "{path}");
         assert_eq!(headers[REFERRER_POLICY], "no-referrer", "{path}");
@@ -122,7 +130,10 @@ async fn no_cache_keeps_a_customers_orders_or_anything_the_operators_listener_sa
 async fn once_there_is_an_admin_token_the_metrics_and_the_operators_api_description_need_it() {
     let pg = FakePg::start().await;
     let open = Server::start(&pg.url).await;
-    let guarded = Server::start_with(&pg.url, |config| config.admin_token = Some("operators-token".into())).await;
+    let guarded = Server::start_with(&pg.url, |config| {
+        config.admin_token = Some("operators-token-of-32-characters-or-more".into())
+    })
+    .await;
 
     for path in ["/metrics", "/admin/openapi.json"] {
         let without_token = open.http.get(format!("{}{path}", open.admin_url)).send().await.unwrap();
@@ -137,7 +148,7 @@ async fn once_there_is_an_admin_token_the_metrics_and_the_operators_api_descript
         let operator = guarded
             .http
             .get(format!("{}{path}", guarded.admin_url))
-            .bearer_auth("operators-token")
+            .bearer_auth("operators-token-of-32-characters-or-more")
             .send()
             .await
             .unwrap();
@@ -197,13 +208,13 @@ async fn a_body_sent_too_slowly_to_the_operators_listener_is_refused_with_a_code
     let pg = FakePg::start().await;
     let server = Server::start_with(&pg.url, |config| {
         config.client_timeout = Duration::from_millis(500);
-        config.admin_token = Some("a-long-enough-operators-token".into());
+        config.admin_token = Some("a-long-enough-operators-token-for-the-server".into());
     })
     .await;
     let paid = server.paid_order().await;
     let mut slow = TcpStream::connect(server.admin_url.trim_start_matches("http://")).await.unwrap();
     let head = format!(
-        "POST /admin/orders/{}/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a-long-enough-operators-token\r\n\
+        "POST /admin/orders/{}/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a-long-enough-operators-token-for-the-server\r\n\
          Idempotency-Key: slow-refund\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n",
         paid.order_id
     );

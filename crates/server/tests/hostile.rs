@@ -20,7 +20,7 @@ use support::{FakePg, Server, customer_cookie};
 use tokio::runtime::Runtime;
 
 /// The operators' token of the shop under attack.
-const OPERATOR_TOKEN: &str = "hostile-operator-token";
+const OPERATOR_TOKEN: &str = "hostile-operator-token-of-32-characters-or-more";
 
 /// A server under attack, on a runtime of its own (proptest is synchronous).
 struct Shop {
@@ -283,13 +283,25 @@ fn hostile_to_operators() -> impl Strategy<Value = Hostile> {
     })
 }
 
+/// A client on an address of its own, one of 127.0.0.0/8: the admin listener
+/// refuses an address after a few wrong tokens, and the cases with the right
+/// token must still reach the routes (the throttle has its own test).
+fn next_operator_address() -> reqwest::Client {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let address =
+        std::net::Ipv4Addr::new(127, 1, u8::try_from(n / 250 % 250).unwrap(), u8::try_from(n % 250 + 1).unwrap());
+    reqwest::Client::builder().local_address(std::net::IpAddr::V4(address)).build().unwrap()
+}
+
 /// Sends `request` to `base` of `shop` and reports its status, body, and whether the database changed.
 fn send(shop: &Shop, base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
     shop.runtime.block_on(async {
         let db = shop.server.db().await;
         let before = db.digest().await.unwrap();
         let url = format!("{base}{}", request.path.replace("{order}", &shop.order_id));
-        let mut builder = shop.server.http.request(request.method.clone(), url).body(request.body.clone());
+        let client = if base == shop.server.admin_url { next_operator_address() } else { shop.server.http.clone() };
+        let mut builder = client.request(request.method.clone(), url).body(request.body.clone());
         if let Some(content_type) = &request.content_type {
             builder = builder.header("Content-Type", content_type);
         }

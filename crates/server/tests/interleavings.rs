@@ -17,7 +17,7 @@ use serde_json::json;
 use support::{FakePg, Server, assert_charges_agree, payment_key_for};
 
 const SETTLE: Duration = Duration::from_secs(15);
-const TOKEN: &str = "test-admin-token";
+const TOKEN: &str = "test-admin-token-of-32-characters-or-more";
 
 #[tokio::test]
 async fn a_429_that_comes_after_recoverys_resend_was_charged_fails_nothing() {
@@ -48,7 +48,6 @@ async fn a_429_that_comes_after_recoverys_resend_was_charged_fails_nothing() {
     let asked = reqwest::Client::new()
         .post(format!("{}/admin/orders/{order_id}/recover", server.admin_url))
         .bearer_auth(TOKEN)
-        .header("X-Operator", "jiwoo")
         .send()
         .await
         .unwrap();

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::{FakePg, Server};
 
 const SETTLE: Duration = Duration::from_secs(15);
-const TOKEN: &str = "test-admin-token";
+const TOKEN: &str = "test-admin-token-of-32-characters-or-more";
 
 async fn server_with(pg: &FakePg, tweak: impl FnOnce(&mut payonce_server::config::ServerConfig)) -> Server {
     Server::start_with(&pg.url, |config| {

@@ -86,7 +86,7 @@ async fn help_shows_no_secret_from_the_environment() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
         .arg("--help")
         .env("PAYONCE_PG_SECRET_KEY", "live_sk_from_the_environment")
-        .env("PAYONCE_ADMIN_TOKEN", "admin-token-from-the-environment")
+        .env("PAYONCE_ADMIN_TOKEN", "admin-token-from-the-environment-of-this-test")
         .env("PAYONCE_DB", "postgres://shop:db-password-from-the-environment@db.internal/shop")
         .output()
         .await
@@ -95,9 +95,11 @@ async fn help_shows_no_secret_from_the_environment() {
     assert!(output.status.success());
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("--pg-secret-key-file") && help.contains("--admin-token-file"), "{help}");
-    for secret in
-        ["live_sk_from_the_environment", "admin-token-from-the-environment", "db-password-from-the-environment"]
-    {
+    for secret in [
+        "live_sk_from_the_environment",
+        "admin-token-from-the-environment-of-this-test",
+        "db-password-from-the-environment",
+    ] {
         assert!(!help.contains(secret), "{secret} in --help:\n{help}");
     }
 }
@@ -169,4 +171,67 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
     assert_eq!(seen.status(), reqwest::StatusCode::OK);
     let stale = after.http.get(order_url(&after)).header("cookie", &old_cookie).send().await.unwrap();
     assert_eq!(stale.status(), reqwest::StatusCode::NOT_FOUND, "a cookie only the dropped key signed is no customer");
+}
+
+#[tokio::test]
+async fn the_binary_refuses_an_operators_file_with_a_bad_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("operators");
+    let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    std::fs::write(
+        &file,
+        format!("# the shop's operators\njiwoo refund {digest}\njiwoo read-only {}\n", "0".repeat(64)),
+    )
+    .unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .arg("--operators-file")
+        .arg(&file)
+        .output()
+        .await
+        .unwrap();
+
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refusing to start") && stderr.contains("--operators-file"), "{stderr}");
+    assert!(stderr.contains("line 3: the name \"jiwoo\" is already on line 2"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_binary_refuses_a_short_admin_token() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+        .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .env("PAYONCE_ADMIN_TOKEN", "e2e-operator-token")
+        .output()
+        .await
+        .unwrap();
+
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refusing to start") && stderr.contains("shorter than 32"), "{stderr}");
+    assert!(!stderr.contains("e2e-operator-token"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_binary_makes_an_operators_line_from_a_token_on_stdin_and_refuses_a_weak_one() {
+    use tokio::io::AsyncWriteExt;
+    let line = |name: &'static str, token: &'static str| async move {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
+            .args(["operator-line", name, "refund"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(token.as_bytes()).await.unwrap();
+        child.wait_with_output().await.unwrap()
+    };
+    // printf %s test-token-of-32-characters-or-more | sha256sum
+    let made = line("jiwoo", "test-token-of-32-characters-or-more\n").await;
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let expected = payonce_server::operators::file_line("jiwoo", "refund", "test-token-of-32-characters-or-more");
+    assert_eq!(String::from_utf8_lossy(&made.stdout).trim_end(), expected.unwrap());
+    let weak = line("jiwoo", "password").await;
+    assert_eq!(weak.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&weak.stderr).contains("shorter than 32"));
 }

@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{FakePg, Server, Store, assert_charges_agree};
 
-const TOKEN: &str = "test-admin-token";
+const TOKEN: &str = "test-admin-token-of-32-characters-or-more";
 
 async fn server_with_token(pg: &FakePg) -> Server {
     Server::start_with(&pg.url, |config| config.admin_token = Some(TOKEN.into())).await
@@ -32,7 +32,8 @@ async fn charge_directly(pg: &FakePg, order_id: &str, amount: u64, payment_key: 
     assert!(response.status().is_success(), "{}", response.text().await.unwrap());
 }
 
-/// A request to the operators' API, as operator "jiwoo", with `token` if given.
+/// A request to the operators' API with `token` if given, claiming to be
+/// "jiwoo" in `X-Operator`, which the audit log does not believe.
 async fn admin(server: &Server, method: reqwest::Method, path: &str, token: Option<&str>) -> (StatusCode, Value) {
     let mut request =
         reqwest::Client::new().request(method, format!("{}{path}", server.admin_url)).header("X-Operator", "jiwoo");
@@ -96,7 +97,8 @@ async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation
     let audit = db.audit_log_without_order().await.unwrap();
     assert_eq!(
         audit.iter().map(|line| (line.operator.as_str(), line.action.as_str())).collect::<Vec<_>>(),
-        [("jiwoo", "reconcile"), ("jiwoo", "reconcile")]
+        [("operator", "reconcile"), ("operator", "reconcile")],
+        "the token's operator, whatever X-Operator said"
     );
     assert_eq!(server.order(&order.order_id).await.status, OrderStatus::Paid);
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
@@ -299,7 +301,7 @@ async fn operators_see_unsettled_orders_first_with_their_story_and_can_ask_the_p
     assert_eq!(story["order"]["status"], "PAID");
     assert_eq!(story["attempt"]["idempotency_key"], "key-unknown");
     assert_eq!(story["audit"][0]["action"], "recover", "{story}");
-    assert_eq!(story["audit"][0]["operator"], "jiwoo");
+    assert_eq!(story["audit"][0]["operator"], "operator", "the token's operator, not X-Operator");
 
     let (_, story) =
         admin(&server, reqwest::Method::GET, &format!("/admin/orders/{}", refunding.order_id), Some(TOKEN)).await;
@@ -432,6 +434,7 @@ async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_
         .collect();
     operations.sort();
     let expected = [
+        ("get", "/admin/operator"),
         ("get", "/admin/orders"),
         ("get", "/admin/orders/{order_id}"),
         ("get", "/admin/reconcile"),

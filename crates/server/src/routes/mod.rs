@@ -7,6 +7,7 @@ mod config;
 mod confirm;
 mod console;
 mod operator;
+mod operator_sign_in;
 mod operator_views;
 mod ops;
 mod order_id;
@@ -108,7 +109,8 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// What operators reach, on the admin listener only: metrics, health, the
-/// operators' API, which needs the admin token, and the console page that calls it.
+/// operators' API, which needs an operator's token, and the console page that
+/// calls it; all of it only for the host names the listener answers to.
 pub fn admin_router(state: AppState) -> Router {
     let [no_store, referrer, nosniff] = security::admin_layers();
     Router::new()
@@ -126,5 +128,7 @@ pub fn admin_router(state: AppState) -> Router {
         .layer(no_store)
         .layer(referrer)
         .layer(nosniff)
+        // Outermost: a DNS-rebinding page gets nothing, not even the console.
+        .layer(middleware::from_fn_with_state(state.clone(), operator_sign_in::check_host))
         .with_state(state)
 }

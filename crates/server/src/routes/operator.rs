@@ -1,28 +1,27 @@
-//! The operators' API, on the admin listener only, behind a bearer token:
-//! orders by how long they have waited, an order's whole story, "ask the PG
-//! now", refunds, and reconciliation. Without a token configured it is off
-//! (503), never open. Every action (each POST that was carried out) is written
-//! to the audit log.
+//! The operators' API, on the admin listener only, behind each operator's
+//! bearer token (`operator_sign_in`): orders by how long they have waited, an
+//! order's whole story, "ask the PG now", refunds, and reconciliation. Without
+//! operators configured it is off (503), never open. Every action (each POST
+//! that was carried out) is written to the audit log under the name of the
+//! operator whose token it carried.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{RawQuery, Request, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::middleware;
 use axum::routing::get;
-use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, OPERATOR_HEADER, OperatorCancelRequest, Order, OrderStatus};
-use secrecy::ExposeSecret;
-use sha2::{Digest, Sha256};
+use axum::{Extension, Router};
+use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, OperatorCancelRequest, Order, OrderStatus};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::cancel::refund_status;
-use super::operator_views::{OrderList, OrderRow, OrderStory, RefundView};
+use super::operator_sign_in::{SignedIn, require_operator, require_operator_when_set};
+use super::operator_views::{OrderList, OrderRow, OrderStory, RefundView, SignedInView};
 use super::order_id::OrderIdPath;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::validate_idempotency_key;
@@ -31,19 +30,19 @@ use crate::payment::reconcile::{PassMode, Report};
 use crate::payment::refund::cancel_for_operator;
 use crate::state::AppState;
 
-/// Who an action is recorded as when the request does not say.
-const DEFAULT_OPERATOR: &str = "operator";
-/// The longest operator name kept in the audit log.
-const OPERATOR_MAX_LEN: usize = 100;
-
-/// The operators' API's description, served without the token at
-/// `GET /admin/openapi.json`; made from the routers that serve it.
+/// The operators' API's description, served at `GET /admin/openapi.json`
+/// (open while there are no operators, then behind any operator's token);
+/// made from the routers that serve it.
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "payonce operators' API",
-        description = "On the admin listener only. Every operation needs `Authorization: Bearer <admin token>`; \
-                       `X-Operator` names who acts in the audit log."
+        description = "On the admin listener only. Every operation needs `Authorization: Bearer <an operator's token>`; \
+                       the audit log names the operator that token belongs to (an `X-Operator` header is ignored). \
+                       A `read-only` operator may read; every POST needs the `refund` role (403 OPERATOR_NOT_ALLOWED). \
+                       After a few wrong or missing tokens from one address, its requests get 429 RATE_LIMITED with \
+                       `Retry-After` for a while, whatever token they carry. A request for a host name other than an IP \
+                       address, `localhost` or one of `--admin-hosts` gets 421 UNKNOWN_ADMIN_HOST."
     ),
     modifiers(&BearerToken),
     security(("admin_token" = [])),
@@ -62,6 +61,7 @@ impl utoipa::Modify for BearerToken {
 
 pub fn router(state: AppState) -> Router<AppState> {
     let (api, spec) = OpenApiRouter::with_openapi(OperatorApiDoc::openapi())
+        .routes(routes!(admin_signed_in))
         .routes(routes!(admin_orders_list))
         .routes(routes!(admin_order_detail))
         .routes(routes!(admin_orders_cancel))
@@ -71,46 +71,8 @@ pub fn router(state: AppState) -> Router<AppState> {
     let spec = Arc::new(spec);
     let described = Router::new()
         .route("/admin/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_token_when_set));
-    api.route_layer(middleware::from_fn_with_state(state, require_token)).merge(described)
-}
-
-/// What says how the shop runs (its metrics, the operators' API's description)
-/// is open on the admin listener while the operators' API is off, and needs the
-/// token once there is one: a page in an operator's browser that reaches the
-/// listener (DNS rebinding) then reads nothing.
-pub(super) async fn require_token_when_set(
-    state: State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, AppError> {
-    if admin_token(&state).is_none() {
-        return Ok(next.run(request).await);
-    }
-    require_token(state, request, next).await
-}
-
-/// The operators' token, if one is set: an empty one is none.
-fn admin_token(state: &AppState) -> Option<&str> {
-    state.config.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty())
-}
-
-/// Lets a request through only with `Authorization: Bearer <admin token>`.
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Result<Response, AppError> {
-    let Some(expected) = admin_token(&state) else {
-        return Err(AppError::OperatorApiOff);
-    };
-    let given = request
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    // Compared as digests, so the time taken says nothing about the token.
-    if Sha256::digest(given.as_bytes()) != Sha256::digest(expected.as_bytes()) {
-        return Err(AppError::Unauthorized);
-    }
-    Ok(next.run(request).await)
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_operator_when_set));
+    api.route_layer(middleware::from_fn_with_state(state, require_operator)).merge(described)
 }
 
 /// Refunds `amount` of what is left of a paid order, or all of it. Answers like
@@ -122,7 +84,6 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     params(
         ("order_id" = String, Path, description = "The order"),
         ("Idempotency-Key" = String, Header, description = "A fresh UUID per refund; the same key is the same refund"),
-        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log (printable ASCII, at most 100)"),
     ),
     request_body = OperatorCancelRequest,
     responses(
@@ -130,13 +91,16 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
         (status = 202, description = "CANCEL_REQUESTED: stored, and sent until the PG answers", body = Order),
         (status = 400, description = "INVALID_REQUEST, INVALID_IDEMPOTENCY_KEY or INVALID_CANCEL_AMOUNT (over what is left); nothing was done", body = ApiErrorBody),
         (status = 401, description = "UNAUTHORIZED: no or a wrong token", body = ApiErrorBody),
+        (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
         (status = 404, description = "ORDER_NOT_FOUND", body = ApiErrorBody),
         (status = 409, description = "ORDER_NOT_PAID, CANCEL_IN_PROGRESS or ORDER_ALREADY_CANCELED; nothing was done", body = ApiErrorBody),
-        (status = 503, description = "OPERATOR_API_OFF: the server has no admin token", body = ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED: too many wrong tokens from this address; see Retry-After", body = ApiErrorBody),
+        (status = 503, description = "OPERATOR_API_OFF: the server has no operators", body = ApiErrorBody),
     )
 )]
 async fn admin_orders_cancel(
     State(state): State<AppState>,
+    Extension(operator): Extension<SignedIn>,
     OrderIdPath(order_id): OrderIdPath,
     headers: HeaderMap,
     body: Result<Json<OperatorCancelRequest>, AppError>,
@@ -144,7 +108,7 @@ async fn admin_orders_cancel(
     let key = headers.get(IDEMPOTENCY_KEY_HEADER).map(|value| value.to_str().unwrap_or("\u{0}"));
     let key = validate_idempotency_key(key)?;
     let Json(request) = body?;
-    let operator = operator_name(&headers);
+    let operator = operator.name;
     let refunded = cancel_for_operator(&state, &operator, &order_id, key, request.amount, &request.reason).await;
     // A refused request changes nothing, so it has no audit line; the log keeps who tried what.
     if let Err(error) = &refunded {
@@ -154,19 +118,18 @@ async fn admin_orders_cancel(
     Ok((refund_status(&order), Json(order)))
 }
 
-/// The operator named by `X-Operator` (printable ASCII, at most 100 characters), or "operator".
-fn operator_name(headers: &HeaderMap) -> String {
-    headers
-        .get(OPERATOR_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .map(str::trim)
-        .filter(|name| {
-            !name.is_empty()
-                && name.len() <= OPERATOR_MAX_LEN
-                && name.bytes().all(|byte| byte.is_ascii_graphic() || byte == b' ')
-        })
-        .unwrap_or(DEFAULT_OPERATOR)
-        .to_owned()
+/// The operator the token belongs to: who the audit log will name, and what they may do.
+#[utoipa::path(
+    get,
+    path = "/admin/operator",
+    tag = "operators",
+    responses(
+        (status = 200, description = "The signed-in operator", body = SignedInView),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+    )
+)]
+async fn admin_signed_in(Extension(operator): Extension<SignedIn>) -> Json<SignedInView> {
+    Json(SignedInView { name: operator.name, role: operator.role.as_str().to_owned() })
 }
 
 /// Orders (with `status`; that have not changed for `older_than`, such as
@@ -259,24 +222,22 @@ async fn admin_order_detail(
     post,
     path = "/admin/orders/{order_id}/recover",
     tag = "operators",
-    params(
-        ("order_id" = String, Path, description = "The order"),
-        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log"),
-    ),
+    params(("order_id" = String, Path, description = "The order")),
     responses(
         (status = 200, description = "Settled: PAID or FAILED", body = Order),
         (status = 202, description = "Asked; the PG has not settled it yet (recovery goes on)", body = Order),
         (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
         (status = 404, description = "ORDER_NOT_FOUND", body = ApiErrorBody),
         (status = 409, description = "NOT_UNSETTLED: the payment is not PENDING or UNKNOWN", body = ApiErrorBody),
     )
 )]
 async fn admin_orders_recover(
     State(state): State<AppState>,
+    Extension(operator): Extension<SignedIn>,
     OrderIdPath(order_id): OrderIdPath,
-    headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Order>), AppError> {
-    match operator::ask_pg_now(&state, &operator_name(&headers), &order_id).await? {
+    match operator::ask_pg_now(&state, &operator.name, &order_id).await? {
         Asked::Settled(order) => Ok((StatusCode::OK, Json(order))),
         Asked::StillOpen(order) => Ok((StatusCode::ACCEPTED, Json(order))),
     }
@@ -288,24 +249,24 @@ async fn admin_orders_recover(
     path = "/admin/reconcile",
     tag = "operators",
     params(
-        ("X-Operator" = Option<String>, Header, description = "Who acts, for the audit log"),
         ("dry_run" = Option<bool>, Query, description = "true: refund nothing, store nothing; the report says what a pass would do"),
     ),
     responses(
         (status = 200, description = "The pass's report", body = Report),
         (status = 400, description = "INVALID_REQUEST: an unknown parameter, or dry_run not true or false", body = ApiErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
         (status = 409, description = "RECONCILE_RUNNING: a pass is running (on this server or another)", body = ApiErrorBody),
         (status = 502, description = "RECONCILE_FAILED: the PG's listing could not be read", body = ApiErrorBody),
     )
 )]
 async fn admin_reconcile_run(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Extension(operator): Extension<SignedIn>,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Report>, AppError> {
     let mode = pass_mode(query.as_deref())?;
-    Ok(Json(operator::reconcile_now(&state, &operator_name(&headers), mode).await?))
+    Ok(Json(operator::reconcile_now(&state, &operator.name, mode).await?))
 }
 
 /// `?dry_run=true` (or `false`, or nothing); anything else is refused.

@@ -9,6 +9,15 @@ use utoipa::ToSchema;
 use crate::db::{AttemptDetail, AuditLine, OperatorOrderRow, PaymentEvent, PgCallRow, Refund, rfc3339};
 
 /// `GET /admin/orders`.
+/// The operator a token signs in as.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SignedInView {
+    /// The name the audit log records for this operator's actions.
+    pub name: String,
+    /// `read-only` (reads only) or `refund` (also every POST).
+    pub role: String,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OrderList {
     /// UNKNOWN first, then CANCEL_REQUESTED, each longest waiting first; at most 500.

@@ -9,12 +9,12 @@ pub fn health_router() -> Router<AppState> {
     Router::new().route("/healthz", get(health_show))
 }
 
-/// Prometheus metrics, on the admin listener only, behind the admin token once
-/// there is one (a scraper sends it as a bearer token).
+/// Prometheus metrics, on the admin listener only, behind an operator's token
+/// once there are operators (a scraper sends a read-only one as a bearer token).
 pub fn metrics_router(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/metrics", get(metrics_show))
-        .route_layer(axum::middleware::from_fn_with_state(state, super::operator::require_token_when_set))
+        .route_layer(axum::middleware::from_fn_with_state(state, super::operator_sign_in::require_operator_when_set))
 }
 
 async fn health_show() -> &'static str {

@@ -373,7 +373,8 @@ impl Server {
         (response.status(), response.json().await.unwrap())
     }
 
-    /// An operator's refund through the admin listener, with `token` if given.
+    /// An operator's refund through the admin listener, with `token` if given;
+    /// it claims to be "jiwoo" in `X-Operator`, which the audit log ignores.
     pub async fn operator_cancel(&self, order_id: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
         let mut request = reqwest::Client::new()
             .post(format!("{}/admin/orders/{order_id}/cancel", self.admin_url))

@@ -1,10 +1,10 @@
-// The operators' console: the admin API, with the token typed in once and kept
-// in sessionStorage (gone when the tab closes). Everything shown is set as
-// text, never as HTML.
+// The operators' console: the admin API, with the operator's own token typed
+// in once and kept in sessionStorage (gone when the tab closes). The server
+// knows who the token belongs to: the console shows it, and the audit log
+// records it. Everything shown is set as text, never as HTML.
 "use strict";
 
 const TOKEN_KEY = "payonce-admin-token";
-const OPERATOR_KEY = "payonce-operator";
 const $ = (id) => document.getElementById(id);
 let current = null;
 
@@ -15,10 +15,8 @@ function say(text, isError) {
 
 async function call(method, path, body, extraHeaders) {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  if (!token) throw new Error("Type the admin token first.");
+  if (!token) throw new Error("Type your operator's token first.");
   const headers = { Authorization: "Bearer " + token, ...extraHeaders };
-  const operator = sessionStorage.getItem(OPERATOR_KEY);
-  if (operator) headers["X-Operator"] = operator;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await response.json().catch(() => null);
@@ -179,15 +177,28 @@ function guard(action) {
   };
 }
 
+// Who the token signs in as, from the server: the name the audit log will record.
+async function showSignedIn() {
+  $("signed-in").hidden = true;
+  const { data } = await call("GET", "/admin/operator");
+  $("signed-in").textContent = "Signed in as " + data.name + " (" + data.role + ")" +
+    (data.role === "read-only" ? ": you can look, not refund." : ".");
+  $("signed-in").hidden = false;
+}
+
+async function signIn() {
+  await showSignedIn();
+  await listOrders();
+}
+
 $("login").addEventListener("submit", guard(() => {
   sessionStorage.setItem(TOKEN_KEY, $("token").value);
-  sessionStorage.setItem(OPERATOR_KEY, $("operator").value.trim());
   $("token").value = "";
-  return listOrders();
+  return signIn();
 }));
 $("forget").addEventListener("click", () => {
   sessionStorage.removeItem(TOKEN_KEY);
-  sessionStorage.removeItem(OPERATOR_KEY);
+  $("signed-in").hidden = true;
   say("Token forgotten.");
 });
 $("filter").addEventListener("submit", guard(listOrders));
@@ -208,5 +219,4 @@ $("reconcile-dry-run").addEventListener("click", guard(async () => {
   say("Dry run: nothing was refunded or stored.");
 }));
 $("reconcile-last").addEventListener("click", guard(async () => showReport((await call("GET", "/admin/reconcile")).data)));
-$("operator").value = sessionStorage.getItem(OPERATOR_KEY) || "";
-if (sessionStorage.getItem(TOKEN_KEY)) listOrders().catch((error) => say(error.message, true));
+if (sessionStorage.getItem(TOKEN_KEY)) signIn().catch((error) => say(error.message, true));
