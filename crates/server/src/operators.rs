@@ -215,7 +215,8 @@ fn digest_of(token: &str) -> [u8; 32] {
 
 /// 64 hex digits (either case) as 32 bytes.
 fn parse_digest(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 || !text.is_ascii() {
+    // `from_str_radix` alone would take a sign: "+f" is 15.
+    if text.len() != 64 || !text.bytes().all(|byte| byte.is_ascii_hexdigit()) {
         return None;
     }
     let mut digest = [0; 32];
@@ -305,6 +306,75 @@ mod tests {
         assert_eq!(operators.clone().with_admin_token(MINSEO), Err(AdminTokenClash::Token("minseo".to_owned())));
         let named = Operators::parse(&line(ADMIN_TOKEN_OPERATOR, "read-only", MINSEO)).unwrap();
         assert_eq!(named.with_admin_token(JIWOO), Err(AdminTokenClash::Name));
+    }
+
+    fn line_number(error: &OperatorsFileError) -> Option<usize> {
+        match error {
+            OperatorsFileError::FieldCount { line, .. }
+            | OperatorsFileError::InvalidName { line, .. }
+            | OperatorsFileError::UnknownRole { line, .. }
+            | OperatorsFileError::InvalidDigest { line }
+            | OperatorsFileError::DuplicateName { line, .. }
+            | OperatorsFileError::DuplicateToken { line, .. } => Some(*line),
+            OperatorsFileError::NoOperators => None,
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_file_is_read_or_refused_at_a_line_it_has(lines in proptest::collection::vec(
+            proptest::prop_oneof![
+                "[ -~\t]{0,120}",
+                "[a-z]{1,8} (refund|read-only|admin) [0-9a-fA-F+ -]{60,68}",
+                "\\PC{0,40}",
+            ],
+            0..12,
+        )) {
+            let text = lines.join("\n");
+            match Operators::parse(&text) {
+                Ok(operators) => proptest::prop_assert!(!operators.is_empty()),
+                Err(error) => {
+                    if let Some(line) = line_number(&error) {
+                        proptest::prop_assert!((1..=text.lines().count()).contains(&line), "{error} in {text:?}");
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn a_digest_is_64_hex_digits_and_nothing_else(pairs in proptest::collection::vec(
+            proptest::prop_oneof![30 => "[0-9a-fA-F]{2}", 1 => "[+][0-9a-f]"],
+            32,
+        )) {
+            // Signs where a pair of digits would be: what `from_str_radix` alone takes.
+            let digest: String = pairs.concat();
+            let accepted = Operators::parse(&format!("jiwoo refund {digest}")).is_ok();
+            let hex = digest.len() == 64 && digest.bytes().all(|byte| byte.is_ascii_hexdigit());
+            proptest::prop_assert_eq!(accepted, hex, "{}", digest);
+        }
+
+        #[test]
+        fn every_operator_made_by_file_line_signs_in_with_their_own_token_only(
+            names in proptest::collection::btree_set("[a-z][a-z0-9._@-]{0,20}", 1..6),
+            read_only in proptest::collection::vec(proptest::bool::ANY, 6),
+        ) {
+            let operators: Vec<(String, String, Role)> = names
+                .iter()
+                .zip(&read_only)
+                .map(|(name, read_only)| {
+                    let role = if *read_only { Role::ReadOnly } else { Role::Refund };
+                    (name.clone(), format!("{name}-token-0123456789abcdefghijklmnopq"), role)
+                })
+                .collect();
+            let text: Vec<String> =
+                operators.iter().map(|(name, token, role)| line(name, role.as_str(), token)).collect();
+            let parsed = Operators::parse(&text.join("\n")).unwrap();
+            for (name, token, role) in &operators {
+                let signed_in = parsed.signed_in(token).unwrap();
+                proptest::prop_assert_eq!((&signed_in.name, signed_in.role), (name, *role));
+            }
+            proptest::prop_assert!(parsed.signed_in("not-anyones-token-0123456789abcdefgh").is_none());
+        }
     }
 
     #[test]
