@@ -68,7 +68,9 @@ test('the language switch changes the page at once and is remembered', async ({ 
   const cart = new CartPage(page);
   await cart.open();
   const switcher = page.getByTestId('lang-switch');
-  await expect(switcher).toHaveText('한국어');
+  // Named by what it shows, that part marked as Korean.
+  await expect(switcher).toHaveAccessibleName('Change language: 한국어');
+  await expect(switcher.locator('[lang="ko"]')).toHaveText('한국어');
 
   await switcher.click();
 

@@ -95,3 +95,34 @@ test('a refund the PG refuses for good ends refused, and the page says why in bo
   expect(stats.cancel_requests - cancelsBefore, 'one refusal, not retried').toBe(1);
   expect(stats.refunds_by_order[confirm.orderId] ?? 0).toBe(0);
 });
+
+test('Escape on the cancel dialog reopened after a refund that failed refunds nothing', async ({ page, stack }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  await page.getByRole('link', { name: 'View your order' }).click();
+  const order = new OrderPage(page);
+  await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  const cancels: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/cancel')) cancels.push(request.url());
+  });
+  // The first refund never reaches the shop: the customer's connection drops.
+  await page.route('**/api/orders/*/cancel', (route) => route.abort('internetdisconnected'), { times: 1 });
+  await page.getByTestId('cancel-order').click();
+  await page.getByTestId('cancel-dialog').getByRole('button', { name: 'Cancel and refund' }).click();
+  await expect(page.getByRole('alert').filter({ hasText: 'could not reach the shop' })).toBeVisible();
+  expect(cancels).toHaveLength(1);
+
+  // Opened again and dismissed with Escape: the answer is "keep", whatever the last one was.
+  await page.getByTestId('cancel-order').click();
+  const dialog = page.getByTestId('cancel-dialog');
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('cancel-order'), 'focus goes back to the button that opened it').toBeFocused();
+
+  await page.reload();
+  await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  expect(cancels, 'no refund was sent after Escape').toHaveLength(1);
+  expect((await stack.pgStats()).cancel_requests).toBe(0);
+});

@@ -18,9 +18,12 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
                 <a href="/" aria-current=move || current(Section::Cart)>{move || tr!(locale.get(), nav_cart)}</a>
                 <a href="/orders" aria-current=move || current(Section::Orders)>{move || tr!(locale.get(), nav_orders)}</a>
             </nav>
-            <button class="lang-switch" data-testid="lang-switch" lang=move || locale.get().other().tag()
-                aria-label=move || tr!(locale.get(), switch_label) on:click=move |_| locale.set(locale.get().other())>
-                {move || tr!(locale.get(), switch_to_other)}
+            // Named by what it shows (a speech-recognition user says what they
+            // see), after a hidden "Change language:" in the page's language;
+            // only the other language's own name is marked as that language.
+            <button class="lang-switch" data-testid="lang-switch" on:click=move |_| locale.set(locale.get().other())>
+                <span class="visually-hidden">{move || tr!(locale.get(), switch_label)}" "</span>
+                <span lang=move || locale.get().other().tag()>{move || tr!(locale.get(), switch_to_other)}</span>
             </button>
         </header>
     }

@@ -10,7 +10,7 @@ pub const EN: Texts = Texts {
     nav_cart: "Cart",
     nav_orders: "Orders",
     switch_to_other: "한국어",
-    switch_label: "Language: English. Switch to Korean",
+    switch_label: "Change language:",
 
     cart_title: "Your cart",
     loading_products: "Loading products…",

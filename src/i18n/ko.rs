@@ -10,7 +10,7 @@ pub const KO: Texts = Texts {
     nav_cart: "장바구니",
     nav_orders: "주문 내역",
     switch_to_other: "English",
-    switch_label: "언어: 한국어. 영어로 바꾸기",
+    switch_label: "언어 바꾸기:",
 
     cart_title: "장바구니",
     loading_products: "상품을 불러오는 중…",

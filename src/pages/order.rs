@@ -149,6 +149,9 @@ fn CancelOrder(order_id: String, amount: u64, on_done: Callback<()>) -> impl Int
     let order_id = StoredValue::new(order_id);
     let open = move |_| {
         if let Some(dialog) = dialog.get_untracked() {
+            // A dialog keeps the value it last closed with: without this, Escape
+            // on a dialog reopened after a refund that failed would refund again.
+            dialog.set_return_value("");
             let _ = dialog.show_modal();
         }
     };

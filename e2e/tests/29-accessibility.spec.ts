@@ -1,0 +1,66 @@
+// Every page a customer meets, in each state a payment passes through, in both
+// languages, checked by axe-core (WCAG 2.0 to 2.2, A and AA) on a desktop and on
+// a 320 CSS px screen (what 400 % zoom of a 1280 px window gives): no
+// violation, and nothing wider than the screen.
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { expect, test } from '../support/fixtures';
+import { CartPage, OrderPage, checkout, holdPaymentNews } from '../support/pages';
+
+const WIDTHS = [1280, 320];
+const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+
+/** axe-core's violations on `page` at each width, and how far it scrolls sideways. */
+async function audit(page: Page, what: string): Promise<void> {
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 800 });
+    const { violations } = await new AxeBuilder({ page }).withTags(RULES).analyze();
+    const found = violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+    expect(found, `${what} at ${width} px: axe-core's violations`).toEqual([]);
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(sideways, `${what} at ${width} px scrolls sideways by`).toBeLessThanOrEqual(0);
+  }
+  await page.setViewportSize({ width: WIDTHS[0], height: 800 });
+}
+
+for (const locale of ['en-US', 'ko-KR']) {
+  test.describe(`in ${locale}`, () => {
+    test.use({ locale });
+
+    test('the cart, a payment checking then paid, the order and the orders list have no violation', async ({ page }) => {
+      const cart = new CartPage(page);
+      await cart.open();
+      await audit(page, 'the cart');
+
+      const release = await holdPaymentNews(page);
+      const confirm = await checkout(page, 'approve');
+      await confirm.expectState('checking', 15_000);
+      await audit(page, 'checking');
+      release();
+      await confirm.expectState('paid');
+      await audit(page, 'paid');
+
+      await new OrderPage(page).open(confirm.orderId);
+      await expect(page.locator('[data-order-status]')).toHaveAttribute('data-order-status', 'PAID');
+      await audit(page, 'the paid order');
+      await page.getByTestId('cancel-order').click();
+      await expect(page.getByTestId('cancel-dialog')).toBeVisible();
+      await audit(page, 'the cancel dialog');
+      await page.keyboard.press('Escape');
+
+      await page.goto('/orders');
+      await expect(page.locator('[data-order-status]').first()).toBeVisible();
+      await audit(page, 'the orders list');
+    });
+
+    test('a declined payment and a page that does not exist have no violation', async ({ page }) => {
+      const confirm = await checkout(page, 'decline_reject_card');
+      await confirm.expectState('failed');
+      await audit(page, 'failed');
+
+      await page.goto('/no-such-page');
+      await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+      await audit(page, 'not found');
+    });
+  });
+}
