@@ -27,6 +27,34 @@ async function audit(page: Page, what: string): Promise<void> {
 // The page's real timings: checking lasts 50 s, longer than an audit of it.
 test.use({ timings: 'real' });
 
+/** What a screen reader is told, in each language: checking at 15 s, then the outcome. */
+const SAID = {
+  'en-US': {
+    checking: 'Checking your payment The payment provider is taking longer than usual. We are checking with them; you will not be charged twice.',
+    progress: /^Check \d+ of 25$/,
+    paid: 'Payment complete Thank you. You paid ₩12,900.',
+  },
+  'ko-KR': {
+    checking: '결제를 확인하고 있습니다 결제사의 응답이 평소보다 늦습니다. 결제사에 확인하고 있으며, 두 번 결제되지 않습니다.',
+    progress: /^확인 \d+\/25회$/,
+    paid: '결제가 완료되었습니다 감사합니다. 12,900원을 결제했습니다.',
+  },
+};
+
+/** Counts every change to the text of `testId`'s element from now on. */
+async function countChanges(page: Page, testId: string): Promise<() => Promise<number>> {
+  await page.evaluate((testId) => {
+    const region = document.querySelector(`[data-testid="${testId}"]`)!;
+    (window as unknown as { __changes: number }).__changes = 0;
+    new MutationObserver((records) => ((window as unknown as { __changes: number }).__changes += records.length)).observe(region, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
+  }, testId);
+  return () => page.evaluate(() => (window as unknown as { __changes: number }).__changes);
+}
+
 for (const locale of ['en-US', 'ko-KR']) {
   test.describe(`in ${locale}`, () => {
     test.use({ locale });
@@ -40,9 +68,22 @@ for (const locale of ['en-US', 'ko-KR']) {
       const letPgFinish = await stack.holdPg();
       const confirm = await checkout(page, 'approve');
       await confirm.expectState('checking', 25_000);
+      const said = SAID[locale as keyof typeof SAID];
+      const progress = page.getByTestId('announced-progress');
+      await expect(progress, 'checking is announced politely').toHaveText(said.checking);
+      await expect(page.getByTestId('announced-outcome')).toHaveText('');
+      await expect(page.getByRole('progressbar')).toHaveAttribute('aria-valuetext', said.progress);
+      const changes = await countChanges(page, 'announced-progress');
+      const counter = page.getByTestId('check-count');
+      const before = await counter.textContent();
+      await expect(counter, 'a check later').not.toHaveText(before!, { timeout: 10_000 });
+      expect(await changes(), 'checking is announced once, not at every check').toBe(0);
       await audit(page, 'checking');
       await letPgFinish();
       await confirm.expectState('paid');
+      await expect(page.getByTestId('announced-outcome'), 'the outcome is announced at once').toHaveText(said.paid);
+      await expect(confirm.heading, 'the outcome takes the focus').toBeFocused();
+      await expect(page).toHaveTitle(`${await confirm.heading.textContent()} — payonce`);
       await audit(page, 'paid');
 
       await new OrderPage(page).open(confirm.orderId);

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use payonce_api::{Failure, PageConfig};
 
@@ -69,11 +70,76 @@ pub fn ConfirmPage() -> impl IntoView {
         }
     });
 
+    let said = Memo::new(move |_| state.with(|state| announcement(state, locale)));
+    follow_with_title_and_focus(state, said);
     view! {
         <section class="card confirm" aria-labelledby="confirm-title" data-payment-state=move || state.with(State::name)>
             {move || state.with(|state| state_view(state, now, locale))}
         </section>
+        // Always in the page, so a screen reader hears each change of their text
+        // once: progress politely, the outcome at once.
+        <p class="visually-hidden" role="status" data-testid="announced-progress">
+            {move || said.with(|said| (!said.outcome).then(|| said.sentence()))}
+        </p>
+        <p class="visually-hidden" role="alert" data-testid="announced-outcome">
+            {move || said.with(|said| said.outcome.then(|| said.sentence()))}
+        </p>
     }
+}
+
+/// What a state says to someone who cannot see it: its heading and its first
+/// sentence, and whether it is the outcome. The same for every check, so
+/// checking is announced once, not every 2 s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Announcement {
+    title: String,
+    text: String,
+    outcome: bool,
+}
+
+impl Announcement {
+    fn sentence(&self) -> String {
+        format!("{} {}", self.title, self.text)
+    }
+}
+
+fn announcement(state: &State, locale: Locale) -> Announcement {
+    let t = locale.texts();
+    let (title, text) = match state {
+        State::Starting | State::Verifying | State::Claiming => (t.preparing, t.one_moment.to_owned()),
+        State::Submitting { .. } => (t.processing, t.processing_text.to_owned()),
+        State::Checking { .. } | State::Closing { .. } => (t.checking, t.checking_text.to_owned()),
+        State::Paid { amount, .. } => (t.paid_title, fill(t.paid_text, &[&won(*amount, locale.get())])),
+        State::Refunded { amount, partial: false, .. } => {
+            (t.refunded_title, fill(t.refunded_text, &[&won(*amount, locale.get())]))
+        }
+        State::Refunded { amount, partial: true, .. } => {
+            (t.refunded_partly_title, fill(t.refunded_partly_text, &[&won(*amount, locale.get())]))
+        }
+        State::Failed { failure, .. } => (t.failed_title, t.reasons.for_code(&failure.code).to_owned()),
+        State::Unresolved { .. } => (t.unresolved_title, t.unresolved_text.to_owned()),
+        State::Elsewhere { order_id } => (t.elsewhere_title, fill(t.elsewhere_text, &[order_id])),
+        State::Invalid { .. } => (t.invalid_title, t.invalid_nothing_sent.to_owned()),
+    };
+    Announcement { title: title.to_owned(), text, outcome: state.is_final() }
+}
+
+/// The tab's title names the state, and an outcome takes the focus to its
+/// heading, so a keyboard user is not left on a button that is gone.
+fn follow_with_title_and_focus(state: RwSignal<State>, said: Memo<Announcement>) {
+    Effect::new(move |_| {
+        let (title, outcome) = said.with(|said| (said.title.clone(), said.outcome));
+        let document = leptos::prelude::document();
+        document.set_title(&format!("{title} — payonce"));
+        if outcome && state.with_untracked(State::is_final) {
+            // After this render: the heading is the new state's.
+            request_animation_frame(move || {
+                if let Some(heading) = leptos::prelude::document().get_element_by_id("confirm-title") {
+                    let _ = heading.unchecked_into::<web_sys::HtmlElement>().focus();
+                }
+            });
+        }
+    });
 }
 
 fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
@@ -101,8 +167,8 @@ fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
                 InvalidLink::Amount(amount) => fill(t.invalid_amount, &[&format!("{amount:?}")]),
             };
             view! {
-                <div role="status" aria-live="polite">
-                    <h1 id="confirm-title">{t.invalid_title}</h1>
+                <div>
+                    <h1 id="confirm-title" tabindex="-1">{t.invalid_title}</h1>
                     <p>{message}</p>
                     <p class="muted">{t.invalid_nothing_sent}</p>
                 </div>
@@ -121,8 +187,8 @@ fn busy_view(
 ) -> impl IntoView {
     view! {
         <div class="spinner" aria-hidden="true"></div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{title}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{title}</h1>
             <p>{text}</p>
         </div>
         {waiting.map(|(started_at, now, template)| view! {
@@ -147,15 +213,17 @@ fn checking_view(
         spent * 100 / span
     };
     let check = (polls_done + 1).min(polls_total);
+    let count = fill(t.check_count, &[&check.to_string(), &polls_total.to_string()]);
     view! {
         <div class="spinner" aria-hidden="true"></div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{t.checking}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{t.checking}</h1>
             <p>{t.checking_text}</p>
-            <p class="check-count" data-testid="check-count">{fill(t.check_count, &[&check.to_string(), &polls_total.to_string()])}</p>
+            // Shown, not announced: said every 2 s it would drown the sentence above.
+            <p class="check-count" data-testid="check-count" aria-hidden="true">{count.clone()}</p>
         </div>
         <div class="progress" role="progressbar" aria-label=t.checking_progress aria-valuemin="0" aria-valuemax="100"
-            aria-valuenow=move || progress().to_string()>
+            aria-valuenow=move || progress().to_string() aria-valuetext=count data-testid="check-progress">
             <div class="progress-bar" style:width=move || format!("{}%", progress())></div>
         </div>
         <p class="muted small">{t.keep_open}</p>
@@ -186,8 +254,8 @@ fn charged_view(
 ) -> impl IntoView {
     view! {
         <div class=format!("outcome-icon {}", icon.0) aria-hidden="true">{icon.1}</div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{title}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{title}</h1>
             {said}
             <p class="muted">{t.order_label} " " <code>{order_id.clone()}</code></p>
         </div>
@@ -203,8 +271,8 @@ fn failed_view(t: &'static Texts, order_id: String, failure: Failure) -> impl In
     let navigate = use_navigate();
     view! {
         <div class="outcome-icon failed" aria-hidden="true">"!"</div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{t.failed_title}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{t.failed_title}</h1>
             <p data-testid="failure-message">{t.reasons.for_code(&failure.code)}</p>
             <p class="muted small">{t.reason_code} " " <code>{failure.code}</code></p>
         </div>
@@ -218,8 +286,8 @@ fn failed_view(t: &'static Texts, order_id: String, failure: Failure) -> impl In
 fn elsewhere_view(t: &'static Texts, order_id: String) -> impl IntoView {
     view! {
         <div class="outcome-icon unresolved" aria-hidden="true">"?"</div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{t.elsewhere_title}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{t.elsewhere_title}</h1>
             <p>{fill(t.elsewhere_text, &[&order_id])}</p>
         </div>
         <div class="actions"><a href="/orders" class="button secondary">{t.orders_in_this_browser}</a></div>
@@ -229,8 +297,8 @@ fn elsewhere_view(t: &'static Texts, order_id: String) -> impl IntoView {
 fn unresolved_view(t: &'static Texts, order_id: String) -> impl IntoView {
     view! {
         <div class="outcome-icon unresolved" aria-hidden="true">"…"</div>
-        <div role="status" aria-live="polite">
-            <h1 id="confirm-title">{t.unresolved_title}</h1>
+        <div>
+            <h1 id="confirm-title" tabindex="-1">{t.unresolved_title}</h1>
             <p>{t.unresolved_text}</p>
         </div>
         <div class="actions">
