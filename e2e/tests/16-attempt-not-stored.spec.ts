@@ -30,8 +30,10 @@ test('a reload after the attempt could not be stored checks the payment without 
   expect(await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('payonce.attempt.'))))
     .toEqual([]);
 
-  reloading();
+  // Reloaded first, then the news let go: released before, a held check could
+  // still bring "paid" to the old page while the reload is on its way.
   await page.reload();
+  reloading();
 
   await confirm.expectState('paid', 20_000);
   const [beforeReload, afterReload, ...more] = states.byPageLoad;

@@ -60,6 +60,8 @@ for (const locale of ['en-US', 'ko-KR']) {
     test.use({ locale });
 
     test('the cart, a payment checking then paid, the order and the orders list have no violation', async ({ page, stack }) => {
+      // 15 s before checking, then ten audits of a few seconds each.
+      test.setTimeout(180_000);
       const cart = new CartPage(page);
       await cart.open();
       await audit(page, 'the cart');
