@@ -6,6 +6,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { CartPage, OrderPage, checkout } from '../support/pages';
+import { OPERATOR_TOKEN } from '../support/stack';
 
 const WIDTHS = [1280, 320];
 const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
@@ -18,8 +19,16 @@ async function audit(page: Page, what: string): Promise<void> {
     expect(passes.length, `${what}: axe-core checked something`).toBeGreaterThan(10);
     const found = violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
     expect(found, `${what} at ${width} px: axe-core's violations`).toEqual([]);
-    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(sideways, `${what} at ${width} px scrolls sideways by`).toBeLessThanOrEqual(0);
+    const { sideways, widest } = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}.${[...element.classList].join('.')}`;
+      const widest = [...document.querySelectorAll('body *')]
+        .filter((element) => element.getBoundingClientRect().right > width + 0.5)
+        .map(name)
+        .slice(0, 5);
+      return { sideways: document.documentElement.scrollWidth - width, widest };
+    });
+    expect(sideways, `${what} at ${width} px scrolls sideways (past the screen: ${widest.join(', ')})`).toBeLessThanOrEqual(0);
   }
   await page.setViewportSize({ width: WIDTHS[0], height: 800 });
 }
@@ -101,8 +110,12 @@ for (const locale of ['en-US', 'ko-KR']) {
       await audit(page, 'the orders list');
     });
 
-    test('a declined payment and a page that does not exist have no violation', async ({ page }) => {
-      const confirm = await checkout(page, 'decline_reject_card');
+    test("the PG's window, a declined payment and a page that does not exist have no violation", async ({ page }) => {
+      const cart = new CartPage(page);
+      await cart.open();
+      const window = await cart.payAndOpenWindow();
+      await audit(page, "the PG's window");
+      const confirm = await window.choose('decline_reject_card');
       await confirm.expectState('failed');
       await audit(page, 'failed');
 
@@ -112,3 +125,23 @@ for (const locale of ['en-US', 'ko-KR']) {
     });
   });
 }
+
+test("the operators' console, signed in, with an order open, has no violation", async ({ page, context, stack }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  const console = await context.newPage();
+  await console.goto(`${stack.adminUrl}/admin/`);
+  await audit(console, 'the console, signed out');
+  await console.locator('#token').fill(OPERATOR_TOKEN);
+  await console.getByRole('button', { name: 'Use' }).click();
+  await console.getByRole('button', { name: 'List' }).click();
+  const row = console.locator('#orders tr', { hasText: confirm.orderId });
+  await expect(row).toBeVisible();
+  await audit(console, 'the console with its orders');
+  // Opened from the keyboard: the order's button, then Enter; the focus lands on the order.
+  await row.getByRole('button', { name: confirm.orderId }).focus();
+  await console.keyboard.press('Enter');
+  await expect(console.locator('#detail-status')).toHaveText('PAID');
+  await expect(console.getByRole('heading', { name: `Order ${confirm.orderId}` })).toBeFocused();
+  await audit(console, "the console with an order's story");
+});

@@ -45,11 +45,11 @@ dt{color:#4e5968}
 dd{margin:0;overflow-wrap:anywhere}
 h2{font-size:1rem;margin:1.5rem 0 .5rem}
 .note{font-size:.875rem;color:#4e5968;margin:.25rem 0 .75rem}
-ul{list-style:none;margin:0;padding:0;display:grid;gap:.5rem}
+ul{list-style:none;margin:0;padding:0;display:grid;grid-template-columns:minmax(0,1fr);gap:.5rem}
 button{display:block;width:100%;min-height:44px;text-align:left;font:inherit;color:#191f28;background:#fff;border:1px solid #d1d6db;border-radius:12px;padding:.7rem .9rem;cursor:pointer}
 button:hover{background:#e8f3ff;border-color:#1b64da}
 button:focus-visible{outline:3px solid #1b64da;outline-offset:2px}
-button .title{display:flex;justify-content:space-between;gap:.5rem;font-weight:700}
+button .title{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.5rem;font-weight:700}
 button .desc{display:block;font-size:.875rem;color:#4e5968;margin-top:.15rem}
 .tag{flex:none;font-size:.75rem;font-weight:700;border-radius:999px;padding:.1rem .5rem;align-self:center}
 .charged{color:#0b5d2a;background:#e3f5e9}

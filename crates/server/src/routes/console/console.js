@@ -28,13 +28,23 @@ async function call(method, path, body, extraHeaders) {
   return { status: response.status, data };
 }
 
+// A row; with `onClick`, its first cell is a button (a keyboard reaches it,
+// a screen reader names it), and a click anywhere on the row does the same.
 function row(tbody, cells, onClick) {
   const tr = document.createElement("tr");
-  fill(tr, cells);
   if (onClick) {
     tr.className = "pick";
     tr.addEventListener("click", onClick);
+    const opens = document.createElement("button");
+    opens.type = "button";
+    opens.className = "open";
+    opens.addEventListener("click", (event) => {
+      event.stopPropagation();
+      onClick();
+    });
+    tr.appendChild(document.createElement("td")).appendChild(opens);
   }
+  fill(tr, cells);
   tbody.appendChild(tr);
   return tr;
 }
@@ -44,11 +54,13 @@ function fill(tr, cells) {
   while (tr.children.length < cells.length) tr.appendChild(document.createElement("td"));
   cells.forEach((cell, index) => {
     const td = tr.children[index];
+    // The text of a row's opening button, or of the cell itself.
+    const shows = td.querySelector("button.open") || td;
     if (cell && typeof cell === "object") {
-      td.textContent = cell.text;
+      shows.textContent = cell.text;
       td.className = cell.className || "";
     } else {
-      td.textContent = cell === null || cell === undefined ? "" : String(cell);
+      shows.textContent = cell === null || cell === undefined ? "" : String(cell);
       td.className = "";
     }
   });
@@ -92,7 +104,7 @@ async function listOrders() {
     if (tr) {
       fill(tr, cells);
     } else {
-      tr = row(tbody, cells, () => showOrder(order.order_id).catch((error) => say(error.message, true)));
+      tr = row(tbody, cells, () => openOrder(order.order_id));
       tr.dataset.orderId = order.order_id;
     }
     if (tbody.children[index] !== tr) tbody.insertBefore(tr, tbody.children[index] || null);
@@ -100,6 +112,14 @@ async function listOrders() {
   for (const gone of kept.values()) gone.remove();
   $("orders").hidden = false;
   say(data.orders.length + " orders.");
+}
+
+// Shows an order picked from a list and takes the focus to it, so a keyboard
+// or screen-reader user lands on what they opened.
+function openOrder(orderId) {
+  showOrder(orderId)
+    .then(() => $("detail-title").focus())
+    .catch((error) => say(error.message, true));
 }
 
 async function showOrder(orderId) {
@@ -165,7 +185,7 @@ function showReport(report) {
     const shop = found.shop_status === null ? "no such order" :
       found.shop_status + ", " + found.shop_amount + " / " + found.shop_refunded;
     row(tbody, [found.kind, found.order_id, found.payment_key, pg, shop, found.action],
-      () => showOrder(found.order_id).catch((error) => say(error.message, true)));
+      () => openOrder(found.order_id));
   }
   $("mismatches").hidden = report.mismatches.length === 0;
 }
