@@ -22,8 +22,15 @@ async function audit(page: Page, what: string): Promise<void> {
     const { sideways, widest } = await page.evaluate(() => {
       const width = document.documentElement.clientWidth;
       const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}.${[...element.classList].join('.')}`;
+      // What sticks out, leaving aside what scrolls inside a box of its own.
+      const scrolledInside = (element: Element) => {
+        for (let box = element.parentElement; box; box = box.parentElement) {
+          if (['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) return true;
+        }
+        return false;
+      };
       const widest = [...document.querySelectorAll('body *')]
-        .filter((element) => element.getBoundingClientRect().right > width + 0.5)
+        .filter((element) => element.getBoundingClientRect().right > width + 0.5 && !scrolledInside(element))
         .map(name)
         .slice(0, 5);
       return { sideways: document.documentElement.scrollWidth - width, widest };
