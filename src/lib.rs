@@ -48,7 +48,7 @@ pub fn App() -> impl IntoView {
     view! {
         <Router>
             <RoutedHeader/>
-            <main id="main" class="page">
+            <main id="main" class="page" tabindex="-1">
                 <FlatRoutes fallback=pages::not_found::NotFoundPage>
                     <Route path=path!("/") view=pages::cart::CartPage/>
                     <Route path=path!("/pay/success") view=pages::confirm::ConfirmPage/>
@@ -70,7 +70,7 @@ pub fn CartApp() -> impl IntoView {
     i18n::Locale::provide();
     view! {
         <SiteHeader pathname=Signal::stored("/".to_owned())/>
-        <main id="main" class="page">
+        <main id="main" class="page" tabindex="-1">
             <pages::cart::CartPage/>
         </main>
     }

@@ -1,4 +1,5 @@
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::i18n::use_locale;
 use crate::tr;
@@ -12,7 +13,9 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
     let current = move |section: Section| section.contains(&pathname.read()).then_some("page");
     view! {
         <header class="site-header">
-            <a class="skip-link" href="#main">{move || tr!(locale.get(), skip_to_content)}</a>
+            // Moves the focus itself: left to the router, the link would be a
+            // navigation (refused while paying) that only scrolls.
+            <a class="skip-link" href="#main" on:click=skip_to_main>{move || tr!(locale.get(), skip_to_content)}</a>
             <a href="/" class="brand">"payonce"<span class="brand-tag">{move || tr!(locale.get(), brand_tag)}</span></a>
             <nav aria-label=move || tr!(locale.get(), nav_label)>
                 <a href="/" aria-current=move || current(Section::Cart)>{move || tr!(locale.get(), nav_cart)}</a>
@@ -26,6 +29,13 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
                 <span lang=move || locale.get().other().tag()>{move || tr!(locale.get(), switch_to_other)}</span>
             </button>
         </header>
+    }
+}
+
+fn skip_to_main(event: leptos::ev::MouseEvent) {
+    event.prevent_default();
+    if let Some(main) = document().get_element_by_id("main") {
+        let _ = main.unchecked_into::<web_sys::HtmlElement>().focus();
     }
 }
 

@@ -1,0 +1,75 @@
+// A customer who uses only the keyboard pays and cancels: the skip link, the
+// language switch, Pay, the PG's window, the outcome (which takes the focus),
+// the order and its cancel dialog, each reached with Tab and used with Enter,
+// and the focus visible on every stop.
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from '../support/fixtures';
+import { CartPage, ConfirmPage, OrderPage } from '../support/pages';
+
+/** Presses Tab until `target` has the focus; every stop on the way shows its focus. */
+async function tabTo(page: Page, target: Locator, most = 40): Promise<void> {
+  for (let pressed = 0; pressed < most; pressed++) {
+    if (await target.evaluate((element) => element === document.activeElement).catch(() => false)) return;
+    await page.keyboard.press('Tab');
+    await expectVisibleFocus(page);
+  }
+  await expect(target, `reached with at most ${most} presses of Tab`).toBeFocused();
+}
+
+/** The focused element draws a focus indicator (an outline or a ring). */
+async function expectVisibleFocus(page: Page): Promise<void> {
+  const focus = await page.evaluate(() => {
+    const element = document.activeElement;
+    if (!element || element === document.body) return { what: 'body', shown: true };
+    const style = getComputedStyle(element);
+    const shown = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+    return { what: `${element.tagName.toLowerCase()} ${element.textContent?.trim().slice(0, 30)}`, shown };
+  });
+  expect(focus.shown, `the focus on ${focus.what} is visible`).toBe(true);
+}
+
+test('the whole payment and its cancel with the keyboard alone', async ({ page, stack }) => {
+  const cart = new CartPage(page);
+  await cart.open();
+
+  await page.keyboard.press('Tab');
+  const skip = page.getByRole('link', { name: 'Skip to content' });
+  await expect(skip).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('main'), 'the skip link takes the focus to the content').toBeFocused();
+
+  const switcher = page.getByTestId('lang-switch');
+  await tabTo(page, switcher);
+  await page.keyboard.press('Enter');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'ko');
+  await expect(switcher, 'the focus stays on the switch').toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+
+  await tabTo(page, cart.pay);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/v1\/window\?/);
+  await tabTo(page, page.locator('[data-scenario="approve"]'));
+  await page.keyboard.press('Enter');
+
+  const confirm = await ConfirmPage.opened(page);
+  await confirm.expectState('paid');
+  await expect(confirm.heading, 'the outcome takes the focus').toBeFocused();
+  await tabTo(page, page.getByRole('link', { name: 'View your order' }));
+  await page.keyboard.press('Enter');
+
+  const order = new OrderPage(page);
+  await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  const cancel = page.getByTestId('cancel-order');
+  await tabTo(page, cancel);
+  await page.keyboard.press('Enter');
+  const dialog = page.getByTestId('cancel-dialog');
+  await expect(dialog.getByRole('button', { name: 'Keep the order' }), 'the safe choice has the focus').toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(dialog.getByRole('button', { name: 'Cancel and refund' })).toBeFocused();
+  await expectVisibleFocus(page);
+  await page.keyboard.press('Enter');
+
+  await expect(order.status).toHaveAttribute('data-order-status', 'CANCELED');
+  expect((await stack.pgStats()).refunds_by_order[confirm.orderId]).toBeGreaterThan(0);
+});
