@@ -38,6 +38,18 @@ test('the whole payment and its cancel with the keyboard alone', async ({ page, 
   await page.keyboard.press('Enter');
   await expect(page.locator('main'), 'the skip link takes the focus to the content').toBeFocused();
 
+  // A step at its limit keeps the focus (a disabled button would drop it to the page).
+  await tabTo(page, page.getByRole('button', { name: 'One more Ceramic mug' }));
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Shift+Tab');
+  const fewer = page.getByRole('button', { name: 'One fewer Ceramic mug' });
+  await expect(fewer).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(fewer).toHaveAttribute('aria-disabled', 'true');
+  await expect(fewer, 'the focus stays on the step at its limit').toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(cart.total).toHaveText('₩12,900');
+
   const switcher = page.getByTestId('lang-switch');
   await tabTo(page, switcher);
   await page.keyboard.press('Enter');

@@ -143,12 +143,15 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
                 <p class="muted">{move || said(product_description)}</p>
                 <p class="price">{move || won(price, locale.get())}</p>
             </div>
+            // At a limit a step is aria-disabled, not disabled: a disabled button
+            // drops the focus to the page's body; this one keeps it (and `change`
+            // clamps, so pressing it does nothing).
             <div class="stepper" role="group" aria-label=move || labelled(|lang| tr!(lang, quantity_of))>
                 <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_fewer)) on:click=change(-1)
-                    disabled=move || { quantity.get() == 0 }>"−"</button>
+                    aria-disabled=move || (quantity.get() == 0).to_string()>"−"</button>
                 <output class="quantity" aria-live="polite">{move || quantity.get()}</output>
                 <button class="step" aria-label=move || labelled(|lang| tr!(lang, one_more)) on:click=change(1)
-                    disabled=move || { quantity.get() >= MAX_QUANTITY }>"+"</button>
+                    aria-disabled=move || (quantity.get() >= MAX_QUANTITY).to_string()>"+"</button>
             </div>
         </li>
     }
