@@ -126,6 +126,16 @@ for (const locale of ['en-US', 'ko-KR']) {
       await confirm.expectState('failed');
       await audit(page, 'failed');
 
+      await page.goto('/pay/success');
+      await confirm.expectState('invalid');
+      await audit(page, 'a link without its payment');
+
+      const again = new CartPage(page);
+      await again.open();
+      await (await again.payAndOpenWindow()).close();
+      await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+      await audit(page, 'the window closed without paying');
+
       await page.goto('/no-such-page');
       await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
       await audit(page, 'not found');
