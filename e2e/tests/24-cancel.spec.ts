@@ -20,6 +20,9 @@ test('a customer cancels a paid order from its page and sees it refunded, once',
   await dialog.getByRole('button', { name: 'Cancel and refund' }).click();
 
   await expect(order.status).toHaveAttribute('data-order-status', 'CANCELED');
+  await expect(page.getByTestId('announced-order-change'), 'the change is said to a screen reader').toHaveText(
+    'This payment was cancelled after it went through; the whole amount is refunded to your card.',
+  );
   await expect(page.getByTestId('refunded-amount')).toBeVisible();
   await expect(page.getByTestId('cancel-order')).toHaveCount(0);
   const stats = await stack.pgStats();
@@ -86,8 +89,8 @@ test('a refund the PG refuses for good ends refused, and the page says why in bo
   await expect(page.locator('[data-status="PAID"]')).toHaveText('Paid');
   await expect(page.getByTestId('cancel-order'), 'asked again, the PG would refuse again').toHaveCount(0);
 
+  // The open order page follows the switch at once, without a reload.
   await page.getByTestId('lang-switch').click();
-  await page.reload();
   await expect(refusal).toContainText('환불이 거절되었습니다. 이 결제는 환불 가능한 기간이 지났습니다.');
   await expect(refusal).toContainText('환불된 금액은 없으며 결제는 그대로 유지됩니다.');
 

@@ -9,7 +9,7 @@ use payonce_api::{ErrorCode, Order, OrderStatus, PageConfig};
 use crate::api::{self, ApiError};
 use crate::components::status_badge::StatusBadge;
 use crate::format::date_time;
-use crate::i18n::{fill, use_locale, won};
+use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::loader::Loaded;
 use crate::tr;
 
@@ -37,9 +37,11 @@ pub fn OrderPage() -> impl IntoView {
     let config = Loaded::new(|| async { api::page_config(CONFIG_WAIT).await.unwrap_or_default() });
     let cancel_window_ms = move || config.get().unwrap_or(PageConfig::DEFAULT).cancel_window_ms;
     let reload = Callback::new(move |()| order.reload());
+    let change_said = said_when_the_status_changes(order, locale);
     view! {
         <section class="card" aria-labelledby="order-title">
-            {move || match order.get() {
+            // The language is read here too, so a switch redraws the order in it.
+            {move || match (locale.get(), order.get()).1 {
                 None => view! { <p class="muted" aria-busy="true">{t().loading_order}</p> }.into_any(),
                 Some(Err(ApiError::Server { status: 404, .. })) => view! {
                     <h1 id="order-title">{t().order_not_found_title}</h1>
@@ -55,14 +57,27 @@ pub fn OrderPage() -> impl IntoView {
                 }.into_any(),
             }}
         </section>
+        // In the page from the start, so a screen reader hears a change of status
+        // (a refund going out) while the page refreshes itself, and not the first load.
+        <p class="visually-hidden" role="status" data-testid="announced-order-change">{move || change_said.get()}</p>
     }
 }
 
-#[component]
-fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -> impl IntoView {
-    let lang = use_locale().get();
-    let t = lang.texts();
-    let explanation = match order.status {
+/// What the order page says when the order's status is no longer the one it
+/// opened with: the new status's explanation, once per change.
+fn said_when_the_status_changes(order: Loaded<Result<Order, ApiError>>, locale: Locale) -> Memo<Option<String>> {
+    let first_seen = StoredValue::new(None::<OrderStatus>);
+    Memo::new(move |_| {
+        let status = order.get()?.ok()?.status;
+        let mut first = status;
+        first_seen.update_value(|seen| first = *seen.get_or_insert(status));
+        (status != first).then(|| explanation(status, locale.texts()).to_owned())
+    })
+}
+
+/// What a status means for the customer, in the page's words.
+fn explanation(status: OrderStatus, t: &'static Texts) -> &'static str {
+    match status {
         OrderStatus::Created => t.explain_created,
         OrderStatus::Pending | OrderStatus::Unknown => t.explain_in_progress,
         OrderStatus::Paid => t.explain_paid,
@@ -70,13 +85,21 @@ fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -
         OrderStatus::Canceled => t.explain_canceled,
         OrderStatus::PartiallyRefunded => t.explain_partially_refunded,
         OrderStatus::CancelRequested => t.explain_cancel_requested,
-    };
+    }
+}
+
+#[component]
+fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -> impl IntoView {
+    let lang = use_locale().get();
+    let t = lang.texts();
+    let explanation = explanation(order.status, t);
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
-            <h1 id="order-title">{order.order_name.clone()}</h1>
+            // Order names are made by the server in English, whatever the page's language.
+            <h1 id="order-title" lang="en">{order.order_name.clone()}</h1>
             <StatusBadge status=order.status/>
         </div>
-        <div role="status" aria-live="polite">
+        <div>
             <p>{explanation}</p>
             {order.failure.clone().map(|failure| view! {
                 <p data-testid="failure-message">{t.reasons.for_code(&failure.code)}</p>

@@ -50,7 +50,7 @@ fn OrderRow(order: Order) -> impl IntoView {
     view! {
         <li>
             <a href=format!("/orders/{}", order.order_id) class="order-row" data-order-id=order.order_id.clone()>
-                <span class="order-row-name">{order.order_name.clone()}</span>
+                <span class="order-row-name" lang="en">{order.order_name.clone()}</span>
                 <span class="muted small">{date_time(&order.created_at, lang)}</span>
                 <span class="order-row-amount">{won(order.amount, lang)}</span>
                 <StatusBadge status=order.status/>
