@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use payonce_api::{Failure, PageConfig};
+use wasm_bindgen::JsCast;
 
 use self::runner::Runner;
 use crate::api;
@@ -71,7 +71,7 @@ pub fn ConfirmPage() -> impl IntoView {
     });
 
     let said = Memo::new(move |_| state.with(|state| announcement(state, locale)));
-    follow_with_title_and_focus(state, said);
+    follow_with_title_and_focus(said);
     view! {
         <section class="card confirm" aria-labelledby="confirm-title" data-payment-state=move || state.with(State::name)>
             {move || state.with(|state| state_view(state, now, locale))}
@@ -124,21 +124,22 @@ fn announcement(state: &State, locale: Locale) -> Announcement {
     Announcement { title: title.to_owned(), text, outcome: state.is_final() }
 }
 
-/// The tab's title names the state, and an outcome takes the focus to its
-/// heading, so a keyboard user is not left on a button that is gone.
-fn follow_with_title_and_focus(state: RwSignal<State>, said: Memo<Announcement>) {
-    Effect::new(move |_| {
+/// The tab's title names the state, and the outcome, when it comes, takes the
+/// focus to its heading, so a keyboard user is not left on a button that is gone.
+fn follow_with_title_and_focus(said: Memo<Announcement>) {
+    Effect::new(move |was_outcome: Option<bool>| {
         let (title, outcome) = said.with(|said| (said.title.clone(), said.outcome));
-        let document = leptos::prelude::document();
-        document.set_title(&format!("{title} — payonce"));
-        if outcome && state.with_untracked(State::is_final) {
+        document().set_title(&format!("{title} — payonce"));
+        // Once, as the outcome arrives: not again when the language changes.
+        if outcome && was_outcome != Some(true) {
             // After this render: the heading is the new state's.
             request_animation_frame(move || {
-                if let Some(heading) = leptos::prelude::document().get_element_by_id("confirm-title") {
+                if let Some(heading) = document().get_element_by_id("confirm-title") {
                     let _ = heading.unchecked_into::<web_sys::HtmlElement>().focus();
                 }
             });
         }
+        outcome
     });
 }
 
