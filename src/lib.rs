@@ -11,6 +11,7 @@
 //! - `payment_sdk`: the PG's JavaScript SDK, loaded and called to open its window.
 //! - `loader`: data a page loads from the API, as a signal.
 //! - `clock`, `format`: the time now, and dates as people read them.
+//! - `focus`, `page_title`: where the focus goes when the page changes under it; the tab's title.
 //! - `i18n`: the Korean and English catalogs, the language in use, won amounts.
 //! - `components`: header, toasts, status badges, the recent-order dialog.
 //! - `pages`: one module per route.
@@ -20,12 +21,14 @@ pub mod cart;
 pub mod clock;
 pub mod components;
 pub mod flow;
+pub mod focus;
 pub mod format;
 pub mod i18n;
 pub mod js_fields;
 pub mod json;
 pub mod loader;
 pub mod nav_guard;
+pub mod page_title;
 pub mod pages;
 pub mod payment_sdk;
 pub mod storage;
@@ -76,7 +79,10 @@ pub fn CartApp() -> impl IntoView {
     }
 }
 
+/// The header, and the focus following an in-app navigation to the new page.
 #[component]
 fn RoutedHeader() -> impl IntoView {
-    view! { <SiteHeader pathname=use_location().pathname/> }
+    let pathname = use_location().pathname;
+    focus::follow_navigation(pathname);
+    view! { <SiteHeader pathname=pathname/> }
 }

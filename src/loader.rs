@@ -13,7 +13,10 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 /// A value loaded by a future, reloaded when a signal read by `fetch` changes
-/// or [`Loaded::reload`] is called. A slow answer never overwrites a newer one.
+/// or [`Loaded::reload`] is called. A slow answer never overwrites a newer one,
+/// and an answer equal to the one shown changes nothing: a page that refreshes
+/// itself every few seconds redraws only when something changed, so the focus
+/// and a screen reader's place in it stay where they were.
 pub struct Loaded<T: Send + Sync + 'static> {
     value: RwSignal<Option<T>>,
     reloads: RwSignal<u64>,
@@ -27,7 +30,7 @@ impl<T: Send + Sync + 'static> Clone for Loaded<T> {
 
 impl<T: Send + Sync + 'static> Copy for Loaded<T> {}
 
-impl<T: Clone + Send + Sync + 'static> Loaded<T> {
+impl<T: Clone + PartialEq + Send + Sync + 'static> Loaded<T> {
     pub fn new<Fut: Future<Output = T> + 'static>(fetch: impl Fn() -> Fut + 'static) -> Self {
         let value = RwSignal::new(None);
         let reloads = RwSignal::new(0_u64);
@@ -39,7 +42,8 @@ impl<T: Clone + Send + Sync + 'static> Loaded<T> {
             let latest = latest.clone();
             spawn_local(async move {
                 let result = pending.await;
-                if latest.load(Ordering::SeqCst) == request {
+                let changed = value.with_untracked(|shown| shown.as_ref() != Some(&result));
+                if latest.load(Ordering::SeqCst) == request && changed {
                     value.set(Some(result));
                 }
             });

@@ -26,6 +26,7 @@ test('back during submitting and checking stays on the page with a toast', async
   await confirm.expectState('submitting');
   await page.goBack();
   await expect(toast).toContainText('stay on this page');
+  await expect(toast.locator('xpath=..'), 'said as an alert, at once').toHaveAttribute('role', 'alert');
   expect(page.url()).toBe(url);
   const firstToast = await toast.getAttribute('data-toast-id');
 

@@ -11,7 +11,7 @@ test.describe('in a Korean browser', () => {
     const cart = new CartPage(page);
     await page.goto('/');
     await expect(page.locator('html')).toHaveAttribute('lang', 'ko');
-    await expect(page).toHaveTitle('payonce — 결제');
+    await expect(page).toHaveTitle('장바구니 — payonce');
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('장바구니');
     await expect(page.getByRole('heading', { level: 2, name: '핸드드립 세트' })).toBeVisible();
     await expect(cart.total).toHaveText('12,900원');

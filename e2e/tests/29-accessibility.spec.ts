@@ -2,43 +2,11 @@
 // languages, checked by axe-core (WCAG 2.0 to 2.2, A and AA) on a desktop and on
 // a 320 CSS px screen (what 400 % zoom of a 1280 px window gives): no
 // violation, and nothing wider than the screen.
-import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
+import { audit } from '../support/accessibility';
 import { expect, test } from '../support/fixtures';
 import { CartPage, OrderPage, checkout } from '../support/pages';
 import { OPERATOR_TOKEN } from '../support/stack';
-
-const WIDTHS = [1280, 320];
-const RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-
-/** axe-core's violations on `page` at each width, and how far it scrolls sideways. */
-async function audit(page: Page, what: string): Promise<void> {
-  for (const width of WIDTHS) {
-    await page.setViewportSize({ width, height: 800 });
-    const { violations, passes } = await new AxeBuilder({ page }).withTags(RULES).analyze();
-    expect(passes.length, `${what}: axe-core checked something`).toBeGreaterThan(10);
-    const found = violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    expect(found, `${what} at ${width} px: axe-core's violations`).toEqual([]);
-    const { sideways, widest } = await page.evaluate(() => {
-      const width = document.documentElement.clientWidth;
-      const name = (element: Element) => `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}.${[...element.classList].join('.')}`;
-      // What sticks out, leaving aside what scrolls inside a box of its own.
-      const scrolledInside = (element: Element) => {
-        for (let box = element.parentElement; box; box = box.parentElement) {
-          if (['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) return true;
-        }
-        return false;
-      };
-      const widest = [...document.querySelectorAll('body *')]
-        .filter((element) => element.getBoundingClientRect().right > width + 0.5 && !scrolledInside(element))
-        .map(name)
-        .slice(0, 5);
-      return { sideways: document.documentElement.scrollWidth - width, widest };
-    });
-    expect(sideways, `${what} at ${width} px scrolls sideways (past the screen: ${widest.join(', ')})`).toBeLessThanOrEqual(0);
-  }
-  await page.setViewportSize({ width: WIDTHS[0], height: 800 });
-}
 
 // The page's real timings: checking lasts 50 s, longer than an audit of it.
 test.use({ timings: 'real' });
@@ -111,6 +79,8 @@ for (const locale of ['en-US', 'ko-KR']) {
       await expect(page.getByTestId('cancel-dialog')).toBeVisible();
       await audit(page, 'the cancel dialog');
       await page.keyboard.press('Escape');
+      await expect(page.getByTestId('cancel-order'), 'closing the dialog gives the focus back to its button').toBeFocused();
+      await expect(page, 'the tab names the order').toHaveTitle(/ — (Order|주문) — payonce$/);
 
       await page.goto('/orders');
       await expect(page.locator(`[data-order-id="${confirm.orderId}"]`)).toBeVisible();

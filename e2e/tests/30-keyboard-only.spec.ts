@@ -1,10 +1,12 @@
 // A customer who uses only the keyboard pays and cancels: the skip link, the
 // language switch, Pay, the PG's window, the outcome (which takes the focus),
 // the order and its cancel dialog, each reached with Tab and used with Enter,
-// and the focus visible on every stop.
+// and the focus visible on every stop. Wherever the page changes under the
+// focus (an in-app navigation, an order cancelled, a list refreshing), the
+// focus lands somewhere that makes sense, never on the page's body.
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
-import { CartPage, ConfirmPage, OrderPage } from '../support/pages';
+import { CartPage, ConfirmPage, OrderPage, checkout } from '../support/pages';
 
 /** Presses Tab until `target` has the focus; every stop on the way shows its focus. */
 async function tabTo(page: Page, target: Locator, most = 40): Promise<void> {
@@ -72,6 +74,8 @@ test('the whole payment and its cancel with the keyboard alone', async ({ page, 
 
   const order = new OrderPage(page);
   await expect(order.status).toHaveAttribute('data-order-status', 'PAID');
+  await expect(page.locator('main'), 'an in-app navigation takes the focus to the new page').toBeFocused();
+  await expect(page).toHaveTitle(/^.+ — Order — payonce$/);
   const cancel = page.getByTestId('cancel-order');
   await tabTo(page, cancel);
   await page.keyboard.press('Enter');
@@ -84,4 +88,32 @@ test('the whole payment and its cancel with the keyboard alone', async ({ page, 
 
   await expect(order.status).toHaveAttribute('data-order-status', 'CANCELED');
   expect((await stack.pgStats()).refunds_by_order[confirm.orderId]).toBeGreaterThan(0);
+  await expect(page.locator('#order-title'), 'the cancel button went with the paid order: the focus goes to the order').toBeFocused();
+  await expectVisibleFocus(page);
+});
+
+test("'Try again' after a declined card takes the focus to the cart", async ({ page }) => {
+  const declined = await checkout(page, 'decline_reject_card');
+  await declined.expectState('failed');
+  await expect(declined.heading).toBeFocused();
+  await tabTo(page, page.getByRole('button', { name: 'Try again' }));
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { level: 1, name: 'Your cart' })).toBeVisible();
+  await expect(page.locator('main'), 'the cart has the focus, not the page body').toBeFocused();
+  await expect(page).toHaveTitle('Your cart — payonce');
+});
+
+test('the orders list keeps the focus on an order while its status changes', async ({ page, context, stack }) => {
+  const letPgFinish = await stack.holdPg();
+  const paying = await checkout(page, 'approve');
+  await paying.expectState('submitting');
+
+  const list = await context.newPage();
+  await list.goto('/orders');
+  const row = list.locator(`[data-order-id="${paying.orderId}"]`);
+  await expect(row.locator('[data-status]')).not.toHaveAttribute('data-status', 'PAID');
+  await tabTo(list, row);
+  await letPgFinish();
+  await expect(row.locator('[data-status]'), 'the list refreshed').toHaveAttribute('data-status', 'PAID', { timeout: 15_000 });
+  await expect(row, 'the focus stays on the order that changed').toBeFocused();
 });

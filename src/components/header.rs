@@ -1,6 +1,6 @@
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
+use crate::focus::focus_by_id;
 use crate::i18n::use_locale;
 use crate::tr;
 
@@ -34,9 +34,7 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
 
 fn skip_to_main(event: leptos::ev::MouseEvent) {
     event.prevent_default();
-    if let Some(main) = document().get_element_by_id("main") {
-        let _ = main.unchecked_into::<web_sys::HtmlElement>().focus();
-    }
+    focus_by_id("main");
 }
 
 #[derive(Clone, Copy)]

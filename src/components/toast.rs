@@ -41,12 +41,13 @@ impl Default for Toaster {
     }
 }
 
-/// Where toasts appear. The region is always in the page so announcements are heard.
+/// Where toasts appear: an alert (the one toast is a refused navigation while
+/// paying), always in the page so each is heard as it comes.
 #[component]
 pub fn ToastRegion() -> impl IntoView {
     let toaster = expect_context::<Toaster>();
     view! {
-        <div class="toast-region" role="status" aria-live="assertive">
+        <div class="toast-region" role="alert">
             {move || toaster.message.get().map(|(id, text)| view! { <p class="toast" data-testid="toast" data-toast-id=id>{text}</p> })}
         </div>
     }

@@ -3,7 +3,6 @@
 use super::{Reasons, RefundRefusals, Texts};
 
 pub const EN: Texts = Texts {
-    page_title: "payonce — checkout",
     skip_to_content: "Skip to content",
     brand_tag: " coffee",
     nav_label: "Main",

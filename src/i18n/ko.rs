@@ -3,7 +3,6 @@
 use super::{Reasons, RefundRefusals, Texts};
 
 pub const KO: Texts = Texts {
-    page_title: "payonce — 결제",
     skip_to_content: "본문으로 건너뛰기",
     brand_tag: " 커피",
     nav_label: "주 메뉴",

@@ -169,15 +169,11 @@ fn set_document_lang(lang: Lang) {
     if let Some(root) = document.document_element() {
         let _ = root.set_attribute("lang", lang.tag());
     }
-    document.set_title(tr!(lang, page_title));
 }
 
 /// Every sentence the customer reads, in one language.
 #[derive(Debug)]
 pub struct Texts {
-    /// The document's title.
-    pub page_title: &'static str,
-
     // The header.
     pub skip_to_content: &'static str,
     pub brand_tag: &'static str,

@@ -10,6 +10,7 @@ use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
 use crate::i18n::{Lang, fill, use_locale, won};
 use crate::loader::Loaded;
+use crate::page_title::name_the_tab;
 use crate::payment_sdk;
 use crate::storage;
 use crate::tr;
@@ -55,6 +56,7 @@ impl PayProblem {
 #[component]
 pub fn CartPage() -> impl IntoView {
     let locale = use_locale();
+    name_the_tab(move || tr!(locale.get(), cart_title).to_owned());
     let catalog = Loaded::new(api::catalog);
     let cart = RwSignal::new(storage::load_cart().unwrap_or_else(Cart::starter));
     Effect::new(move |_| cart.with(storage::save_cart));

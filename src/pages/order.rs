@@ -8,9 +8,11 @@ use payonce_api::{ErrorCode, Order, OrderStatus, PageConfig};
 
 use crate::api::{self, ApiError};
 use crate::components::status_badge::StatusBadge;
+use crate::focus::KeptFocus;
 use crate::format::date_time;
 use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::loader::Loaded;
+use crate::page_title::name_the_tab;
 use crate::tr;
 
 /// How long the page waits for its timings before it goes by the defaults.
@@ -38,18 +40,30 @@ pub fn OrderPage() -> impl IntoView {
     let cancel_window_ms = move || config.get().unwrap_or(PageConfig::DEFAULT).cancel_window_ms;
     let reload = Callback::new(move |()| order.reload());
     let change_said = said_when_the_status_changes(order, locale);
+    name_the_tab(move || match order.get() {
+        Some(Err(ApiError::Server { status: 404, .. })) => t().order_not_found_title.to_owned(),
+        Some(Ok(order)) => format!("{} — {}", order.order_name, t().order_title),
+        _ => t().order_title.to_owned(),
+    });
+    let region = NodeRef::<leptos::html::Section>::new();
+    let kept = KeptFocus::new("order-title", move || {
+        locale.get();
+        order.get();
+    });
     view! {
-        <section class="card" aria-labelledby="order-title">
+        <section class="card" aria-labelledby="order-title" node_ref=region
+            on:focusin=move |event| kept.entered(event)
+            on:focusout=move |event| if let Some(region) = region.get_untracked() { kept.left(event, &region) }>
             // The language is read here too, so a switch redraws the order in it.
             {move || match (locale.get(), order.get()).1 {
                 None => view! { <p class="muted" aria-busy="true">{t().loading_order}</p> }.into_any(),
                 Some(Err(ApiError::Server { status: 404, .. })) => view! {
-                    <h1 id="order-title">{t().order_not_found_title}</h1>
+                    <h1 id="order-title" tabindex="-1">{t().order_not_found_title}</h1>
                     <p>{t().order_not_found}</p>
                     <div class="actions"><a href="/orders" class="button secondary">{t().see_your_orders}</a></div>
                 }.into_any(),
                 Some(Err(error)) => view! {
-                    <h1 id="order-title">{t().order_title}</h1>
+                    <h1 id="order-title" tabindex="-1">{t().order_title}</h1>
                     <p class="notice error" role="alert">{error.message(locale.get())}</p>
                 }.into_any(),
                 Some(Ok(order)) => view! {
@@ -96,7 +110,7 @@ fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
             // Order names are made by the server in English, whatever the page's language.
-            <h1 id="order-title" lang="en">{order.order_name.clone()}</h1>
+            <h1 id="order-title" tabindex="-1" lang="en">{order.order_name.clone()}</h1>
             <StatusBadge status=order.status/>
         </div>
         <div>

@@ -5,9 +5,11 @@ use payonce_api::Order;
 
 use crate::api;
 use crate::components::status_badge::StatusBadge;
+use crate::focus::KeptFocus;
 use crate::format::date_time;
 use crate::i18n::{use_locale, won};
 use crate::loader::Loaded;
+use crate::page_title::name_the_tab;
 
 /// How often the list refreshes while an order in it is still being settled.
 const REFRESH: Duration = Duration::from_secs(3);
@@ -17,15 +19,23 @@ const REFRESH: Duration = Duration::from_secs(3);
 pub fn OrdersPage() -> impl IntoView {
     let locale = use_locale();
     let t = move || locale.texts();
+    name_the_tab(move || t().orders_title.to_owned());
     let orders = Loaded::new(api::orders);
     orders.reload_every_while(REFRESH, |loaded| {
         loaded.as_ref().is_ok_and(|list| {
             list.iter().any(|order| order.status.is_in_progress() || order.status.is_refund_in_progress())
         })
     });
+    let region = NodeRef::<leptos::html::Section>::new();
+    let kept = KeptFocus::new("orders-title", move || {
+        locale.get();
+        orders.get();
+    });
     view! {
-        <section class="card" aria-labelledby="orders-title">
-            <h1 id="orders-title">{move || t().orders_title}</h1>
+        <section class="card" aria-labelledby="orders-title" node_ref=region
+            on:focusin=move |event| kept.entered(event)
+            on:focusout=move |event| if let Some(region) = region.get_untracked() { kept.left(event, &region) }>
+            <h1 id="orders-title" tabindex="-1">{move || t().orders_title}</h1>
             {move || match orders.get() {
                 None => view! { <p class="muted" aria-busy="true">{t().loading_orders}</p> }.into_any(),
                 Some(Err(error)) => view! { <p class="notice error" role="alert">{error.message(locale.get())}</p> }.into_any(),

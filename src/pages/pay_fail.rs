@@ -14,6 +14,7 @@ use payonce_api::{Order, OrderStatus};
 use crate::api::{self, ApiError};
 use crate::i18n::{Texts, use_locale};
 use crate::loader::Loaded;
+use crate::page_title::name_the_tab;
 
 /// Longest wait for the server's answer about the order.
 const ABANDON_WAIT: Duration = Duration::from_secs(5);
@@ -70,6 +71,7 @@ pub fn PayFailPage() -> impl IntoView {
         })
     });
     let said = move || reason.words(locale.texts());
+    name_the_tab(move || said().0.to_owned());
     view! {
         <section class="card" aria-labelledby="fail-title" data-testid="pay-fail">
             <div class="outcome-icon failed" aria-hidden="true">"!"</div>

@@ -13,15 +13,16 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use payonce_api::{Failure, PageConfig};
-use wasm_bindgen::JsCast;
 
 use self::runner::Runner;
 use crate::api;
 use crate::clock::now_ms;
 use crate::components::toast::Toaster;
 use crate::flow::{Event, Flow, InvalidLink, Millis, State, SuccessParams};
+use crate::focus::focus_by_id;
 use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::nav_guard::NavGuard;
+use crate::page_title::name_the_tab;
 use crate::storage;
 
 /// Longest wait for `/api/config` before the compiled-in timings are used.
@@ -71,7 +72,8 @@ pub fn ConfirmPage() -> impl IntoView {
     });
 
     let said = Memo::new(move |_| state.with(|state| announcement(state, locale)));
-    follow_with_title_and_focus(said);
+    name_the_tab(move || said.with(|said| said.title.clone()));
+    focus_the_outcome(said);
     view! {
         <section class="card confirm" aria-labelledby="confirm-title" data-payment-state=move || state.with(State::name)>
             {move || state.with(|state| state_view(state, now, locale))}
@@ -124,19 +126,16 @@ fn announcement(state: &State, locale: Locale) -> Announcement {
     Announcement { title: title.to_owned(), text, outcome: state.is_final() }
 }
 
-/// The tab's title names the state, and the outcome, when it comes, takes the
-/// focus to its heading, so a keyboard user is not left on a button that is gone.
-fn follow_with_title_and_focus(said: Memo<Announcement>) {
+/// The outcome, when it comes, takes the focus to its heading, so a keyboard
+/// user is not left on a button that is gone.
+fn focus_the_outcome(said: Memo<Announcement>) {
     Effect::new(move |was_outcome: Option<bool>| {
-        let (title, outcome) = said.with(|said| (said.title.clone(), said.outcome));
-        document().set_title(&format!("{title} — payonce"));
+        let outcome = said.with(|said| said.outcome);
         // Once, as the outcome arrives: not again when the language changes.
         if outcome && was_outcome != Some(true) {
             // After this render: the heading is the new state's.
-            request_animation_frame(move || {
-                if let Some(heading) = document().get_element_by_id("confirm-title") {
-                    let _ = heading.unchecked_into::<web_sys::HtmlElement>().focus();
-                }
+            request_animation_frame(|| {
+                focus_by_id("confirm-title");
             });
         }
         outcome
