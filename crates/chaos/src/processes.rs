@@ -86,6 +86,11 @@ impl Program {
 }
 
 impl Running {
+    /// Its process id, while it runs (to read its memory and CPU time).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// SIGKILL, and wait until it is gone.
     pub async fn kill(mut self) -> Program {
         let _ = self.child.kill().await;

@@ -8,8 +8,11 @@
 //! - `run`: one condition's run: processes, customers, sampling, figures.
 //! - `report`: the table, and what counts as broken.
 //! - `chart`: the runs over time, as SVG.
+//! - `webhooks`: how soon an UNKNOWN payment is settled once the PG finishes.
+//! - `flash_sale`: how many customers checking at once one server carries.
 
 pub mod chart;
+pub mod flash_sale;
 pub mod report;
 pub mod run;
 pub mod scenario;

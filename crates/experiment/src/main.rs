@@ -1,4 +1,4 @@
-//! `payonce-experiment brownout|tail`: runs each condition of the experiment,
+//! `payonce-experiment brownout|tail|webhooks|flash-sale`: runs each condition of the experiment,
 //! prints a table, writes JSON and an SVG chart, and exits non-zero if any run
 //! left a payment unknown, charged an order twice, or charged without a PAID order.
 
@@ -37,7 +37,7 @@ struct Flags {
     work_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 enum Which {
     /// 10 customers/s for 15 s, then 50/s for 60 s; approvals take 20 s; a contract of 60.
     Brownout,
@@ -46,6 +46,29 @@ enum Which {
     /// 5 payments left UNKNOWN (each confirm outlives a 60 s read timeout), then
     /// finished by the PG at once: how soon each is settled, by polling and with webhooks.
     Webhooks,
+    /// Customers arriving at 1,000/s, each creating an order and confirming while
+    /// the PG takes 45 s, then checking as the page does: one server's memory,
+    /// CPU and latencies with 1,000 to 20,000 of them checking at once.
+    FlashSale(FlashSaleFlags),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct FlashSaleFlags {
+    /// The numbers of customers, one run each.
+    #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000,20000")]
+    customers: Vec<u32>,
+    /// How many customers arrive per second.
+    #[arg(long, default_value_t = 1000.0)]
+    arrivals_per_second: f64,
+    /// How long the PG takes to approve (past the page's 15 s, every customer checks).
+    #[arg(long, default_value = "45s", value_parser = humantime::parse_duration)]
+    pg_latency: std::time::Duration,
+    /// The PG's contract limit; without it, no limit, and the server's own fixed at the customers.
+    #[arg(long)]
+    pg_contract_limit: Option<u32>,
+    /// The server's `--max-waiting-checks`.
+    #[arg(long, default_value_t = 10_000)]
+    max_waiting_checks: u32,
 }
 
 #[tokio::main]
@@ -59,6 +82,7 @@ async fn main() -> ExitCode {
         Which::Brownout => scenario::brownout(),
         Which::Tail => scenario::tail(),
         Which::Webhooks => return webhooks(&flags).await,
+        Which::FlashSale(ref sale) => return flash_sale(&flags, sale).await,
     };
     if !flags.only.is_empty() {
         experiment.conditions.retain(|condition| flags.only.iter().any(|only| condition.name.contains(only.as_str())));
@@ -133,4 +157,58 @@ async fn webhooks(flags: &Flags) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// `payonce-experiment flash-sale`: its own runner, table, JSON and chart.
+async fn flash_sale(flags: &Flags, sale: &FlashSaleFlags) -> ExitCode {
+    use payonce_experiment::flash_sale;
+    if sale.customers.is_empty()
+        || sale.customers.contains(&0)
+        || !sale.arrivals_per_second.is_finite()
+        || sale.arrivals_per_second <= 0.0
+    {
+        eprintln!("payonce-experiment: flash-sale: --customers must be numbers above 0, --arrivals-per-second above 0");
+        return ExitCode::from(2);
+    }
+    let settings = flash_sale::Settings {
+        customers: sale.customers.clone(),
+        arrivals_per_second: sale.arrivals_per_second,
+        pg_latency: sale.pg_latency,
+        pg_contract_limit: sale.pg_contract_limit,
+        max_waiting_checks: sale.max_waiting_checks,
+        time_scale: flags.time_scale,
+        size_scale: flags.size_scale,
+    };
+    let temporary = tempfile::tempdir().expect("a temporary folder");
+    let work_dir = flags.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());
+    let _ = std::fs::create_dir_all(&work_dir);
+    let bin_dir = payonce_chaos::processes::bin_dir(flags.bin_dir.as_deref());
+    let runs = match flash_sale::run(&settings, &bin_dir, &work_dir).await {
+        Ok(runs) => runs,
+        Err(error) => {
+            eprintln!("payonce-experiment: flash sale: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "flash sale (PG {:?}, {}/s arriving, time scale {}, size scale {})",
+        sale.pg_latency, sale.arrivals_per_second, flags.time_scale, flags.size_scale
+    );
+    print!("{}", flash_sale::report::table(&runs));
+    if let Some(path) = &flags.json {
+        let json = serde_json::json!({"settings": settings, "runs": runs});
+        if let Err(error) = std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default() + "\n") {
+            eprintln!("payonce-experiment: cannot write {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(path) = &flags.svg {
+        let title = "flash sale: one server's memory and latency by customers";
+        if let Err(error) = flash_sale::report::draw(title, &runs, path) {
+            eprintln!("payonce-experiment: cannot draw {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    // What must never happen under load: a 5xx.
+    if runs.iter().any(|run| run.server_errors() > 0) { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }

@@ -284,13 +284,18 @@ impl Concurrency {
     }
 }
 
+/// The highest fixed PG concurrency limit.
+pub const MAX_FIXED_CONCURRENCY: u32 = 100_000;
+
 fn parse_concurrency(value: &str) -> Result<Concurrency, String> {
     if value == "auto" {
         return Ok(Concurrency::Auto);
     }
+    // A contract's own number: the flash-sale experiment holds tens of
+    // thousands of confirms at a PG that allows them.
     match value.parse::<u32>() {
-        Ok(cap) if (1..=10_000).contains(&cap) => Ok(Concurrency::Fixed(cap)),
-        _ => Err(format!("{value:?} is neither a number from 1 to 10000 nor auto")),
+        Ok(cap) if (1..=MAX_FIXED_CONCURRENCY).contains(&cap) => Ok(Concurrency::Fixed(cap)),
+        _ => Err(format!("{value:?} is neither a number from 1 to {MAX_FIXED_CONCURRENCY} nor auto")),
     }
 }
 
