@@ -53,6 +53,9 @@ for (const locale of ['en-US', 'ko-KR']) {
       // The PG holds the payment: the page checks, for as long as the audit takes.
       const letPgFinish = await stack.holdPg();
       const confirm = await checkout(page, 'approve');
+      // Processing lasts 15 s; "preparing", before it, is the same view without the seconds.
+      await confirm.expectState('submitting');
+      await audit(page, 'processing');
       await confirm.expectState('checking', 25_000);
       const said = SAID[locale as keyof typeof SAID];
       const progress = page.getByTestId('announced-progress');
