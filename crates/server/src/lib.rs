@@ -121,6 +121,7 @@ pub async fn run(
     if tokio::time::timeout(SHUTDOWN_GRACE, state.pg_tasks.wait()).await.is_err() {
         tracing::warn!("PG calls still running at shutdown; their payments stay PENDING until recovery");
     }
+    state.db.finish_writes().await;
     let _ = recovery.await;
     let _ = reconciliation.await;
     let _ = admin.await;

@@ -1,5 +1,5 @@
 use payonce_api::{Failure, OrderStatus};
-use sqlx::FromRow;
+use sqlx::{AnyConnection, FromRow};
 
 use super::events::{Actor, Change};
 use super::{Db, now_ms};
@@ -36,6 +36,52 @@ pub struct NewAttempt<'a> {
     pub lease_until_ms: i64,
     /// The confirm task holding the lease (`resilience::lease::holder`).
     pub lease_owner: &'a str,
+}
+
+/// A `NewAttempt` that owns its values, to wait for its group (see `group_commit`).
+#[derive(Clone)]
+struct OwnedAttempt {
+    order_id: String,
+    idempotency_key: String,
+    pg_idempotency_key: String,
+    payment_key: String,
+    amount: u64,
+    status: OrderStatus,
+    failure: Option<Failure>,
+    lease_until_ms: i64,
+    lease_owner: String,
+}
+
+impl From<&NewAttempt<'_>> for OwnedAttempt {
+    fn from(attempt: &NewAttempt<'_>) -> Self {
+        Self {
+            order_id: attempt.order_id.to_owned(),
+            idempotency_key: attempt.idempotency_key.to_owned(),
+            pg_idempotency_key: attempt.pg_idempotency_key.to_owned(),
+            payment_key: attempt.payment_key.to_owned(),
+            amount: attempt.amount,
+            status: attempt.status,
+            failure: attempt.failure.cloned(),
+            lease_until_ms: attempt.lease_until_ms,
+            lease_owner: attempt.lease_owner.to_owned(),
+        }
+    }
+}
+
+impl OwnedAttempt {
+    fn borrowed(&self) -> NewAttempt<'_> {
+        NewAttempt {
+            order_id: &self.order_id,
+            idempotency_key: &self.idempotency_key,
+            pg_idempotency_key: &self.pg_idempotency_key,
+            payment_key: &self.payment_key,
+            amount: self.amount,
+            status: self.status,
+            failure: self.failure.as_ref(),
+            lease_until_ms: self.lease_until_ms,
+            lease_owner: &self.lease_owner,
+        }
+    }
 }
 
 #[derive(Debug, FromRow)]
@@ -110,9 +156,38 @@ impl Db {
 
     /// Stores the attempt unless the order or the key already has one; says whether it did.
     /// The constraints decide races between two confirms, so no lock is needed.
+    /// On SQLite, in one transaction with the other writes arriving meanwhile (see `group_commit`).
     pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
+        let inserted = match &self.group_commit {
+            Some(group) => {
+                let (db, attempt) = (self.clone(), OwnedAttempt::from(attempt));
+                group
+                    .write(Box::new(move |transaction| {
+                        let (db, attempt) = (db.clone(), attempt.clone());
+                        Box::pin(async move { db.write_attempt(transaction, &attempt.borrowed()).await })
+                    }))
+                    .await?
+            }
+            None => {
+                let mut transaction = self.writer.begin().await?;
+                let inserted = self.write_attempt(&mut transaction, attempt).await?;
+                transaction.commit().await?;
+                inserted
+            }
+        };
+        if inserted {
+            self.changes.notify(attempt.order_id);
+        }
+        Ok(inserted)
+    }
+
+    /// Inserts the attempt and its history line in `transaction`, unless the order or the key already has one.
+    async fn write_attempt(
+        &self,
+        transaction: &mut AnyConnection,
+        attempt: &NewAttempt<'_>,
+    ) -> Result<bool, sqlx::Error> {
         let now = now_ms();
-        let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, pg_idempotency_key, payment_key, amount, \
              status, failure_code, failure_message, lease_until_ms, lease_owner, created_at_ms, updated_at_ms) \
@@ -143,9 +218,7 @@ impl Db {
             code: attempt.failure.map(|failure| failure.code.as_str()),
             detail: None,
         };
-        self.record_change(&mut transaction, change).await?;
-        transaction.commit().await?;
-        self.changes.notify(attempt.order_id);
+        self.record_change(transaction, change).await?;
         Ok(true)
     }
 

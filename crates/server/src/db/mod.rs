@@ -7,6 +7,7 @@ mod attempts;
 mod change_feed;
 mod changes;
 mod events;
+mod group_commit;
 mod leases;
 mod location;
 mod operator;
@@ -27,6 +28,7 @@ use sqlx::{AnyConnection, AnyPool, Executor};
 pub use attempts::{Attempt, NewAttempt};
 pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
+use group_commit::GroupCommit;
 pub use leases::JobKind;
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use operator::{AttemptDetail, OperatorOrderRow};
@@ -62,6 +64,8 @@ pub struct Db {
     changes: Arc<OrderChanges>,
     /// On PostgreSQL, the other servers' changes for `changes`; ends with the last clone.
     _change_feed: Option<Arc<change_feed::Listening>>,
+    /// On SQLite, the writes that share a transaction (see `group_commit`).
+    group_commit: Option<Arc<GroupCommit>>,
 }
 
 /// What a pool's connections are for.
@@ -107,7 +111,8 @@ impl Db {
         let changes = Arc::<OrderChanges>::default();
         let change_feed = (engine == Engine::Postgres)
             .then(|| Arc::new(change_feed::listen(location.url().to_owned(), changes.clone())));
-        Ok(Self { engine, pool, writer, places_pool, changes, _change_feed: change_feed })
+        let group_commit = (engine == Engine::Sqlite).then(|| GroupCommit::start(writer.clone()));
+        Ok(Self { engine, pool, writer, places_pool, changes, _change_feed: change_feed, group_commit })
     }
 
     /// A write transaction that takes the write lock at once. On SQLite a
@@ -133,6 +138,14 @@ impl Db {
         self.pool.close().await;
         self.writer.close().await;
         self.places_pool.close().await;
+    }
+
+    /// Returns once every write queued before it is committed (or failed):
+    /// at shutdown, the records no caller waits for (see `group_commit`).
+    pub async fn finish_writes(&self) {
+        if let Some(group) = &self.group_commit {
+            let _ = group.write(Box::new(|_| Box::pin(async { Ok(()) }))).await;
+        }
     }
 
     /// Where a check subscribes to wait for its order to change.

@@ -1,5 +1,5 @@
 use payonce_api::{Failure, LineItem, Order, OrderStatus};
-use sqlx::FromRow;
+use sqlx::{AnyConnection, FromRow};
 
 use super::{Db, rfc3339};
 use payonce_rules::toss::messages::refund_refusal_message;
@@ -81,23 +81,42 @@ impl TryFrom<OrderRow> for Order {
 }
 
 impl Db {
+    /// Stores a new order. On SQLite, with the other writes arriving meanwhile,
+    /// in one transaction (see `group_commit`); returns once it is committed.
     pub async fn insert_order(&self, order: &NewOrder) -> Result<(), sqlx::Error> {
-        let items = serde_json::to_string(&order.items).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
-        sqlx::query(
-            "INSERT INTO orders (order_id, customer_id, amount, order_name, items, created_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&order.order_id)
-        .bind(&order.customer_id)
-        .bind(i64::try_from(order.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
-        .bind(&order.order_name)
-        .bind(items)
-        .bind(order.created_at_ms)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
+        match &self.group_commit {
+            Some(group) => {
+                let order = order.clone();
+                group
+                    .write(Box::new(move |transaction| {
+                        let order = order.clone();
+                        Box::pin(async move { insert_order_row(transaction, &order).await })
+                    }))
+                    .await
+            }
+            None => insert_order_row(&mut *self.writer.acquire().await?, order).await,
+        }
     }
+}
 
+async fn insert_order_row(connection: &mut AnyConnection, order: &NewOrder) -> Result<(), sqlx::Error> {
+    let items = serde_json::to_string(&order.items).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+    sqlx::query(
+        "INSERT INTO orders (order_id, customer_id, amount, order_name, items, created_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&order.order_id)
+    .bind(&order.customer_id)
+    .bind(i64::try_from(order.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)
+    .bind(&order.order_name)
+    .bind(items)
+    .bind(order.created_at_ms)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+impl Db {
     /// The order, if it belongs to this customer.
     pub async fn customer_order(&self, customer_id: &str, order_id: &str) -> Result<Option<Order>, sqlx::Error> {
         let query = format!("{SELECT_ORDER} WHERE o.order_id = $1 AND o.customer_id = $2");

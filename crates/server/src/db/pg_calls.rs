@@ -2,7 +2,9 @@
 //! written after a call has returned (see `pg::gateway`), and kept bounded:
 //! each insert deletes the order's calls older than its newest `KEPT_PER_ORDER`.
 
-use sqlx::FromRow;
+use std::future::Future;
+
+use sqlx::{AnyConnection, FromRow};
 
 use super::Db;
 
@@ -76,34 +78,63 @@ pub struct PgCallRow {
     pub answer: String,
 }
 
+/// A call's record on its way to the database (see `group_commit`).
+#[derive(Debug, Clone)]
+struct StoredCall {
+    order_id: String,
+    kind: PgCallKind,
+    caller: PgCaller,
+    idempotency_key: Option<String>,
+    server: String,
+    started_at_ms: i64,
+    took_ms: i64,
+    answer: String,
+}
+
+impl From<&NewPgCall<'_>> for StoredCall {
+    fn from(call: &NewPgCall<'_>) -> Self {
+        Self {
+            order_id: call.order_id.to_owned(),
+            kind: call.kind,
+            caller: call.caller,
+            idempotency_key: call.idempotency_key.map(str::to_owned),
+            server: call.server.to_owned(),
+            started_at_ms: call.started_at_ms,
+            took_ms: call.took_ms,
+            answer: call.answer.to_owned(),
+        }
+    }
+}
+
 impl Db {
-    /// Records a call, and deletes the order's calls older than the newest `KEPT_PER_ORDER`, in one transaction.
-    pub async fn record_pg_call(&self, call: &NewPgCall<'_>) -> Result<(), sqlx::Error> {
-        let mut transaction = self.writer.begin().await?;
-        sqlx::query(
-            "INSERT INTO pg_calls (order_id, kind, caller, idempotency_key, server, started_at_ms, took_ms, answer) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(call.order_id)
-        .bind(call.kind.as_str())
-        .bind(call.caller.as_str())
-        .bind(call.idempotency_key)
-        .bind(call.server)
-        .bind(call.started_at_ms)
-        .bind(call.took_ms)
-        .bind(call.answer)
-        .execute(&mut *transaction)
-        .await?;
-        sqlx::query(
-            "DELETE FROM pg_calls WHERE order_id = $1 AND id < \
-             (SELECT MIN(id) FROM (SELECT id FROM pg_calls WHERE order_id = $2 ORDER BY id DESC LIMIT $3) AS kept)",
-        )
-        .bind(call.order_id)
-        .bind(call.order_id)
-        .bind(KEPT_PER_ORDER)
-        .execute(&mut *transaction)
-        .await?;
-        transaction.commit().await
+    /// Records a call, and deletes the order's calls older than the newest
+    /// `KEPT_PER_ORDER`, in one transaction. On SQLite the record is queued
+    /// with the writes of its group at once, before this returns (see
+    /// `group_commit`): any write made after it is committed with it or later.
+    /// The future gives the outcome once committed.
+    pub fn record_pg_call(
+        &self,
+        call: &NewPgCall<'_>,
+    ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'static {
+        let call = StoredCall::from(call);
+        let queued = self.group_commit.as_ref().map(|group| {
+            let call = call.clone();
+            group.queue(Box::new(move |transaction| {
+                let call = call.clone();
+                Box::pin(async move { insert_pg_call(transaction, &call).await })
+            }))
+        });
+        let writer = self.writer.clone();
+        async move {
+            match queued {
+                Some(committed) => committed.await,
+                None => {
+                    let mut transaction = writer.begin().await?;
+                    insert_pg_call(&mut transaction, &call).await?;
+                    transaction.commit().await
+                }
+            }
+        }
     }
 
     /// The order's recorded calls, oldest first.
@@ -116,4 +147,31 @@ impl Db {
         .fetch_all(&self.pool)
         .await
     }
+}
+
+async fn insert_pg_call(connection: &mut AnyConnection, call: &StoredCall) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO pg_calls (order_id, kind, caller, idempotency_key, server, started_at_ms, took_ms, answer) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&call.order_id)
+    .bind(call.kind.as_str())
+    .bind(call.caller.as_str())
+    .bind(&call.idempotency_key)
+    .bind(&call.server)
+    .bind(call.started_at_ms)
+    .bind(call.took_ms)
+    .bind(&call.answer)
+    .execute(&mut *connection)
+    .await?;
+    sqlx::query(
+        "DELETE FROM pg_calls WHERE order_id = $1 AND id < \
+         (SELECT MIN(id) FROM (SELECT id FROM pg_calls WHERE order_id = $2 ORDER BY id DESC LIMIT $3) AS kept)",
+    )
+    .bind(&call.order_id)
+    .bind(&call.order_id)
+    .bind(KEPT_PER_ORDER)
+    .execute(connection)
+    .await?;
+    Ok(())
 }

@@ -116,7 +116,8 @@ impl Db {
     }
 
     /// Moves the order's attempt in a transaction of its own (see
-    /// `write_status`), and wakes the checks waiting on it once committed.
+    /// `write_status`; on SQLite, shared with the other writes arriving
+    /// meanwhile, see `group_commit`), and wakes the checks waiting on it once committed.
     pub async fn transition(
         &self,
         order_id: &str,
@@ -125,10 +126,33 @@ impl Db {
         lease: Lease,
         writer: Writer<'_>,
     ) -> Result<Option<Moved>, sqlx::Error> {
-        let mut transaction = self.begin_write().await?;
-        let moved = self.write_status(&mut transaction, order_id, from, transition, lease, writer, None).await?;
+        let moved = match &self.group_commit {
+            Some(group) => {
+                let db = self.clone();
+                let (order, transition, actor) = (order_id.to_owned(), transition.clone(), writer.actor);
+                let holder = writer.holder.map(str::to_owned);
+                group
+                    .write(Box::new(move |transaction| {
+                        let (db, order, transition, holder) =
+                            (db.clone(), order.clone(), transition.clone(), holder.clone());
+                        Box::pin(async move {
+                            let writer = Writer { actor, holder: holder.as_deref() };
+                            db.write_status(transaction, &order, from, &transition, lease, writer, None).await
+                        })
+                    }))
+                    .await?
+            }
+            None => {
+                let mut transaction = self.begin_write().await?;
+                let moved =
+                    self.write_status(&mut transaction, order_id, from, transition, lease, writer, None).await?;
+                if moved.is_some() {
+                    transaction.commit().await?;
+                }
+                moved
+            }
+        };
         if moved.is_some() {
-            transaction.commit().await?;
             self.changes.notify(order_id);
         }
         Ok(moved)

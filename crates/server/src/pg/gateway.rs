@@ -127,7 +127,10 @@ impl PgGateway {
     }
 
     /// Writes the call's record, after it returned. A record that cannot be
-    /// written is logged: the payment goes on without it.
+    /// written is logged: the payment goes on without it. On one server the
+    /// record is queued before the payment's next write, so it is committed
+    /// with it or before, and the call goes on without waiting for the disk;
+    /// servers that share a database wait for it.
     async fn record(&self, call: Call<'_>, (started_at_ms, started): (i64, Instant), answer: &PgAnswer) {
         let Some(log) = &self.log else { return };
         let answer = describe(answer);
@@ -142,14 +145,17 @@ impl PgGateway {
             took_ms,
             answer: &answer,
         };
-        if let Err(error) = log.db.record_pg_call(&row).await {
-            tracing::warn!(
-                order_id = call.order_id,
-                kind = call.kind.as_str(),
-                answer,
-                %error,
-                "could not record a PG call"
-            );
+        let recorded = log.db.record_pg_call(&row);
+        let (order_id, kind) = (call.order_id.to_owned(), call.kind.as_str());
+        let logged = async move {
+            if let Err(error) = recorded.await {
+                tracing::warn!(order_id, kind, answer, %error, "could not record a PG call");
+            }
+        };
+        if log.db.shared_by_servers() {
+            logged.await;
+        } else {
+            tokio::spawn(logged);
         }
     }
 
