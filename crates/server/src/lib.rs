@@ -87,6 +87,10 @@ pub async fn run(
         config.public_url = Some(format!("http://{}", listener.local_addr()?));
     }
     let db = Db::open(&config.db, config.db_max_connections).await?;
+    if db.shared_by_servers() {
+        // The cluster's places under its PG limit are rows: as many as this server's limit can use.
+        db.provide_places(config.pg_max_concurrency.most()).await?;
+    }
     let customer_cookies = customer::CustomerCookies::load(&config, &db).await?;
     let state = AppState::new(config, db, customer_cookies);
     let stopping = state.stopping.clone();

@@ -66,6 +66,27 @@ async fn two_servers_share_one_pg_cap() {
     assert_eq!(stats.confirm_requests, 3);
 }
 
+/// A contract's number above the 1,000 places a learned limit can reach is the
+/// cluster's limit in full: every place up to it can be taken, and none past it.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() {
+    postgres_only();
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, cap(1_200)).await;
+    let db = server.db().await;
+    let terms = payonce_server::db::PlaceTerms { lapse_ms: 60_000, recent_longest_ms: 0, call_deadline_ms: 60_000 };
+    let now_ms = 1_000;
+    let mut taken = 0;
+    while let Some(place) =
+        db.claim_place("a test", &format!("call-{taken}"), Some(1_200), now_ms, terms).await.unwrap()
+    {
+        taken += 1;
+        assert!(place <= 1_200, "place {place} is past the limit");
+    }
+    assert_eq!(taken, 1_200, "every call under the limit found a place");
+}
+
 /// A cluster learning its PG limit starts it at 40, as one server does and the
 /// README says, never lower: a shop that learns turns away no more confirms in
 /// its first seconds than one with the old fixed cap of 40.

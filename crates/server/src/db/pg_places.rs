@@ -46,6 +46,22 @@ struct HoldBinds<'a> {
 }
 
 impl Db {
+    /// Makes sure there is a place row for every number up to `cap`: the
+    /// schema starts with the 1,000 a learned limit can reach, and a
+    /// contract's fixed number may be higher. Servers starting together may
+    /// both insert; a number already there is left as it is.
+    pub async fn provide_places(&self, cap: u32) -> Result<(), sqlx::Error> {
+        // `WHERE true` tells SQLite's parser that ON CONFLICT is the upsert's, not the join's.
+        sqlx::query(
+            "WITH RECURSIVE numbers (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM numbers WHERE n < $1) \
+             INSERT INTO pg_slots (slot) SELECT n FROM numbers WHERE true ON CONFLICT (slot) DO NOTHING",
+        )
+        .bind(i64::from(cap))
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
     /// Takes a free place numbered at most `cap` (the stored learned cap when
     /// `None`), or `None` when all are taken. The place is held as if its call
     /// had already run, and is kept until renewals stop (see `renew_places`).
