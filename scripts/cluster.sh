@@ -37,7 +37,7 @@ trap 'stop_all; exit 0' INT TERM
 
 say "PostgreSQL on :$DB_PORT (a fresh throwaway server in target/postgres-cluster)"
 postgres_start cluster "$DB_PORT" durable
-db_url="$(pg_fresh_database payonce)"
+db_url="$(postgres_fresh_database payonce)"
 
 say "fake PG on :$PG_PORT with $PG_LATENCY latency (log: target/cluster/fake-pg.log)"
 target/debug/fake-pg --listen "127.0.0.1:$PG_PORT" --latency "$PG_LATENCY" >"$cluster_dir/fake-pg.log" 2>&1 &

@@ -48,11 +48,11 @@ for condition in "1 server, SQLite" "1 server, PostgreSQL" "3 servers, PostgreSQ
       shop="$server_url" admins="$admin_url"
       ;;
     "1 server"*)
-      start_server pg1 "$(pg_fresh_database burst_one)"
+      start_server pg1 "$(postgres_fresh_database burst_one)"
       shop="$server_url" admins="$admin_url"
       ;;
     *)
-      db="$(pg_fresh_database burst_three)"
+      db="$(postgres_fresh_database burst_three)"
       urls=() admins=""
       for n in 1 2 3; do
         start_server "pg3-$n" "$db"
