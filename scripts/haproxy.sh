@@ -3,6 +3,9 @@
 #
 #   haproxy_config FILE PORT SERVER_URL...   writes a config balancing PORT over the servers
 #
+# HAPROXY_MAXCONN (default 4096) is how many client connections haproxy holds at once;
+# a flash sale's customers each hold one while they check.
+#
 # Every layer waits at least as long as the one behind it: an order server
 # answers a confirm within its PG timeouts (3 s connect + 60 s read, by
 # default) and a little more, so haproxy waits 75 s for a server.
@@ -18,7 +21,7 @@ haproxy_config() {
   {
     cat <<CFG
 global
-    maxconn 4096
+    maxconn ${HAPROXY_MAXCONN:-4096}
     # One line per request on haproxy's standard error.
     log stderr format raw local0 info
 

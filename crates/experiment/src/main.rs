@@ -69,6 +69,23 @@ struct FlashSaleFlags {
     /// The server's `--max-waiting-checks`.
     #[arg(long, default_value_t = 10_000)]
     max_waiting_checks: u32,
+    /// Send the customers to servers already running here (a balancer's URL) instead of
+    /// starting one: one number of customers, and the servers' PG, admin URLs, processes and
+    /// database named below (`scripts/experiment-flash-sale-cluster.sh` gives them).
+    #[arg(long, requires_all = ["pg_url", "admin_url", "server_pid", "database_url"])]
+    shop_url: Option<String>,
+    /// The running servers' fake PG.
+    #[arg(long, requires = "shop_url")]
+    pg_url: Option<String>,
+    /// Each running server's admin URL.
+    #[arg(long, value_delimiter = ',', requires = "shop_url")]
+    admin_url: Vec<String>,
+    /// Each running server's process id.
+    #[arg(long, value_delimiter = ',', requires = "shop_url")]
+    server_pid: Vec<u32>,
+    /// The running servers' database.
+    #[arg(long, requires = "shop_url")]
+    database_url: Option<String>,
 }
 
 #[tokio::main]
@@ -170,6 +187,24 @@ async fn flash_sale(flags: &Flags, sale: &FlashSaleFlags) -> ExitCode {
         eprintln!("payonce-experiment: flash-sale: --customers must be numbers above 0, --arrivals-per-second above 0");
         return ExitCode::from(2);
     }
+    let deployment = match (&sale.shop_url, &sale.pg_url, &sale.database_url) {
+        (Some(shop_url), Some(pg_url), Some(database_url)) => {
+            if sale.customers.len() != 1 {
+                eprintln!(
+                    "payonce-experiment: flash-sale: with --shop-url, one number of customers (the servers run on)"
+                );
+                return ExitCode::from(2);
+            }
+            flash_sale::Deployment::Running(flash_sale::RunningServers {
+                shop_url: shop_url.trim_end_matches('/').to_owned(),
+                pg_url: pg_url.trim_end_matches('/').to_owned(),
+                admin_urls: sale.admin_url.iter().map(|url| url.trim_end_matches('/').to_owned()).collect(),
+                server_pids: sale.server_pid.clone(),
+                database_url: database_url.clone(),
+            })
+        }
+        _ => flash_sale::Deployment::OneServer,
+    };
     let settings = flash_sale::Settings {
         customers: sale.customers.clone(),
         arrivals_per_second: sale.arrivals_per_second,
@@ -178,6 +213,7 @@ async fn flash_sale(flags: &Flags, sale: &FlashSaleFlags) -> ExitCode {
         max_waiting_checks: sale.max_waiting_checks,
         time_scale: flags.time_scale,
         size_scale: flags.size_scale,
+        deployment,
     };
     let temporary = tempfile::tempdir().expect("a temporary folder");
     let work_dir = flags.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());

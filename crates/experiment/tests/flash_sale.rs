@@ -25,6 +25,7 @@ async fn past_its_waiting_places_the_server_answers_checks_at_once_instead_of_re
         max_waiting_checks: 2_500,
         time_scale: 0.1,
         size_scale: 0.01,
+        deployment: flash_sale::Deployment::OneServer,
     };
 
     let runs = flash_sale::run(&settings, &bin_dir, work_dir.path()).await.expect("the sale runs");
@@ -41,4 +42,6 @@ async fn past_its_waiting_places_the_server_answers_checks_at_once_instead_of_re
     assert!(past.peak_checking > 25, "the 200 were checking together: {}", past.peak_checking);
     assert!(past.no_place.get("full").is_some_and(|&full| full > 0), "the 25 places filled: {:?}", past.no_place);
     assert!(past.answered_at_once > 0, "checks without a place were answered at once");
+    assert!(past.pg_peak_in_flight > 25, "the PG had the confirms in processing together: {}", past.pg_peak_in_flight);
+    assert_eq!(past.checks_by_server.len(), 1, "one server's checks counted");
 }

@@ -62,7 +62,8 @@ pub struct Visit {
     pub create_ms: Option<f64>,
     /// When the confirm left, from the arrival.
     pub confirm_sent_ms: Option<f64>,
-    /// The confirm's answer time, when it came within the wait.
+    /// The confirm's answer time, when it brought the payment within the wait
+    /// (a failure, such as a PG that could not be reached, says nothing of the PG's time).
     pub confirm_ms: Option<f64>,
     pub checks: Vec<Check>,
     pub told: Told,
@@ -122,10 +123,16 @@ pub async fn visit(client: &Client, shop_url: &str, timings: PageTimings, live: 
         .await;
     match confirm {
         Ok(response) if response.status() == StatusCode::OK => {
-            visit.confirm_ms = Some(ms_since(confirm_started));
+            let answered_ms = ms_since(confirm_started);
             if let Ok(order) = response.json::<Order>().await
                 && let Some(told) = told_by(&order)
             {
+                if told == Told::Paid {
+                    visit.confirm_ms = Some(answered_ms);
+                }
+                if let Some(failure) = &order.failure {
+                    visit.errors.push(format!("confirm: failed {}", failure.code));
+                }
                 visit.told = told;
                 return visit;
             }
@@ -137,7 +144,7 @@ pub async fn visit(client: &Client, shop_url: &str, timings: PageTimings, live: 
         }
         Ok(response) => {
             // A refusal in the server's words (PG_BUSY, a decline): final, no checks.
-            visit.confirm_ms = Some(ms_since(confirm_started));
+            visit.errors.push(format!("confirm: refused {}", response.status().as_u16()));
             let _ = response.bytes().await;
             visit.told = Told::Failed;
             return visit;

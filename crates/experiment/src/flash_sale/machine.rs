@@ -21,6 +21,15 @@ pub fn read(pid: u32) -> Option<Reading> {
     Some(Reading { rss_bytes: rss_bytes(&status)?, cpu_seconds: cpu_seconds(&stat)? })
 }
 
+/// Several processes now, summed (a cluster's servers), or `None` if one could
+/// not be read (gone, or no file to open it with when this process is at its limit).
+pub fn read_all(pids: &[u32]) -> Option<Reading> {
+    pids.iter().try_fold(Reading::default(), |sum, &pid| {
+        let one = read(pid)?;
+        Some(Reading { rss_bytes: sum.rss_bytes + one.rss_bytes, cpu_seconds: sum.cpu_seconds + one.cpu_seconds })
+    })
+}
+
 /// This process now.
 pub fn own() -> Option<Reading> {
     read(std::process::id())

@@ -44,6 +44,33 @@ pub struct Settings {
     pub max_waiting_checks: u32,
     pub time_scale: f64,
     pub size_scale: f64,
+    pub deployment: Deployment,
+}
+
+/// Where the customers go.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Deployment {
+    /// For each run, a fresh fake PG and one order server on SQLite, started here.
+    OneServer,
+    /// Order servers started by someone else (`scripts/experiment-flash-sale-cluster.sh`
+    /// starts three on PostgreSQL behind haproxy), measured as they are, for one run.
+    Running(RunningServers),
+}
+
+/// What the experiment needs to know of servers it did not start.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunningServers {
+    /// Where customers go: the balancer.
+    pub shop_url: String,
+    /// The fake PG behind the servers, asked for its peak in processing.
+    pub pg_url: String,
+    /// Each server's admin URL, for its metrics.
+    pub admin_urls: Vec<String>,
+    /// Each server's process, for its memory and CPU.
+    pub server_pids: Vec<u32>,
+    /// The servers' database, for the time each payment was committed.
+    pub database_url: String,
 }
 
 impl Settings {
@@ -138,8 +165,12 @@ pub struct Figures {
     pub told: BTreeMap<String, usize>,
     /// Every error the customers met, by kind (a 5xx is `... 5xx`).
     pub errors: BTreeMap<String, usize>,
-    /// The server's own count of checks that found no waiting place, by why.
+    /// The servers' own count of checks that found no waiting place, by why.
     pub no_place: BTreeMap<String, u64>,
+    /// Checks each server answered (one number per server): how the balancer spread them.
+    pub checks_by_server: Vec<u64>,
+    /// Most confirms the PG had in processing at once.
+    pub pg_peak_in_flight: u64,
     pub series: Vec<Sample>,
 }
 
@@ -155,7 +186,16 @@ impl Figures {
 pub async fn run(settings: &Settings, bin_dir: &Path, work_dir: &Path) -> Result<Vec<Figures>, RunError> {
     let most = settings.customers.iter().map(|&n| settings.count(n)).max().unwrap_or(1);
     // A connection per waiting check on each side of the loopback, and the server's to the PG.
-    machine::allow_open_files(u64::from(most) * 4 + 4_096);
+    let wanted = u64::from(most) * 4 + 4_096;
+    let allowed = machine::allow_open_files(wanted);
+    if allowed < wanted {
+        // Past it, the server refuses connections (EMFILE) and its PG calls fail to connect:
+        // say so, or those errors would read as the server's own limits.
+        eprintln!(
+            "payonce-experiment: this machine allows {allowed} open files per process, not the {wanted} wanted; \
+             past it, connections are refused"
+        );
+    }
     let mut runs = Vec::new();
     for &customers in &settings.customers {
         let customers = settings.count(customers);
@@ -166,27 +206,24 @@ pub async fn run(settings: &Settings, bin_dir: &Path, work_dir: &Path) -> Result
 }
 
 async fn step(settings: &Settings, customers: u32, bin_dir: &Path, work_dir: &Path) -> Result<Figures, RunError> {
-    let pg = pg_program(settings, bin_dir, work_dir, customers).start().await?;
-    let db_path = work_dir.join(format!("flash-sale-{customers}.db"));
-    let _ = std::fs::remove_file(&db_path);
-    let server = server_program(settings, customers, bin_dir, work_dir, &pg.url, &db_path).start().await?;
+    let target = Target::for_run(settings, customers, bin_dir, work_dir).await?;
     let client = reqwest::Client::builder().pool_idle_timeout(Duration::from_secs(30)).build()?;
-    wait_until_healthy(&client, &server.url).await?;
-    let server_pid = server.pid().unwrap_or(0);
+    wait_until_healthy(&client, &target.shop_url).await?;
+    let server_pids = target.server_pids.clone();
     let timings = settings.timings();
 
-    let probe = Probe::start(&client, &server.url).await?;
+    let probe = Probe::start(&client, &target.shop_url).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let idle_rss = machine::read(server_pid).map_or(0.0, |reading| mb(reading.rss_bytes));
+    let idle_rss = machine::read_all(&server_pids).map_or(0.0, |reading| mb(reading.rss_bytes));
 
     let live = Arc::new(Live::default());
     let started = Instant::now();
     let series = Arc::new(Mutex::new(Vec::new()));
-    let sampler = tokio::spawn(sample(server_pid, live.clone(), started, series.clone()));
+    let sampler = tokio::spawn(sample(server_pids, live.clone(), started, series.clone()));
     let spacing = Duration::from_secs_f64(settings.time_scale / (settings.arrivals_per_second * settings.size_scale));
     let visits: Vec<_> = (0..customers)
         .map(|index| {
-            let (client, url, live) = (client.clone(), server.url.clone(), live.clone());
+            let (client, url, live) = (client.clone(), target.shop_url.clone(), live.clone());
             let arrival = started + spacing * index;
             tokio::spawn(async move {
                 tokio::time::sleep_until(tokio::time::Instant::from_std(arrival)).await;
@@ -208,13 +245,83 @@ async fn step(settings: &Settings, customers: u32, bin_dir: &Path, work_dir: &Pa
     let probe_reads: Vec<(f64, f64)> = probe.stop().into_iter().map(|(at, ms)| (since_start(at), ms)).collect();
     let series = std::mem::take(&mut *series.lock().expect("series lock"));
 
-    let db = Db::open(&DbLocation::sqlite_file(&db_path), 2).await.map_err(database)?;
+    // The customers' idle connections hold thousands of this process's files: let them go
+    // before asking anything more (at 20,000 customers no file was left for a new connection).
+    drop(client);
+    let client = reqwest::Client::new();
+    let db = Db::open(&target.database, 2).await.map_err(database)?;
     let committed: HashMap<String, i64> =
         db.payment_summaries().await.map_err(database)?.into_iter().map(|p| (p.order_id, p.last_ms)).collect();
-    let metrics =
-        client.get(format!("{}/metrics", server.urls.get(1).unwrap_or(&server.url))).send().await?.text().await?;
-    drop((server, pg));
-    Ok(figures(settings, customers, started, &done, &committed, idle_rss, probe_reads, series, &metrics))
+    let mut metrics = Vec::new();
+    for admin_url in &target.admin_urls {
+        metrics.push(read_after_the_sale(&client, &format!("{admin_url}/metrics")).await?);
+    }
+    let pg_stats: serde_json::Value =
+        serde_json::from_str(&read_after_the_sale(&client, &format!("{}/__admin/stats", target.pg_url)).await?)
+            .unwrap_or_default();
+    drop(target);
+    let mut figures = figures(settings, customers, started, &done, &committed, idle_rss, probe_reads, series, &metrics);
+    figures.pg_peak_in_flight = pg_stats["peak_in_flight"].as_u64().unwrap_or(0);
+    Ok(figures)
+}
+
+/// A page read once the customers are gone, tried again with a growing pause
+/// while the connections they left are still closing.
+async fn read_after_the_sale(client: &reqwest::Client, url: &str) -> Result<String, RunError> {
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match client.get(url).send().await {
+            Ok(response) => return Ok(response.text().await?),
+            Err(_) if pause < Duration::from_secs(5) => {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+}
+
+/// What one run measures: where customers go, and what to read afterwards.
+struct Target {
+    shop_url: String,
+    pg_url: String,
+    admin_urls: Vec<String>,
+    server_pids: Vec<u32>,
+    database: DbLocation,
+    /// What this run started (the server first), stopped when the run ends.
+    _started: Vec<payonce_chaos::processes::Running>,
+}
+
+impl Target {
+    async fn for_run(settings: &Settings, customers: u32, bin_dir: &Path, work_dir: &Path) -> Result<Self, RunError> {
+        match &settings.deployment {
+            Deployment::OneServer => {
+                let pg = pg_program(settings, bin_dir, work_dir, customers).start().await?;
+                let db_path = work_dir.join(format!("flash-sale-{customers}.db"));
+                let _ = std::fs::remove_file(&db_path);
+                let server = server_program(settings, customers, bin_dir, work_dir, &pg.url, &db_path).start().await?;
+                Ok(Self {
+                    shop_url: server.url.clone(),
+                    pg_url: pg.url.clone(),
+                    admin_urls: vec![server.urls.get(1).unwrap_or(&server.url).clone()],
+                    server_pids: server.pid().into_iter().collect(),
+                    database: DbLocation::sqlite_file(&db_path),
+                    _started: vec![server, pg],
+                })
+            }
+            Deployment::Running(running) => Ok(Self {
+                shop_url: running.shop_url.clone(),
+                pg_url: running.pg_url.clone(),
+                admin_urls: running.admin_urls.clone(),
+                server_pids: running.server_pids.clone(),
+                database: running
+                    .database_url
+                    .parse()
+                    .map_err(|error| RunError::Database(format!("--database-url: {error}")))?,
+                _started: Vec::new(),
+            }),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -227,7 +334,7 @@ fn figures(
     idle_rss: f64,
     probe_reads: Vec<(f64, f64)>,
     series: Vec<Sample>,
-    metrics: &str,
+    metrics: &[String],
 ) -> Figures {
     let timings = settings.timings();
     let wait_ms = timings.check_wait.as_secs_f64() * 1000.0;
@@ -301,8 +408,13 @@ fn figures(
         errors,
         no_place: ["full", "client_full", "customer_full"]
             .into_iter()
-            .map(|why| (why.to_owned(), metric(metrics, "payment_order_waits_total", &format!("outcome=\"{why}\""))))
+            .map(|why| {
+                let count = |text: &String| metric(text, "payment_order_waits_total", &format!("outcome=\"{why}\""));
+                (why.to_owned(), metrics.iter().map(count).sum())
+            })
             .collect(),
+        checks_by_server: metrics.iter().map(|text| metric(text, "payment_order_waits_total", "")).collect(),
+        pg_peak_in_flight: 0,
         series,
     }
 }
@@ -334,24 +446,29 @@ async fn wait_until_healthy(client: &reqwest::Client, url: &str) -> Result<(), R
     Err(RunError::Database("the order server never became healthy".to_owned()))
 }
 
-/// Every 250 ms: the customers' counts, and the server's and this process's memory and CPU.
-async fn sample(server_pid: u32, live: Arc<Live>, started: Instant, series: Arc<Mutex<Vec<Sample>>>) {
+/// Every 250 ms: the customers' counts, and the servers' (summed) and this process's memory and CPU.
+async fn sample(server_pids: Vec<u32>, live: Arc<Live>, started: Instant, series: Arc<Mutex<Vec<Sample>>>) {
     let tick = Duration::from_millis(250);
-    let mut last = (Instant::now(), machine::read(server_pid).unwrap_or_default(), machine::own().unwrap_or_default());
+    let read = || Some((Instant::now(), machine::read_all(&server_pids)?, machine::own()?));
+    let mut last = None;
     loop {
+        // A reading that failed (this process out of files at the sale's peak) is skipped:
+        // a zero would count all the CPU so far into the next sample.
+        if let Some(reading) = read()
+            && let Some((then, server_then, own_then)) = last.replace(reading)
+        {
+            let (now, server, own) = reading;
+            let seconds = now.duration_since(then).as_secs_f64().max(1e-3);
+            series.lock().expect("series lock").push(Sample {
+                t: now.duration_since(started).as_secs_f64(),
+                checking: live.checking.load(Ordering::Relaxed),
+                waiting: live.waiting.load(Ordering::Relaxed),
+                server_rss_mb: mb(server.rss_bytes),
+                server_cpu: (server.cpu_seconds - server_then.cpu_seconds) / seconds,
+                generator_cpu: (own.cpu_seconds - own_then.cpu_seconds) / seconds,
+            });
+        }
         tokio::time::sleep(tick).await;
-        let now = Instant::now();
-        let (server, own) = (machine::read(server_pid).unwrap_or_default(), machine::own().unwrap_or_default());
-        let seconds = now.duration_since(last.0).as_secs_f64().max(1e-3);
-        series.lock().expect("series lock").push(Sample {
-            t: now.duration_since(started).as_secs_f64(),
-            checking: live.checking.load(Ordering::Relaxed),
-            waiting: live.waiting.load(Ordering::Relaxed),
-            server_rss_mb: mb(server.rss_bytes),
-            server_cpu: (server.cpu_seconds - last.1.cpu_seconds) / seconds,
-            generator_cpu: (own.cpu_seconds - last.2.cpu_seconds) / seconds,
-        });
-        last = (now, server, own);
     }
 }
 

@@ -71,10 +71,14 @@ pub fn table(runs: &[Figures]) -> String {
                 .map(|(why, count)| (why.clone(), count.to_string()))
                 .collect(),
         );
+        let by_server: Vec<String> = run.checks_by_server.iter().map(u64::to_string).collect();
         let _ = writeln!(
             out,
-            "  {} customers: told {told}; errors: {errors}; checks with no waiting place: {no_place}",
-            run.customers
+            "  {} customers: told {told}; errors: {errors}; checks with no waiting place: {no_place}; \
+             checks answered by each server: {}; PG peak in processing: {}",
+            run.customers,
+            by_server.join(" / "),
+            run.pg_peak_in_flight
         );
     }
     out
