@@ -15,6 +15,9 @@ test('the recent-order warning appears for a second purchase, and Esc or Cancel 
   await cart.pay.click();
   await expect(cart.recentOrderDialog).toBeVisible();
   await expect(cart.recentOrderDialog).toContainText('You paid for an order a few minutes ago');
+  // The server's English order name is marked as English inside the sentence.
+  const [paid] = await (await context.request.get(`${stack.url}/api/orders`)).json();
+  await expect(cart.recentOrderDialog.locator('#recent-body [lang="en"]')).toHaveText(paid.order_name);
   await expect(cart.recentOrderDialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(cart.recentOrderDialog.getByRole('button', { name: 'Pay anyway' })).toBeFocused();

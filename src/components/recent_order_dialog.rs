@@ -25,15 +25,19 @@ pub fn RecentOrderDialog(order: OrderSummary, on_close: Callback<bool>) -> impl 
     let lang = use_locale().get();
     let headline =
         if order.status == OrderStatus::Paid { tr!(lang, recent_paid) } else { tr!(lang, recent_in_progress) };
-    let body = fill(
-        tr!(lang, recent_body),
-        &[&order.order_name, &won(order.amount, lang), &date_time(&order.created_at, lang)],
-    );
+    // The order's name is the server's English: the sentence around it is filled
+    // in the page's language and the name marked as English, so a screen reader
+    // speaks each in its own voice.
+    let (amount, when) = (won(order.amount, lang), date_time(&order.created_at, lang));
+    let sentence = tr!(lang, recent_body);
+    let (before_name, after_name) = sentence.split_once("{0}").unwrap_or((sentence, ""));
+    let around_name = |part: &str| fill(part, &["", &amount, &when]);
+    let (before_name, after_name) = (around_name(before_name), around_name(after_name));
     view! {
         <dialog node_ref=dialog class="dialog" aria-labelledby="recent-title" aria-describedby="recent-body" on:close=closed data-testid="recent-order-dialog">
             <form method="dialog">
                 <h2 id="recent-title">{headline}</h2>
-                <p id="recent-body">{body}</p>
+                <p id="recent-body">{before_name}<span lang="en">{order.order_name.clone()}</span>{after_name}</p>
                 <p><a href=format!("/orders/{}", order.order_id) target="_blank">{tr!(lang, see_that_order)}</a></p>
                 <div class="dialog-actions">
                     <button value="cancel" class="button secondary" autofocus>{tr!(lang, cancel)}</button>
