@@ -38,7 +38,7 @@ pub struct NewAttempt<'a> {
     pub lease_owner: &'a str,
 }
 
-/// A `NewAttempt` that owns its values, to wait for its group (see `group_commit`).
+/// A `NewAttempt` that owns its values, to wait for its write (see `Db::write`).
 #[derive(Clone)]
 struct OwnedAttempt {
     order_id: String,
@@ -158,23 +158,13 @@ impl Db {
     /// The constraints decide races between two confirms, so no lock is needed.
     /// On SQLite, in one transaction with the other writes arriving meanwhile (see `group_commit`).
     pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
-        let inserted = match &self.group_commit {
-            Some(group) => {
-                let (db, attempt) = (self.clone(), OwnedAttempt::from(attempt));
-                group
-                    .write(Box::new(move |transaction| {
-                        let (db, attempt) = (db.clone(), attempt.clone());
-                        Box::pin(async move { db.write_attempt(transaction, &attempt.borrowed()).await })
-                    }))
-                    .await?
-            }
-            None => {
-                let mut transaction = self.writer.begin().await?;
-                let inserted = self.write_attempt(&mut transaction, attempt).await?;
-                transaction.commit().await?;
-                inserted
-            }
-        };
+        let (db, owned) = (self.clone(), OwnedAttempt::from(attempt));
+        let inserted = self
+            .write(Box::new(move |transaction| {
+                let (db, attempt) = (db.clone(), owned.clone());
+                Box::pin(async move { db.write_attempt(transaction, &attempt.borrowed()).await })
+            }))
+            .await?;
         if inserted {
             self.changes.notify(attempt.order_id);
         }

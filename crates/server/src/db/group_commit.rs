@@ -50,15 +50,10 @@ impl GroupCommit {
         Arc::new(Self { waiting })
     }
 
-    /// Runs `work` with whatever other writes are waiting, and returns its
-    /// result once it is committed. A caller that stops waiting does not stop
-    /// its write: it is committed or not with its group.
-    pub(super) async fn write<R: Send + 'static>(&self, work: Work<R>) -> Result<R, sqlx::Error> {
-        self.queue(work).await
-    }
-
-    /// Queues `work` now, and gives its result once committed: it is committed
-    /// no later than any write queued after it (a later group commits later).
+    /// Queues `work` now, to run with whatever other writes are waiting, and
+    /// gives its result once committed: it is committed no later than any write
+    /// queued after it (a later group commits later). A caller that stops
+    /// waiting does not stop its write: it is committed or not with its group.
     pub(super) fn queue<R: Send + 'static>(
         &self,
         work: Work<R>,
@@ -268,7 +263,7 @@ mod tests {
         assert!(matches!(crashed.await, Err(sqlx::Error::WorkerCrashed)));
         assert!(after.await.unwrap());
         assert_eq!(keys(&writer).await, ["after", "before"]);
-        assert!(group.write(insert_once("later")).await.unwrap(), "the writer goes on");
+        assert!(group.queue(insert_once("later")).await.unwrap(), "the writer goes on");
     }
 
     #[tokio::test]
@@ -287,7 +282,7 @@ mod tests {
     async fn a_closed_database_fails_every_write_of_the_group_as_unavailable() {
         let (_dir, writer, group) = keys_table().await;
         writer.close().await;
-        let failed = group.write(insert_once("a")).await;
+        let failed = group.queue(insert_once("a")).await;
         assert!(matches!(failed, Err(sqlx::Error::PoolClosed)), "{failed:?}");
     }
 }

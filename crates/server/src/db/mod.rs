@@ -19,16 +19,18 @@ mod refunds;
 mod signing_keys;
 mod status;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures::future::Either;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Executor};
 
 pub use attempts::{Attempt, NewAttempt};
 pub use changes::{OrderChanges, Subscription};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
-use group_commit::GroupCommit;
+use group_commit::{GroupCommit, Work};
 pub use leases::JobKind;
 pub use location::{DbLocation, DbLocationError, Engine};
 pub use operator::{AttemptDetail, OperatorOrderRow};
@@ -127,6 +129,26 @@ impl Db {
         }
     }
 
+    /// Runs `work` in a write transaction and gives its result once committed.
+    /// On SQLite the write joins the others arriving meanwhile in one
+    /// transaction (see `group_commit`), queued before this returns: a write
+    /// made after it is committed with it or later. On PostgreSQL it has a
+    /// transaction of its own. Either way a failed `work` leaves nothing behind.
+    fn write<R: Send + 'static>(&self, work: Work<R>) -> impl Future<Output = Result<R, sqlx::Error>> + Send + 'static {
+        match &self.group_commit {
+            Some(group) => Either::Left(group.queue(work)),
+            None => {
+                let db = self.clone();
+                Either::Right(async move {
+                    let mut transaction = db.begin_write().await?;
+                    let result = work(&mut transaction).await?;
+                    transaction.commit().await?;
+                    Ok(result)
+                })
+            }
+        }
+    }
+
     /// Whether other order servers may share this database (and so the PG's
     /// places under the PG's cap must be kept in it, not in one server's memory).
     pub fn shared_by_servers(&self) -> bool {
@@ -144,7 +166,7 @@ impl Db {
     /// at shutdown, the records no caller waits for (see `group_commit`).
     pub async fn finish_writes(&self) {
         if let Some(group) = &self.group_commit {
-            let _ = group.write(Box::new(|_| Box::pin(async { Ok(()) }))).await;
+            let _ = group.queue(Box::new(|_| Box::pin(async { Ok(()) }))).await;
         }
     }
 

@@ -84,18 +84,12 @@ impl Db {
     /// Stores a new order. On SQLite, with the other writes arriving meanwhile,
     /// in one transaction (see `group_commit`); returns once it is committed.
     pub async fn insert_order(&self, order: &NewOrder) -> Result<(), sqlx::Error> {
-        match &self.group_commit {
-            Some(group) => {
-                let order = order.clone();
-                group
-                    .write(Box::new(move |transaction| {
-                        let order = order.clone();
-                        Box::pin(async move { insert_order_row(transaction, &order).await })
-                    }))
-                    .await
-            }
-            None => insert_order_row(&mut *self.writer.acquire().await?, order).await,
-        }
+        let order = order.clone();
+        self.write(Box::new(move |transaction| {
+            let order = order.clone();
+            Box::pin(async move { insert_order_row(transaction, &order).await })
+        }))
+        .await
     }
 }
 

@@ -109,32 +109,17 @@ impl From<&NewPgCall<'_>> for StoredCall {
 impl Db {
     /// Records a call, and deletes the order's calls older than the newest
     /// `KEPT_PER_ORDER`, in one transaction. On SQLite the record is queued
-    /// with the writes of its group at once, before this returns (see
-    /// `group_commit`): any write made after it is committed with it or later.
-    /// The future gives the outcome once committed.
+    /// before this returns (see `Db::write`): any write made after it is
+    /// committed with it or later. The future gives the outcome once committed.
     pub fn record_pg_call(
         &self,
         call: &NewPgCall<'_>,
     ) -> impl Future<Output = Result<(), sqlx::Error>> + Send + 'static {
         let call = StoredCall::from(call);
-        let queued = self.group_commit.as_ref().map(|group| {
+        self.write(Box::new(move |transaction| {
             let call = call.clone();
-            group.queue(Box::new(move |transaction| {
-                let call = call.clone();
-                Box::pin(async move { insert_pg_call(transaction, &call).await })
-            }))
-        });
-        let writer = self.writer.clone();
-        async move {
-            match queued {
-                Some(committed) => committed.await,
-                None => {
-                    let mut transaction = writer.begin().await?;
-                    insert_pg_call(&mut transaction, &call).await?;
-                    transaction.commit().await
-                }
-            }
-        }
+            Box::pin(async move { insert_pg_call(transaction, &call).await })
+        }))
     }
 
     /// The order's recorded calls, oldest first.

@@ -115,9 +115,8 @@ impl Db {
         Ok(Some(moved))
     }
 
-    /// Moves the order's attempt in a transaction of its own (see
-    /// `write_status`; on SQLite, shared with the other writes arriving
-    /// meanwhile, see `group_commit`), and wakes the checks waiting on it once committed.
+    /// Moves the order's attempt in a write of its own (see `write_status` and
+    /// `Db::write`), and wakes the checks waiting on it once committed.
     pub async fn transition(
         &self,
         order_id: &str,
@@ -126,32 +125,18 @@ impl Db {
         lease: Lease,
         writer: Writer<'_>,
     ) -> Result<Option<Moved>, sqlx::Error> {
-        let moved = match &self.group_commit {
-            Some(group) => {
-                let db = self.clone();
-                let (order, transition, actor) = (order_id.to_owned(), transition.clone(), writer.actor);
-                let holder = writer.holder.map(str::to_owned);
-                group
-                    .write(Box::new(move |transaction| {
-                        let (db, order, transition, holder) =
-                            (db.clone(), order.clone(), transition.clone(), holder.clone());
-                        Box::pin(async move {
-                            let writer = Writer { actor, holder: holder.as_deref() };
-                            db.write_status(transaction, &order, from, &transition, lease, writer, None).await
-                        })
-                    }))
-                    .await?
-            }
-            None => {
-                let mut transaction = self.begin_write().await?;
-                let moved =
-                    self.write_status(&mut transaction, order_id, from, transition, lease, writer, None).await?;
-                if moved.is_some() {
-                    transaction.commit().await?;
-                }
-                moved
-            }
-        };
+        let db = self.clone();
+        let (order, transition, actor) = (order_id.to_owned(), transition.clone(), writer.actor);
+        let holder = writer.holder.map(str::to_owned);
+        let moved = self
+            .write(Box::new(move |transaction| {
+                let (db, order, transition, holder) = (db.clone(), order.clone(), transition.clone(), holder.clone());
+                Box::pin(async move {
+                    let writer = Writer { actor, holder: holder.as_deref() };
+                    db.write_status(transaction, &order, from, &transition, lease, writer, None).await
+                })
+            }))
+            .await?;
         if moved.is_some() {
             self.changes.notify(order_id);
         }
