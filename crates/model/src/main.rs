@@ -27,6 +27,10 @@ struct Args {
     /// Leave the operator's refund out (a smaller model).
     #[arg(long)]
     no_refunds: bool,
+    /// A PG without idempotency keys (KakaoPay's approve), under the rules the
+    /// server applies to one.
+    #[arg(long)]
+    without_idempotency_keys: bool,
     /// Put an old rule back (to see the checker catch it): one of
     /// confirm-settles-without-lease, half-open-forever, no-age-rule,
     /// partial-refund-without-amount, one-lease-name-per-server, lookup-by-key-only.
@@ -56,13 +60,21 @@ fn main() -> ExitCode {
         refunds: !args.no_refunds,
         tabs: args.tabs,
     };
-    let protocol = args.old_rules.iter().fold(Protocol::new(bounds), |protocol, rule| protocol.with_old_rule(*rule));
+    let base = if args.without_idempotency_keys {
+        Protocol::new(bounds).without_idempotency_keys()
+    } else {
+        Protocol::new(bounds)
+    };
+    let protocol = args.old_rules.iter().fold(base, |protocol, rule| protocol.with_old_rule(*rule));
     if let Some(address) = args.explore {
         println!("explorer at http://{address}/ (Ctrl-C to stop)");
         protocol.checker().threads(args.threads).serve(address);
         return ExitCode::SUCCESS;
     }
-    println!("bounds: {bounds:?}; old rules: {:?}", args.old_rules);
+    println!(
+        "bounds: {bounds:?}; old rules: {:?}; PG without idempotency keys: {}",
+        args.old_rules, args.without_idempotency_keys
+    );
     let report = check(&protocol, args.threads);
     println!("{}", report.summary());
     for finding in &report.findings {

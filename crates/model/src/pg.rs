@@ -161,10 +161,15 @@ pub struct Pg {
     /// The card company declines this card.
     pub declines: bool,
     pub expiry_shows: ExpiryShows,
+    /// The PG takes no idempotency key (KakaoPay's approve): it stores no
+    /// first response, and processes every confirm it receives.
+    pub keyless: bool,
+    /// Confirms that reached it.
+    pub confirms_received: u8,
 }
 
 impl Pg {
-    pub fn new(declines: bool, expiry_shows: ExpiryShows) -> Self {
+    pub fn new(declines: bool, expiry_shows: ExpiryShows, keyless: bool) -> Self {
         Pg {
             payment: PaymentAtPg::InProgress,
             refunded: 0,
@@ -180,11 +185,15 @@ impl Pg {
             cancel_inbox: Vec::new(),
             declines,
             expiry_shows,
+            keyless,
+            confirms_received: 0,
         }
     }
 
-    /// Processes a confirm of the attempt's key, as Toss does.
+    /// Processes a confirm of the attempt's key, as Toss does; without keys,
+    /// every confirm on its own.
     pub fn process(&mut self, request: Request, names_other_order: bool, processing: Processing) -> Reply {
+        self.confirms_received = self.confirms_received.saturating_add(1);
         if let Some(stored) = self.stored {
             return stored;
         }
@@ -209,7 +218,9 @@ impl Pg {
                 PaymentAtPg::Aborted | PaymentAtPg::Expired | PaymentAtPg::Gone => Reply::SessionGone,
             },
         };
-        self.stored = Some(reply);
+        if !self.keyless {
+            self.stored = Some(reply);
+        }
         reply
     }
 

@@ -8,6 +8,7 @@ use crate::pg;
 use crate::state::{RefundEnd, Said, State, Task};
 
 pub const ONE_CHARGE: &str = "at most one charge per order";
+pub const ONE_APPROVE_WITHOUT_KEYS: &str = "a PG without idempotency keys receives one confirm per order";
 pub const PAID_ONLY_IF_CHARGED: &str = "PAID only with the PG's charge";
 pub const FAILED_ONLY_IF_NOTHING_CHARGED: &str = "FAILED only when nothing was or can be charged";
 pub const PAGE_TRUTHFUL: &str = "the page says not charged only when that is true";
@@ -70,6 +71,11 @@ pub fn reconciliation_finds(state: &State) -> Option<Finding> {
 pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
     vec![
         Property::always(ONE_CHARGE, |_, state: &State| state.pg.charges <= 1),
+        // Without a key, a second confirm is a second request: whatever the PG
+        // would do with it, it must never be sent.
+        Property::always(ONE_APPROVE_WITHOUT_KEYS, |_, state: &State| {
+            !state.pg.keyless || state.pg.confirms_received <= 1
+        }),
         Property::always(PAID_ONLY_IF_CHARGED, |_, state: &State| {
             !charged_statuses(state.row.status) || state.pg.charged
         }),

@@ -3,9 +3,11 @@
 //! switched back on, is reported with a counterexample.
 
 use payonce_model::properties::{
-    EVERY_PAYMENT_SETTLES, FAILED_ONLY_IF_NOTHING_CHARGED, LEDGER_AGREES, PAGE_TRUTHFUL, REFUNDED_AS_ASKED,
+    EVERY_PAYMENT_SETTLES, FAILED_ONLY_IF_NOTHING_CHARGED, LEDGER_AGREES, ONE_APPROVE_WITHOUT_KEYS, PAGE_TRUTHFUL,
+    REFUNDED_AS_ASKED,
 };
 use payonce_model::{Bounds, OldRule, Protocol, Report, check};
+use payonce_rules::settlement::Resending;
 
 const THREADS: usize = 2;
 
@@ -39,6 +41,34 @@ fn every_interleaving_with_two_tabs_paying_keeps_the_promises() {
     // the test command's budget (scripts/model.sh runs them).
     assert_keeps_its_promises(Bounds { tabs: 2, refunds: false, ..SMALL });
 }
+
+#[test]
+fn every_interleaving_at_a_pg_without_idempotency_keys_keeps_the_promises() {
+    // The approve only: the refund's cancels are modelled with Toss's keys.
+    let report = check(&Protocol::new(KEYLESS).without_idempotency_keys(), THREADS);
+    println!("{KEYLESS:?} without idempotency keys: {}", report.summary());
+    for finding in report.broken() {
+        panic!(
+            "{:?} broken without idempotency keys:\n{}",
+            finding.property,
+            finding.trace.as_deref().unwrap_or("never reached")
+        );
+    }
+}
+
+#[test]
+fn a_resend_at_a_pg_without_idempotency_keys_is_caught() {
+    // Toss's rule (send again under the same key once a lookup shows no
+    // confirm) at a PG that has no keys sends a second approve.
+    let toss_rules = Protocol::new(KEYLESS).without_idempotency_keys().resending(Resending::UnderTheSameKey);
+    let report = check(&toss_rules.only(ONE_APPROVE_WITHOUT_KEYS), THREADS);
+    let trace =
+        report.finding(ONE_APPROVE_WITHOUT_KEYS).trace.as_deref().expect("a second approve is found").to_owned();
+    println!("Toss's resend at a PG without keys:\n{trace}");
+    assert!(trace.matches("the PG processes").count() >= 2, "the trace shows both confirms processed:\n{trace}");
+}
+
+const KEYLESS: Bounds = Bounds { refunds: false, ..SMALL };
 
 const SMALL: Bounds = Bounds { faults: 1, passes: 2, workers: 1, refunds: true, tabs: 1 };
 

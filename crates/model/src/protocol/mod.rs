@@ -48,7 +48,7 @@ impl Model for Protocol {
                         row: Row { status: OrderStatus::Created, refunded: 0, owner: None, lapsed: false },
                         refund: None,
                         refund_expected: self.bounds.refunds,
-                        pg: Pg::new(declines, expiry_shows),
+                        pg: Pg::new(declines, expiry_shows, self.keyless_pg),
                         servers: [Server::fresh(), Server::fresh()],
                         submitted: false,
                         said: Said::Nothing,

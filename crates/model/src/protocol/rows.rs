@@ -85,7 +85,7 @@ impl Protocol {
             Lookup::ByKey => {
                 let verdict = status_verdict(status_answer(answer, pg::expected(state.names_other_order)));
                 let shown = Shown { verdict, refunded_total: refunded_total(answer) };
-                match after_lookup(shown, age, failure) {
+                match after_lookup(shown, age, self.resending, failure) {
                     PaymentStep::LookUpByOrder if self.old(OldRule::LookupByKeyOnly) => PaymentStep::LookAgainLater,
                     step => step,
                 }

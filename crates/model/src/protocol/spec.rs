@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use payonce_rules::settlement::Resending;
+
 use crate::old_rules::OldRule;
 use crate::pg::{CancelProcessing, CancelRequest, Processing, Request};
 use crate::state::Job;
@@ -46,11 +48,36 @@ pub struct Protocol {
     pub old_rules: BTreeSet<OldRule>,
     /// Check only this property (the exploration stops at its first discovery).
     pub only: Option<&'static str>,
+    /// The PG takes no idempotency key (KakaoPay's approve).
+    pub keyless_pg: bool,
+    /// What the server's rules allow after a lookup shows no confirm.
+    pub resending: Resending,
 }
 
 impl Protocol {
     pub fn new(bounds: Bounds) -> Self {
-        Protocol { bounds, old_rules: BTreeSet::new(), only: None }
+        Protocol {
+            bounds,
+            old_rules: BTreeSet::new(),
+            only: None,
+            keyless_pg: false,
+            resending: Resending::UnderTheSameKey,
+        }
+    }
+
+    /// The same protocol at a PG without idempotency keys, under the rules the
+    /// server applies to one: an approve goes out once.
+    pub fn without_idempotency_keys(mut self) -> Self {
+        self.keyless_pg = true;
+        self.resending = Resending::Never;
+        self
+    }
+
+    /// The same protocol with the server resending as `resending` says,
+    /// whatever the PG (to see the checker catch a resend without keys).
+    pub fn resending(mut self, resending: Resending) -> Self {
+        self.resending = resending;
+        self
     }
 
     /// The same protocol, checked for one property only.

@@ -16,7 +16,8 @@ mod verdicts;
 
 pub use lifecycle::{Moved, Transition, can_transition};
 pub use payment::{
-    AttemptAge, FailedBecause, PaymentStep, Shown, after_first_call, after_lookup, after_order_lookup, after_resend,
+    AttemptAge, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup, after_order_lookup,
+    after_resend,
 };
 pub use reconcile::{Charge, Disagreement, Finding, ShopSide, StrayAction, StrayPolicy, classify, stray_action};
 pub use refund::{RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup};

@@ -68,6 +68,19 @@ pub struct Shown {
     pub refunded_total: Option<u64>,
 }
 
+/// What a PG offers that makes sending a confirm again safe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resending {
+    /// Every confirm carries the attempt's idempotency key, and the PG
+    /// processes a key at most once (Toss): once a lookup shows the payment
+    /// unconfirmed, the confirm may go again under the same key.
+    UnderTheSameKey,
+    /// No idempotency key (KakaoPay's approve): a second approve is a second
+    /// request, so an approve goes out once and only lookups learn what it did.
+    /// An unconfirmed payment waits for the PG's session to end.
+    Never,
+}
+
 /// What the customer's first confirm call stores: PAID, FAILED (with the PG's
 /// reason, or `PG_UNREACHABLE` when the request never left), or UNKNOWN.
 pub fn after_first_call(
@@ -82,11 +95,17 @@ pub fn after_first_call(
     }
 }
 
-/// What a lookup (by paymentKey) of an unsettled payment of `age` leads to.
+/// What a lookup (by paymentKey) of an unsettled payment of `age` leads to,
+/// at a PG that allows `resending` or not.
 /// (`Retry` is the lookup's own business: a pass retries it, and one that
 /// never got a usable answer ends without a verdict; if it arrives here it
 /// settles nothing.)
-pub fn after_lookup(shown: Shown, age: AttemptAge, failure: impl FnOnce(FailedBecause) -> Failure) -> PaymentStep {
+pub fn after_lookup(
+    shown: Shown,
+    age: AttemptAge,
+    resending: Resending,
+    failure: impl FnOnce(FailedBecause) -> Failure,
+) -> PaymentStep {
     match (shown.verdict, age) {
         (StatusVerdict::Paid, _) => PaymentStep::Settle(Transition::Paid),
         (StatusVerdict::Failed, _) => PaymentStep::Settle(Transition::Failed(failure(FailedBecause::PgSaid))),
@@ -96,7 +115,10 @@ pub fn after_lookup(shown: Shown, age: AttemptAge, failure: impl FnOnce(FailedBe
             Some(refunded_total) => PaymentStep::Settle(Transition::PartiallyRefunded { refunded_total }),
             None => PaymentStep::LookAgainLater,
         },
-        (StatusVerdict::NotConfirmed, AttemptAge::Young) => PaymentStep::Resend,
+        (StatusVerdict::NotConfirmed, AttemptAge::Young) => match resending {
+            Resending::UnderTheSameKey => PaymentStep::Resend,
+            Resending::Never => PaymentStep::LookAgainLater,
+        },
         (StatusVerdict::NotConfirmed, AttemptAge::PastSession) => {
             PaymentStep::Settle(Transition::Failed(failure(FailedBecause::SessionOver)))
         }
@@ -177,14 +199,49 @@ mod tests {
             (StatusVerdict::Retry, PastSession, PaymentStep::LookAgainLater),
         ];
         for (verdict, age, step) in table {
-            assert_eq!(after_lookup(shown(verdict), age, because), step, "{verdict:?} {age:?}");
+            assert_eq!(
+                after_lookup(shown(verdict), age, Resending::UnderTheSameKey, because),
+                step,
+                "{verdict:?} {age:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_idempotency_keys_a_lookup_never_sends_the_confirm_again() {
+        use AttemptAge::{PastSession, Young};
+        let keyless = |verdict, age| after_lookup(shown(verdict), age, Resending::Never, because);
+        assert_eq!(keyless(StatusVerdict::NotConfirmed, Young), PaymentStep::LookAgainLater);
+        assert_eq!(
+            keyless(StatusVerdict::NotConfirmed, PastSession),
+            PaymentStep::Settle(Transition::Failed(because(FailedBecause::SessionOver))),
+            "the session's end still settles it"
+        );
+        // Everything else reads the same at either PG.
+        for verdict in [
+            StatusVerdict::Paid,
+            StatusVerdict::Failed,
+            StatusVerdict::Canceled,
+            StatusVerdict::OtherPayment,
+            StatusVerdict::Nothing,
+        ] {
+            for age in [Young, PastSession] {
+                assert_eq!(
+                    keyless(verdict, age),
+                    after_lookup(shown(verdict), age, Resending::UnderTheSameKey, because),
+                    "{verdict:?} {age:?}"
+                );
+            }
         }
     }
 
     #[test]
     fn a_partial_refund_is_recorded_only_with_its_amount() {
         let unsaid = Shown { verdict: StatusVerdict::PartiallyRefunded, refunded_total: None };
-        assert_eq!(after_lookup(unsaid, AttemptAge::Young, because), PaymentStep::LookAgainLater);
+        assert_eq!(
+            after_lookup(unsaid, AttemptAge::Young, Resending::UnderTheSameKey, because),
+            PaymentStep::LookAgainLater
+        );
     }
 
     #[test]

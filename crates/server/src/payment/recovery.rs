@@ -32,7 +32,7 @@ use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, LookupBy, PgAnswer, PgConfirm, confirm_answer, customer_message, describe, failure_of,
+    Expected, LookupBy, PgAnswer, PgConfirm, RESENDING, confirm_answer, customer_message, describe, failure_of,
     order_status_answer, refunded_total, resend_verdict, status_answer, status_verdict,
 };
 use crate::resilience::lease;
@@ -84,7 +84,7 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
     let described = Some(describe(&answer));
     let shown =
         Shown { verdict: status_verdict(status_answer(&answer, expected)), refunded_total: refunded_total(&answer) };
-    match after_lookup(shown, age, |why| lookup_failure(why, &answer)) {
+    match after_lookup(shown, age, RESENDING, |why| lookup_failure(why, &answer)) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }

@@ -21,3 +21,7 @@ pub use classify::{
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
 pub use messages::customer_message;
+
+/// Toss processes an idempotency key at most once, so a confirm a lookup shows
+/// unconfirmed may go again under the attempt's key.
+pub const RESENDING: payonce_rules::settlement::Resending = payonce_rules::settlement::Resending::UnderTheSameKey;
