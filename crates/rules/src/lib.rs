@@ -8,6 +8,8 @@
 //!   when a job not settled is looked at again.
 //! - `toss`: Toss's adapter tables: its wire types, the raw answer of a call,
 //!   and what each answer means as a verdict of the core.
+//! - `kakaopay`: KakaoPay's, beside them: the same verdicts from a PG that
+//!   takes no idempotency key.
 //! - `learning`, `breaker`, `retry_budget`, `backoff`: the rules of the PG's
 //!   learned concurrency limit, recovery's circuit breaker and retry budget,
 //!   and jittered backoff, each without a clock (the caller passes the time).
@@ -16,6 +18,7 @@
 
 pub mod backoff;
 pub mod breaker;
+pub mod kakaopay;
 pub mod learning;
 pub mod places;
 pub mod retry_budget;

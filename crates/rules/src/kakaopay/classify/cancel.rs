@@ -1,0 +1,171 @@
+//! A cancel's answer, and what a lookup shows of a refund. No key makes a
+//! cancel sent again the same request as the first: each is a new one, and
+//! carries the balance the shop expects (`cancel_available_amount`). So a
+//! refusal proves nothing was refunded only for the first send; for one sent
+//! again it may mean the first went through meanwhile, and a lookup decides.
+
+use crate::kakaopay::PgAnswer;
+use crate::kakaopay::wire::{Cancellation, Order, Status};
+use crate::settlement::{CancelVerdict, RefundLookupVerdict};
+
+/// The refund a cancel or a lookup is read against.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpectedRefund<'a> {
+    pub tid: &'a str,
+    /// What was left to cancel before this refund.
+    pub balance_before: u64,
+    /// What this refund cancels.
+    pub amount: u64,
+}
+
+impl ExpectedRefund<'_> {
+    fn balance_after(&self) -> u64 {
+        self.balance_before.saturating_sub(self.amount)
+    }
+}
+
+/// Which send of a refund's cancel an answer is to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Send {
+    First,
+    Again,
+}
+
+/// What one answer to a cancel is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelAnswer {
+    /// 200, and the balance left is this refund's.
+    Refunded,
+    /// 200 with another payment, or another balance.
+    NotThisRefund,
+    /// -710 (more than is left: the balance the shop sent is not KakaoPay's)
+    /// or -784 (not in a state that can be cancelled).
+    Refused,
+    /// -781: the payment method refused the cancel; it may be sent again.
+    MethodRefused,
+    /// -785: a cancel of it is being processed.
+    Duplicate,
+    /// Refused before processing (credentials, registration, quota).
+    TurnedAway,
+    /// 5xx, or KakaoPay's internal error or maintenance.
+    ServerError,
+    /// A code KakaoPay does not document for cancel, or a body that is neither.
+    Undocumented,
+    NotSent,
+    NoAnswer,
+}
+
+use CancelAnswer as C;
+use CancelVerdict as K;
+
+/// What each kind of cancel answer means for the refund, on its first send
+/// and when sent again after a lookup. Only a first send's refusal ends a
+/// refund refused.
+pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict, CancelVerdict); 10] = [
+    // answer          first send   sent again
+    (C::Refunded, K::Refunded, K::Refunded),
+    (C::Refused, K::Refused, K::Retry),
+    (C::MethodRefused, K::Retry, K::Retry),
+    (C::Duplicate, K::Retry, K::Retry),
+    (C::TurnedAway, K::Retry, K::Retry),
+    (C::ServerError, K::Retry, K::Retry),
+    (C::Undocumented, K::Retry, K::Retry),
+    (C::NotSent, K::Retry, K::Retry),
+    (C::NoAnswer, K::Retry, K::Retry),
+    (C::NotThisRefund, K::Retry, K::Retry),
+];
+
+/// Codes KakaoPay documents for `cancel`.
+pub const CANCEL_CODES: [(i32, CancelAnswer); 12] = [
+    (-710, C::Refused), // more than can be cancelled
+    (-711, C::Refused), // more than was approved
+    (-784, C::Refused), // not in a state that can be cancelled
+    (-781, C::MethodRefused),
+    (-785, C::Duplicate),
+    (-721, C::Refused), // no such tid
+    (-400, C::TurnedAway),
+    (-401, C::TurnedAway),
+    (-403, C::TurnedAway),
+    (-429, C::TurnedAway),
+    (-500, C::ServerError),
+    (-503, C::ServerError),
+];
+
+/// The kind of a cancel's answer.
+pub fn cancel_answer(answer: &PgAnswer<Cancellation>, expected: ExpectedRefund<'_>) -> CancelAnswer {
+    match answer {
+        PgAnswer::Body { body, .. } => {
+            let left = body.cancel_available_amount.map(|amount| amount.total);
+            let shows_it = body.tid == expected.tid
+                && matches!(body.status, Status::CancelPayment | Status::PartCancelPayment)
+                && left == Some(expected.balance_after());
+            if shows_it { C::Refunded } else { C::NotThisRefund }
+        }
+        PgAnswer::Error { http_status, error_code, .. } => {
+            match CANCEL_CODES.iter().find(|(code, _)| code == error_code) {
+                Some((_, kind)) => *kind,
+                None if super::unavailable(*http_status, *error_code) => C::ServerError,
+                None => C::Undocumented,
+            }
+        }
+        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => C::ServerError,
+        PgAnswer::Unparsable { .. } => C::Undocumented,
+        PgAnswer::NotSent { .. } => C::NotSent,
+        PgAnswer::NoAnswer { .. } => C::NoAnswer,
+    }
+}
+
+/// What a cancel's answer means for the refund.
+pub fn cancel_verdict(kind: CancelAnswer, send: Send) -> CancelVerdict {
+    CANCEL_VERDICTS
+        .iter()
+        .find(|(answer, _, _)| *answer == kind)
+        .map_or(K::Retry, |(_, first, again)| if send == Send::First { *first } else { *again })
+}
+
+/// What a lookup shows of a requested refund.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefundLookup {
+    /// The balance left is the refund's: refunded.
+    Refunded,
+    /// The balance is as before the refund: not refunded (yet).
+    NotRefunded,
+    /// Another balance, or another payment: an operator's to look at.
+    Other,
+    /// No usable answer.
+    Unavailable,
+}
+
+use RefundLookup as L;
+use RefundLookupVerdict as R;
+
+/// What each lookup of a refund leads to. A cancel sent again carries the
+/// balance it expects, so one that is still at KakaoPay and one sent now
+/// cannot both go through where KakaoPay checks it.
+pub const REFUND_LOOKUP_VERDICTS: [(RefundLookup, RefundLookupVerdict); 4] =
+    [(L::Refunded, R::Refunded), (L::NotRefunded, R::Send), (L::Other, R::Nothing), (L::Unavailable, R::Retry)];
+
+/// The kind of a lookup's answer about a refund.
+pub fn refund_lookup(answer: &PgAnswer<Order>, expected: ExpectedRefund<'_>) -> RefundLookup {
+    match answer {
+        PgAnswer::Body { body, .. } if body.tid == expected.tid => {
+            match body.cancel_available_amount.map(|amount| amount.total) {
+                Some(left) if left == expected.balance_after() => L::Refunded,
+                Some(left) if left == expected.balance_before => L::NotRefunded,
+                _ => L::Other,
+            }
+        }
+        PgAnswer::Body { .. } => L::Other,
+        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
+        PgAnswer::Error { http_status, error_code, .. } if super::unavailable(*http_status, *error_code) => {
+            L::Unavailable
+        }
+        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => L::Unavailable,
+        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Other,
+    }
+}
+
+/// What a lookup of a refund leads to.
+pub fn refund_lookup_verdict(kind: RefundLookup) -> RefundLookupVerdict {
+    REFUND_LOOKUP_VERDICTS.iter().find(|(lookup, _)| *lookup == kind).map_or(R::Nothing, |(_, verdict)| *verdict)
+}
