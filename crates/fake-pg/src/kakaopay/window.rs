@@ -229,11 +229,11 @@ fn window_page(tid: &str, ready: &Ready, mode: Mode, lang: Lang, deadline: Durat
         (_, false) => ("KakaoPay payment", "Choose what the customer does in KakaoPay."),
         (_, true) => ("카카오페이 결제", "카카오페이에서 고객이 할 일을 고르세요."),
     };
-    let minutes = humantime::format_duration(Duration::from_secs(deadline.as_secs().max(1)));
     let expires = if korean {
-        format!("이 결제는 {minutes} 안에 마치지 않으면 만료됩니다.")
+        format!("이 결제는 {} 안에 마치지 않으면 만료됩니다.", korean_duration(deadline))
     } else {
-        format!("This payment expires unless finished within {minutes}.")
+        let within = humantime::format_duration(Duration::from_secs(deadline.as_secs().max(1)));
+        format!("This payment expires unless finished within {within}.")
     };
     let labels = if korean {
         (
@@ -300,6 +300,16 @@ fn window_page(tid: &str, ready: &Ready, mode: Mode, lang: Lang, deadline: Durat
     }
     let _ = write!(body, "</ul>\n</form>\n<footer>{}</footer>", labels.5);
     html::page(title, &body, lang)
+}
+
+/// `15분`, `1분 48초`, `2초`: a deadline as Korean writes it, to the second.
+fn korean_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs().max(1);
+    match (seconds / 60, seconds % 60) {
+        (0, seconds) => format!("{seconds}초"),
+        (minutes, 0) => format!("{minutes}분"),
+        (minutes, seconds) => format!("{minutes}분 {seconds}초"),
+    }
 }
 
 /// The page of an expired session: it says so and sends the customer to `fail_url`.
@@ -372,6 +382,9 @@ mod tests {
                 assert!(html.contains(&format!(r#"value="{0}" data-choice="{0}""#, choice.id)), "{}", choice.id);
             }
         }
+        assert!(window_page("T1", &ready(), Mode::Mobile, Lang::Ko, minutes).contains("15분 안에"));
+        assert_eq!(korean_duration(Duration::from_millis(108_500)), "1분 48초");
+        assert_eq!(korean_duration(Duration::from_millis(1_800)), "1초");
         let mobile = window_page("T1", &ready(), Mode::Mobile, Lang::En, minutes);
         assert!(!mobile.contains("QR") && mobile.contains("₩2,200") && mobile.contains("15m"));
     }

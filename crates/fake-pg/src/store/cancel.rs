@@ -71,8 +71,8 @@ impl Store {
             ))));
         };
         // Not about the payment but about the request's timing: a retry later
-        // with the same key is processed, so it is not stored.
-        // Toss's one-second rule; KakaoPay documents none.
+        // with the same key is processed, so it is not stored. The one-second
+        // rule is Toss's; KakaoPay documents none.
         let window = self.clock.scaled(CONSECUTIVE_CANCEL_WINDOW);
         let too_soon = record.session.is_none() && record.last_cancel_at.is_some_and(|at| now < at + window);
         if record.cancel_in_progress || too_soon {

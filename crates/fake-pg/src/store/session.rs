@@ -182,6 +182,39 @@ mod tests {
     }
 
     #[test]
+    fn a_checked_refusal_counts_nothing_and_two_sessions_of_one_order_both_charge() {
+        use super::super::{Begin, ConfirmRequest, Outcome};
+        let store = store();
+        let confirm = |payment_key: &str| ConfirmRequest {
+            payment_key: payment_key.into(),
+            order_id: "o1".into(),
+            amount: 1_000,
+            idempotency_key: None,
+        };
+        for key in ["T1", "T2"] {
+            assert!(store.open_session(key, "o1", "Mug", 1_000, FIFTEEN_MINUTES, "now".into()));
+            store.leave_session(key, SessionChoice::Authenticate(None));
+        }
+        let refused = store.begin_checked(&confirm("T1"), |view| match view {
+            Some(view) if view.session.pg_token.is_some() => Err("refused by the face"),
+            _ => Ok(()),
+        });
+        assert!(matches!(refused, Err("refused by the face")));
+        let stats = store.stats();
+        assert_eq!((stats.processings, stats.in_flight), (0, 0));
+
+        // KakaoPay does not check partner_order_id for uniqueness: both charge,
+        // and the counters show the double charge.
+        for key in ["T1", "T2"] {
+            let Ok(Begin::Start(ticket)) = store.begin_checked(&confirm(key), |_| Ok::<(), ()>(())) else {
+                panic!("{key} was not started");
+            };
+            super::super::tests::settle(&store, &ticket, Outcome::Done);
+        }
+        assert_eq!(store.stats().double_charges, ["o1"]);
+    }
+
+    #[test]
     fn a_toss_payment_is_no_session() {
         let store = store();
         let payment_key = super::super::tests::window(&store, "o1");
