@@ -34,8 +34,33 @@ pub struct Config {
     /// The address clients reach this server at, used in the URLs a Payment
     /// carries (`receipt.url`, `checkout.url`). Defaults to the bound address.
     pub public_url: Option<String>,
+    /// Which PG's API this fake speaks: Toss Payments (the default) or KakaoPay.
+    pub api: Api,
     /// The part that can change at run time.
     pub runtime: RuntimeConfig,
+}
+
+/// Which PG's API the fake speaks. One process speaks one: the other's routes
+/// are not served, so a client pointed at the wrong face fails at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Api {
+    /// Toss Payments: `/v1/payments/...`, its window, SDK, transactions and webhooks.
+    #[default]
+    Toss,
+    /// KakaoPay's online single payment: `/online/v1/payment/...` and its window.
+    KakaoPay,
+}
+
+impl std::str::FromStr for Api {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "toss" => Ok(Api::Toss),
+            "kakaopay" => Ok(Api::KakaoPay),
+            other => Err(format!("{other:?} is not an API this fake speaks; use toss or kakaopay")),
+        }
+    }
 }
 
 impl Default for Config {
@@ -46,6 +71,7 @@ impl Default for Config {
             strict_sessions: false,
             time_scale: 1.0,
             public_url: None,
+            api: Api::Toss,
             runtime: RuntimeConfig::default(),
         }
     }

@@ -177,7 +177,7 @@ pub(crate) fn receipt_page(payment: &Payment, lang: Lang) -> String {
     page(text.receipt_brand, &body, lang)
 }
 
-fn page(title: &str, body: &str, lang: Lang) -> String {
+pub(crate) fn page(title: &str, body: &str, lang: Lang) -> String {
     format!(
         r#"<!doctype html>
 <html lang="{lang}">

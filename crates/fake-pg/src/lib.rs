@@ -1,4 +1,5 @@
-//! A fake payment gateway shaped like the Toss Payments API, for testing a
+//! A fake payment gateway shaped like the Toss Payments API (or, with
+//! [`Api::KakaoPay`], KakaoPay's online single payment), for testing a
 //! checkout against what real PGs do under load: answer slowly, keep
 //! processing after the caller gave up, replay idempotent requests, refuse
 //! bursts, and fail in the ways that leave an outcome unknown.
@@ -33,6 +34,8 @@
 //!   in Korean and English.
 //! - `routes`: the HTTP surface, one module per route group, the payment SDK
 //!   (`sdk.js`, served at `/v2/standard`) among them.
+//! - `kakaopay`: the KakaoPay face (`--api kakaopay`), a translation of KakaoPay's
+//!   ready, approve, order and cancel and its window onto the same store.
 //! - `state`: the state handlers share.
 //! - `serve`: the accept loop, able to reset a connection with an RST.
 
@@ -43,6 +46,7 @@ pub mod config;
 pub mod error;
 mod faults;
 mod html;
+mod kakaopay;
 pub mod payment;
 mod processing;
 mod routes;
@@ -64,7 +68,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::{
-    Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
 };
 pub use error::ErrorBody;
 pub use payment::{Cancel, Payment, PaymentStatus};
@@ -98,7 +102,13 @@ pub async fn serve_with_shutdown(
     let clock = Clock::new(config.time_scale);
     let state = AppState {
         store: Arc::new(Store::new(config.runtime, config.secret_key.clone(), config.strict_sessions, clock)),
-        settings: Arc::new(Settings { secret_key: config.secret_key, client_key: config.client_key, clock, base_url }),
+        settings: Arc::new(Settings {
+            secret_key: config.secret_key,
+            client_key: config.client_key,
+            clock,
+            base_url,
+            api: config.api,
+        }),
         stopping: stopping_rx,
     };
     serve::run(routes::router(state), listener, shutdown, stopping_tx).await

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use fake_pg::{
-    Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
 };
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -13,6 +13,10 @@ use tracing_subscriber::EnvFilter;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Flags {
+    /// Which PG's API to speak: `toss` (Toss Payments) or `kakaopay` (KakaoPay's online single payment).
+    #[arg(long, env = "FAKE_PG_API", default_value = "toss")]
+    api: Api,
+
     /// Address to listen on.
     #[arg(long, env = "FAKE_PG_LISTEN", default_value = "127.0.0.1:9090")]
     listen: String,
@@ -116,6 +120,7 @@ impl Flags {
             strict_sessions: self.strict_sessions,
             time_scale: self.time_scale,
             public_url: self.public_url,
+            api: self.api,
             runtime: RuntimeConfig {
                 latency_ms: millis(self.latency),
                 slow_tail: self.slow_tail,
@@ -162,10 +167,16 @@ async fn main() -> std::io::Result<()> {
         Some(url) => url.clone(),
         None => format!("http://{}", listener.local_addr()?),
     };
-    println!(
-        "fake-pg listening on {url}  secret key: {}  client key: {}  SDK: {url}/v2/standard",
-        config.secret_key, config.client_key
-    );
+    match config.api {
+        Api::Toss => println!(
+            "fake-pg listening on {url}  secret key: {}  client key: {}  SDK: {url}/v2/standard",
+            config.secret_key, config.client_key
+        ),
+        Api::KakaoPay => println!(
+            "fake-pg (KakaoPay) listening on {url}  Authorization: SECRET_KEY {}  ready: {url}/online/v1/payment/ready",
+            config.secret_key
+        ),
+    }
     println!("{}", describe(&config));
     fake_pg::serve_with_shutdown(config, listener, shutdown_signal()).await
 }
@@ -275,6 +286,8 @@ mod tests {
             "40",
             "--replay",
             "outcome",
+            "--api",
+            "kakaopay",
         ])
         .unwrap();
         let config = flags.into_config();
@@ -284,6 +297,7 @@ mod tests {
         assert!(!config.runtime.continue_after_disconnect);
         assert_eq!(config.runtime.contract_limit, Some(40));
         assert_eq!(config.runtime.replay, ReplayMode::Outcome);
+        assert_eq!(config.api, Api::KakaoPay);
     }
 
     #[test]
@@ -291,6 +305,7 @@ mod tests {
         let config = Flags::try_parse_from(["fake-pg"]).unwrap().into_config();
         assert_eq!(config.runtime, RuntimeConfig::default());
         assert_eq!(config.secret_key, DEFAULT_SECRET_KEY);
+        assert_eq!(config.api, Api::Toss);
     }
 
     #[test]
@@ -302,6 +317,7 @@ mod tests {
             ["fake-pg", "--latency", "fast"],
             ["fake-pg", "--time-scale", "0"],
             ["fake-pg", "--replay", "kind"],
+            ["fake-pg", "--api", "paypal"],
         ] {
             assert!(Flags::try_parse_from(args).is_err(), "{args:?} accepted");
         }

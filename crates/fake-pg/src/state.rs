@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::clock::Clock;
+use crate::config::Api;
 use crate::store::Store;
 
 #[derive(Clone)]
@@ -23,6 +24,8 @@ pub(crate) struct Settings {
     pub(crate) clock: Clock,
     /// Where clients reach this server, without a trailing slash.
     pub(crate) base_url: String,
+    /// The API this process speaks.
+    pub(crate) api: Api,
 }
 
 impl Settings {

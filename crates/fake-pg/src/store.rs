@@ -16,6 +16,7 @@
 
 mod cancel;
 mod confirm;
+mod session;
 mod window;
 
 use std::collections::HashMap;
@@ -37,6 +38,7 @@ use crate::work::Work;
 
 pub(crate) use cancel::CancelRequest;
 pub(crate) use confirm::ConfirmRequest;
+pub(crate) use session::{Session, SessionChoice, SessionView, WindowEnd};
 pub(crate) use window::{AmountMismatch, Submitted, WindowRequest};
 
 /// Toss scopes an idempotency key to the merchant, the method and the URL.
@@ -126,6 +128,9 @@ struct Record {
     /// When its last cancel started processing: Toss processes only the first
     /// of two cancels of a payment within a second.
     last_cancel_at: Option<Instant>,
+    /// A session that hands the merchant a token (KakaoPay's `pg_token`);
+    /// `None` for Toss's windows and made-up keys.
+    session: Option<Session>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -259,6 +264,8 @@ impl Store {
                 }
                 match refusal {
                     Refusal::AboutThePayment(error) | Refusal::AtTheDoor(error) => Begin::Refused(error),
+                    // Never answered: the caller answers its own check's refusal.
+                    Refusal::Checked => Begin::Refused(PgError::FailedInternalSystemProcessing),
                     Refusal::Fault(fault) => {
                         inner.counters.faults.count(fault.into());
                         Begin::FrontDoor(fault)
@@ -542,6 +549,8 @@ enum Refusal {
     AboutThePayment(PgError),
     /// An injected front-door fault.
     Fault(FrontDoorFault),
+    /// Refused by the caller's own check (`begin_checked`): nothing stored or counted.
+    Checked,
 }
 
 impl Inner {
@@ -555,6 +564,7 @@ impl Inner {
             confirm_by,
             cancel_in_progress: false,
             last_cancel_at: None,
+            session: None,
         };
         self.payments.insert(record.payment.payment_key.clone(), record);
     }

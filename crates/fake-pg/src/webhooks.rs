@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::clock::KST_OFFSET;
+use crate::config::Api;
 use crate::payment::Payment;
 use crate::state::AppState;
 
@@ -35,6 +36,10 @@ struct Event<'a> {
 /// Sends the event of `payment`'s new status, if a webhook URL is configured,
 /// in a task of its own with its resends.
 pub(crate) fn announce(state: &AppState, payment: &Payment) {
+    // KakaoPay has no webhooks for online payments: its merchants poll the order.
+    if state.settings.api != Api::Toss {
+        return;
+    }
     let Some(url) = state.store.config().webhook_url else { return };
     let event =
         Event { event_type: "PAYMENT_STATUS_CHANGED", created_at: created_at(SystemTime::now()), data: payment };

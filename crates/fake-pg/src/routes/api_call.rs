@@ -115,7 +115,7 @@ pub(crate) async fn respond(result: Result<Reply, PgError>, connection: Option<E
 }
 
 /// Resets the connection; the caller gets no answer.
-async fn reset(connection: Option<Extension<Connection>>) -> Response {
+pub(crate) async fn reset(connection: Option<Extension<Connection>>) -> Response {
     match connection {
         Some(Extension(connection)) => {
             connection.reset();

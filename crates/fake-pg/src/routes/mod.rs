@@ -1,7 +1,7 @@
 //! The HTTP surface, one module per route group.
 
 mod admin;
-mod api_call;
+pub(crate) mod api_call;
 mod cancel;
 mod confirm;
 mod payments;
@@ -14,10 +14,22 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
+use crate::config::Api;
 use crate::error::PgError;
 use crate::state::AppState;
 
+/// The API this process speaks, the window and SDK that go with it, and the
+/// admin API, which both faces share.
 pub(crate) fn router(state: AppState) -> Router {
+    match state.settings.api {
+        Api::Toss => toss(state),
+        Api::KakaoPay => {
+            Router::new().merge(crate::kakaopay::router(state.clone())).merge(admin::router()).with_state(state)
+        }
+    }
+}
+
+fn toss(state: AppState) -> Router {
     // Set before the outage layer: a layered route keeps the fallback it had.
     let api = Router::new()
         .merge(confirm::router())

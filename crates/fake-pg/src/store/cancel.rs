@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::{Admitted, Inner, Outcome, Refusal, Store, Ticket};
+use super::{Admitted, Inner, Outcome, Refusal, SessionView, Store, Ticket};
 use crate::clock::{kst, unix_seconds};
 use crate::error::PgError;
 use crate::payment::{Payment, PaymentStatus};
@@ -37,6 +37,30 @@ impl Store {
         self.begin_with(scope, |inner, now| self.admit_cancel(inner, request, now))
     }
 
+    /// A cancel without an idempotency key that `check` sees first, under the
+    /// same lock as the rest of the decision, as `begin_checked` does for a
+    /// confirm: a guard on the amount left to refund holds until the cancel
+    /// is counted in progress.
+    pub(crate) fn begin_cancel_checked<E>(
+        &self,
+        request: &CancelRequest,
+        check: impl FnOnce(Option<&SessionView>) -> Result<(), E>,
+    ) -> Result<super::Begin, E> {
+        let mut refused = None;
+        let begin = self.begin_with(None, |inner, now| {
+            inner.expire_if_due(&request.payment_key, now);
+            if let Err(error) = check(inner.session_view(&request.payment_key).as_ref()) {
+                refused = Some(error);
+                return Err(Refusal::Checked);
+            }
+            self.admit_cancel(inner, request, now)
+        });
+        match refused {
+            Some(error) => Err(error),
+            None => Ok(begin),
+        }
+    }
+
     /// Checks a cancel that has no stored answer, and starts it.
     fn admit_cancel(&self, inner: &mut Inner, request: &CancelRequest, now: Instant) -> Result<Admitted, Refusal> {
         inner.expire_if_due(&request.payment_key, now);
@@ -47,9 +71,11 @@ impl Store {
             ))));
         };
         // Not about the payment but about the request's timing: a retry later
-        // with the same key is processed, so it is not stored.
+        // with the same key is processed, so it is not stored. The one-second
+        // rule is Toss's; KakaoPay documents none.
         let window = self.clock.scaled(CONSECUTIVE_CANCEL_WINDOW);
-        if record.cancel_in_progress || record.last_cancel_at.is_some_and(|at| now < at + window) {
+        let too_soon = record.session.is_none() && record.last_cancel_at.is_some_and(|at| now < at + window);
+        if record.cancel_in_progress || too_soon {
             return Err(Refusal::AtTheDoor(PgError::ForbiddenConsecutiveRequest));
         }
         let amount = cancelable(&record.payment, request.amount).map_err(Refusal::AboutThePayment)?;

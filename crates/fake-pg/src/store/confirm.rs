@@ -6,7 +6,9 @@ use std::time::SystemTime;
 
 use tokio::time::Instant;
 
-use super::{Admitted, Begin, CONFIRM_DEADLINE, CONFIRM_PATH, Inner, Outcome, Phase, Refusal, Store, Ticket};
+use super::{
+    Admitted, Begin, CONFIRM_DEADLINE, CONFIRM_PATH, Inner, Outcome, Phase, Refusal, SessionView, Store, Ticket,
+};
 use crate::clock::{kst, unix_seconds};
 use crate::error::PgError;
 use crate::faults;
@@ -34,6 +36,32 @@ impl Store {
             let scenario = self.admit(inner, request, now)?;
             Ok(self.start(inner, request, scenario))
         })
+    }
+
+    /// A confirm without an idempotency key that `check` sees first: the
+    /// payment as it stands (`None` if there is no session of that key), under
+    /// the same lock as the rest of the decision, so that a face other than
+    /// Toss's refuses in its own terms what it checks and no second request
+    /// slips in between. Its refusal stores and counts nothing.
+    pub(crate) fn begin_checked<E>(
+        &self,
+        request: &ConfirmRequest,
+        check: impl FnOnce(Option<&SessionView>) -> Result<(), E>,
+    ) -> Result<Begin, E> {
+        let mut refused = None;
+        let begin = self.begin_with(None, |inner, now| {
+            inner.expire_if_due(&request.payment_key, now);
+            if let Err(error) = check(inner.session_view(&request.payment_key).as_ref()) {
+                refused = Some(error);
+                return Err(Refusal::Checked);
+            }
+            let scenario = self.admit(inner, request, now)?;
+            Ok(self.start(inner, request, scenario))
+        });
+        match refused {
+            Some(error) => Err(error),
+            None => Ok(begin),
+        }
     }
 
     /// Checks a confirm that has no stored answer against the payment, in
@@ -69,7 +97,8 @@ impl Store {
             )));
         }
         let scenario = record.scenario;
-        if inner.order_charged_elsewhere(&request.order_id, &request.payment_key) {
+        // KakaoPay does not check its partner_order_id for uniqueness; Toss does.
+        if record.session.is_none() && inner.order_charged_elsewhere(&request.order_id, &request.payment_key) {
             return Err(Refusal::AboutThePayment(PgError::DuplicatedOrderId));
         }
         let fault = match scenario {
