@@ -95,10 +95,17 @@ pub enum ErrorCode {
     ReconcileRunning,
     /// The PG did not list its transactions; the pass changed nothing and can be run again.
     ReconcileFailed,
+    /// The shop does not take payments through this PG (KakaoPay is not configured).
+    PgNotOffered,
+    /// A KakaoPay confirm for an order with no prepared KakaoPay payment (never
+    /// prepared, or expired): open KakaoPay's window again. Nothing was charged.
+    PaymentNotPrepared,
+    /// The PG refused to prepare the payment; nothing was charged.
+    PgRefused,
 }
 
 impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
             ErrorCode::InvalidIdempotencyKey => "INVALID_IDEMPOTENCY_KEY",
@@ -136,6 +143,9 @@ impl ErrorCode {
             ErrorCode::NotUnsettled => "NOT_UNSETTLED",
             ErrorCode::ReconcileRunning => "RECONCILE_RUNNING",
             ErrorCode::ReconcileFailed => "RECONCILE_FAILED",
+            ErrorCode::PgNotOffered => "PG_NOT_OFFERED",
+            ErrorCode::PaymentNotPrepared => "PAYMENT_NOT_PREPARED",
+            ErrorCode::PgRefused => "PG_REFUSED",
         }
     }
 }

@@ -22,8 +22,8 @@ pub use catalog::Product;
 pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, OperatorCancelRequest, Order, OrderStatus,
-    OrderSummary, PlacedOrder, RequestedItem, is_order_id_text,
+    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, KakaoPayWindow, LineItem, OperatorCancelRequest, Order,
+    OrderStatus, OrderSummary, Pg, PlacedOrder, RequestedItem, is_order_id_text,
 };
 
 /// Header that carries the page's idempotency key on the confirm POST.

@@ -207,17 +207,78 @@ pub struct OperatorCancelRequest {
     pub reason: String,
 }
 
-/// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect.
+/// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect:
+/// Toss's `paymentKey` as `payment_key`, or KakaoPay's `pg_token` (the order's
+/// KakaoPay payment is the one the server prepared for it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConfirmRequest {
+    #[serde(default)]
     pub payment_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg_token: Option<String>,
     pub amount: u64,
+}
+
+/// The PG an order's payment goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Pg {
+    /// Cards, through Toss Payments.
+    Toss,
+    /// KakaoPay.
+    #[serde(rename = "kakaopay")]
+    KakaoPay,
+}
+
+impl Pg {
+    pub const ALL: [Pg; 2] = [Pg::Toss, Pg::KakaoPay];
+
+    /// Its wire spelling, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pg::Toss => "toss",
+            Pg::KakaoPay => "kakaopay",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|pg| pg.as_str() == text)
+    }
+}
+
+/// Answer to `POST /api/orders/:id/kakaopay`: where KakaoPay's window for the
+/// order's prepared payment is (a QR code on a PC, KakaoPay on a phone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct KakaoPayWindow {
+    pub pc_url: String,
+    pub mobile_url: String,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pgs_round_trip_through_their_wire_spelling() {
+        for pg in Pg::ALL {
+            assert_eq!(serde_json::to_string(&pg).unwrap(), format!("\"{}\"", pg.as_str()));
+            assert_eq!(Pg::parse(pg.as_str()), Some(pg));
+        }
+        assert_eq!(Pg::parse("kakao"), None);
+    }
+
+    #[test]
+    fn a_confirm_carries_tosss_key_or_kakaopays_token() {
+        let toss: ConfirmRequest = serde_json::from_str(r#"{"payment_key":"pk","amount":1}"#).unwrap();
+        assert_eq!((toss.payment_key.as_str(), toss.pg_token), ("pk", None));
+        let kakaopay: ConfirmRequest = serde_json::from_str(r#"{"pg_token":"t","amount":1}"#).unwrap();
+        assert_eq!((kakaopay.payment_key.as_str(), kakaopay.pg_token.as_deref()), ("", Some("t")));
+        let sent = ConfirmRequest { payment_key: "pk".into(), pg_token: None, amount: 1 };
+        assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"payment_key":"pk","amount":1}"#);
+    }
 
     #[test]
     fn statuses_round_trip_through_their_wire_spelling() {

@@ -13,6 +13,8 @@
 //! - `learning`, `breaker`, `retry_budget`, `backoff`: the rules of the PG's
 //!   learned concurrency limit, recovery's circuit breaker and retry budget,
 //!   and jittered backoff, each without a clock (the caller passes the time).
+//! - `pg_reply`: what the PG-neutral parts of the server need of any PG's
+//!   raw answer (`PgReply`), said by each adapter.
 //! - `places`: how long a call to the PG counts against its contract, answered
 //!   or not.
 
@@ -20,6 +22,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod kakaopay;
 pub mod learning;
+pub mod pg_reply;
 pub mod places;
 pub mod retry_budget;
 pub mod settlement;

@@ -10,7 +10,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
 use crate::db::Db;
-use crate::pg::{PgClient, PgGateway};
+use crate::pg::{KakaoPayClient, PgClient, PgGateway};
 use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
 use crate::waiting_places::WaitingPlaces;
 use payonce_rules::settlement::Timings;
@@ -20,6 +20,9 @@ pub struct App {
     pub config: Arc<ServerConfig>,
     pub db: Db,
     pub pg: PgGateway,
+    /// KakaoPay, when the shop takes it: its own client and its own limit (its
+    /// own contract). The limit is this server's, also in a cluster.
+    pub kakaopay: Option<PgGateway<KakaoPayClient>>,
     /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
     pub breaker: Arc<CircuitBreaker>,
     /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
@@ -51,6 +54,16 @@ impl App {
             PgGateway::new(client, config.pg_limit_policy(), call_deadline)
         }
         .recording(db.clone(), worker_id.clone());
+        let kakaopay = config.kakaopay_url.as_ref().map(|url| {
+            let client = KakaoPayClient::new(
+                url,
+                &config.kakaopay_secret_key,
+                &config.kakaopay_cid,
+                config.pg_connect_timeout,
+                config.pg_read_timeout,
+            );
+            PgGateway::new(client, config.pg_limit_policy(), call_deadline).recording(db.clone(), worker_id.clone())
+        });
         let waiting_places = WaitingPlaces::new(
             config.max_waiting_checks,
             config.max_waiting_checks_per_client,
@@ -66,6 +79,7 @@ impl App {
             config: Arc::new(config),
             db,
             pg,
+            kakaopay,
             worker_id,
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),

@@ -112,6 +112,31 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_SECRET_KEY_FILE", conflicts_with = "pg_secret_key")]
     pub pg_secret_key_file: Option<PathBuf>,
 
+    /// Base URL of KakaoPay's online payment API (`https://open-api.kakaopay.com`),
+    /// or of a fake PG serving it (`fake-pg --api kakaopay`). Without it the shop
+    /// takes cards through Toss only.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_URL")]
+    pub kakaopay_url: Option<String>,
+
+    /// The merchant's KakaoPay secret key (`Authorization: SECRET_KEY …`). The fake
+    /// PG's by default, which only a KakaoPay on this machine accepts. Prefer
+    /// `--kakaopay-secret-key-file`.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SECRET_KEY", default_value = FAKE_PG_SECRET_KEY, hide_env_values = true, hide_default_value = true)]
+    pub kakaopay_secret_key: SecretString,
+
+    /// A file holding the merchant's KakaoPay secret key (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SECRET_KEY_FILE", conflicts_with = "kakaopay_secret_key")]
+    pub kakaopay_secret_key_file: Option<PathBuf>,
+
+    /// The merchant's KakaoPay code (`cid`); `TC0ONETIME` is KakaoPay's test code.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_CID", default_value = "TC0ONETIME")]
+    pub kakaopay_cid: String,
+
+    /// How long KakaoPay keeps a prepared payment (15 minutes): what it has not
+    /// approved by then it never will. As `--pg-session-lifetime` is for Toss.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SESSION_LIFETIME", default_value = "15m", value_parser = parse_duration)]
+    pub kakaopay_session_lifetime: Duration,
+
     /// The merchant's PG client key, given to the page for the PG's SDK (public).
     #[arg(long, env = "PAYONCE_PG_CLIENT_KEY", default_value = "test_ck_payonce_fake_pg_0000")]
     pub pg_client_key: String,
@@ -324,13 +349,17 @@ pub enum ConfigError {
     #[error("--{flag} {value:?} is not an http(s) URL")]
     InvalidUrl { flag: &'static str, value: String },
     #[error(
-        "--pg-url {0:?} is plain http off this machine: the secret key would cross the network in the clear; use https"
+        "--{flag} {url:?} is plain http off this machine: the secret key would cross the network in the clear; use https"
     )]
-    PlainHttpPg(String),
+    PlainHttpPg { flag: &'static str, url: String },
     #[error(
-        "no --pg-secret-key (or --pg-secret-key-file) for the PG at {0:?}: the default is the fake PG's, which only a PG on this machine accepts"
+        "no --{key_flag} (or --{key_flag}-file) for the PG at {url:?}: the default is the fake PG's, which only a PG on this machine accepts"
     )]
-    NoSecretKey(String),
+    NoSecretKey { key_flag: &'static str, url: String },
+    #[error(
+        "--kakaopay-cid must be 1 to {KAKAOPAY_CID_MAX} letters and digits (KakaoPay's test code is TC0ONETIME), got {0:?}"
+    )]
+    InvalidKakaoPayCid(String),
     #[error("a live secret key (live_sk_...) goes only to https://{TOSS_API_HOST}, not to {0:?}")]
     LiveKeyOffToss(String),
     #[error("cannot read --{flag} {path:?}: {reason}")]
@@ -387,6 +416,9 @@ impl ServerConfig {
     pub fn read_secret_files(&mut self) -> Result<(), ConfigError> {
         if let Some(path) = &self.pg_secret_key_file {
             self.pg_secret_key = read_secret("pg-secret-key-file", path)?;
+        }
+        if let Some(path) = &self.kakaopay_secret_key_file {
+            self.kakaopay_secret_key = read_secret("kakaopay-secret-key-file", path)?;
         }
         if let Some(path) = &self.admin_token_file {
             self.admin_token = Some(read_secret("admin-token-file", path)?);
@@ -483,6 +515,7 @@ impl ServerConfig {
             ("pg-read-timeout", self.pg_read_timeout),
             ("recovery-interval", self.recovery_interval),
             ("pg-session-lifetime", self.pg_session_lifetime),
+            ("kakaopay-session-lifetime", self.kakaopay_session_lifetime),
             ("confirm-wait", self.confirm_wait),
             ("poll-interval", self.poll_interval),
             ("client-timeout", self.client_timeout),
@@ -494,6 +527,7 @@ impl ServerConfig {
         }
         for (flag, value) in [
             ("pg-url", Some(&self.pg_url)),
+            ("kakaopay-url", self.kakaopay_url.as_ref()),
             ("public-url", self.public_url.as_ref()),
             ("pg-sdk-url", self.pg_sdk_url.as_ref()),
         ] {
@@ -553,30 +587,50 @@ impl ServerConfig {
         self.operators.clone().with_admin_token(token).map_err(ConfigError::AdminTokenClash)
     }
 
-    /// The secret key goes only where it belongs: in the clear only to a PG on
-    /// this machine, the fake PG's only to this machine, a live one only to Toss.
+    /// The secret keys go only where they belong: in the clear only to a PG on
+    /// this machine, the fake PG's only to this machine, a live Toss key only to Toss.
     fn validate_pg_credentials(&self) -> Result<(), ConfigError> {
-        let url = reqwest::Url::parse(&self.pg_url)
-            .map_err(|_| ConfigError::InvalidUrl { flag: "pg-url", value: self.pg_url.clone() })?;
-        let on_this_machine = match url.host() {
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            Some(url::Host::Domain(name)) => name == "localhost",
-            None => false,
-        };
-        if url.scheme() == "http" && !on_this_machine {
-            return Err(ConfigError::PlainHttpPg(self.pg_url.clone()));
-        }
+        let url = credentials_go_to(("pg-url", "pg-secret-key"), &self.pg_url, &self.pg_secret_key)?;
         let key = self.pg_secret_key.expose_secret();
-        if key == FAKE_PG_SECRET_KEY && !on_this_machine {
-            return Err(ConfigError::NoSecretKey(self.pg_url.clone()));
-        }
         if key.starts_with("live_sk_") && !(url.scheme() == "https" && url.host_str() == Some(TOSS_API_HOST)) {
             return Err(ConfigError::LiveKeyOffToss(self.pg_url.clone()));
+        }
+        if let Some(kakaopay_url) = &self.kakaopay_url {
+            credentials_go_to(("kakaopay-url", "kakaopay-secret-key"), kakaopay_url, &self.kakaopay_secret_key)?;
+            let cid = &self.kakaopay_cid;
+            if cid.is_empty() || cid.len() > KAKAOPAY_CID_MAX || !cid.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
+                return Err(ConfigError::InvalidKakaoPayCid(cid.clone()));
+            }
         }
         Ok(())
     }
 }
+
+/// Where a PG's secret key may go: over https anywhere, in the clear only to
+/// this machine, and the fake PG's only to this machine. The URL, parsed.
+fn credentials_go_to(
+    (flag, key_flag): (&'static str, &'static str),
+    value: &str,
+    key: &SecretString,
+) -> Result<reqwest::Url, ConfigError> {
+    let url = reqwest::Url::parse(value).map_err(|_| ConfigError::InvalidUrl { flag, value: value.to_owned() })?;
+    let on_this_machine = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    };
+    if url.scheme() == "http" && !on_this_machine {
+        return Err(ConfigError::PlainHttpPg { flag, url: value.to_owned() });
+    }
+    if key.expose_secret() == FAKE_PG_SECRET_KEY && !on_this_machine {
+        return Err(ConfigError::NoSecretKey { key_flag, url: value.to_owned() });
+    }
+    Ok(url)
+}
+
+/// KakaoPay's merchant codes are ten letters and digits.
+const KAKAOPAY_CID_MAX: usize = 10;
 
 /// A secret from a file: its first line, without the line's end.
 fn read_secret(flag: &'static str, path: &std::path::Path) -> Result<SecretString, ConfigError> {
@@ -773,15 +827,47 @@ mod tests {
         assert_eq!(credentials(&["--pg-url", "http://localhost:9090"]), Ok(()));
         assert_eq!(credentials(&["--pg-url", "http://[::1]:9090"]), Ok(()));
         let plain = ["--pg-url", "http://pg.example.invalid", "--pg-secret-key", "test_sk_shop"];
-        assert_eq!(credentials(&plain), Err(ConfigError::PlainHttpPg("http://pg.example.invalid".into())));
+        assert_eq!(
+            credentials(&plain),
+            Err(ConfigError::PlainHttpPg { flag: "pg-url", url: "http://pg.example.invalid".into() })
+        );
         assert_eq!(credentials(&["--pg-url", "https://pg.example.invalid", "--pg-secret-key", "test_sk_shop"]), Ok(()));
     }
 
     #[test]
     fn a_forgotten_key_is_refused_instead_of_becoming_the_fake_pgs() {
         let error = credentials(&["--pg-url", "https://api.tosspayments.com"]).unwrap_err();
-        assert_eq!(error, ConfigError::NoSecretKey("https://api.tosspayments.com".into()));
+        assert_eq!(
+            error,
+            ConfigError::NoSecretKey { key_flag: "pg-secret-key", url: "https://api.tosspayments.com".into() }
+        );
         assert!(error.to_string().contains("--pg-secret-key-file"), "{error}");
+    }
+
+    #[test]
+    fn the_kakaopay_key_goes_where_tosss_does_and_its_cid_is_checked() {
+        assert_eq!(credentials(&["--kakaopay-url", "http://127.0.0.1:9091"]), Ok(()));
+        assert_eq!(
+            credentials(&["--kakaopay-url", "https://open-api.kakaopay.com"]),
+            Err(ConfigError::NoSecretKey {
+                key_flag: "kakaopay-secret-key",
+                url: "https://open-api.kakaopay.com".into()
+            })
+        );
+        let live = ["--kakaopay-url", "https://open-api.kakaopay.com", "--kakaopay-secret-key", "DEVKEY0123"];
+        assert_eq!(credentials(&live), Ok(()));
+        assert_eq!(
+            credentials(&["--kakaopay-url", "http://kakaopay.example.invalid", "--kakaopay-secret-key", "DEVKEY0123"]),
+            Err(ConfigError::PlainHttpPg { flag: "kakaopay-url", url: "http://kakaopay.example.invalid".into() })
+        );
+        for cid in ["", "TC0ONETIME1", "TC0 ONETIM"] {
+            let args = ["--kakaopay-url", "http://127.0.0.1:9091", "--kakaopay-cid", cid];
+            assert_eq!(credentials(&args), Err(ConfigError::InvalidKakaoPayCid(cid.into())), "{cid:?}");
+        }
+        assert!(matches!(
+            credentials(&["--kakaopay-url", "ftp://x"]),
+            Err(ConfigError::InvalidUrl { flag: "kakaopay-url", .. })
+        ));
     }
 
     #[test]
@@ -795,7 +881,7 @@ mod tests {
         assert_eq!(live("http://127.0.0.1:9090"), Err(ConfigError::LiveKeyOffToss("http://127.0.0.1:9090".into())));
         assert_eq!(
             live("http://api.tosspayments.com"),
-            Err(ConfigError::PlainHttpPg("http://api.tosspayments.com".into()))
+            Err(ConfigError::PlainHttpPg { flag: "pg-url", url: "http://api.tosspayments.com".into() })
         );
     }
 

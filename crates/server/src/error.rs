@@ -78,6 +78,14 @@ pub enum AppError {
     ReconcileRunning,
     #[error("the PG did not list its transactions ({0}); nothing was changed")]
     ReconcileFailed(String),
+    #[error("this shop does not take {0}; pay by card")]
+    PgNotOffered(&'static str),
+    #[error(
+        "this order has no KakaoPay payment prepared (or it expired): open KakaoPay's window again. Nothing was charged"
+    )]
+    PaymentNotPrepared,
+    #[error("KakaoPay could not prepare the payment ({detail}); nothing was charged, try again")]
+    PgNotReady { code: ErrorCode, detail: String },
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -117,6 +125,9 @@ impl AppError {
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
             AppError::ReconcileRunning => ErrorCode::ReconcileRunning,
             AppError::ReconcileFailed(_) => ErrorCode::ReconcileFailed,
+            AppError::PgNotOffered(_) => ErrorCode::PgNotOffered,
+            AppError::PaymentNotPrepared => ErrorCode::PaymentNotPrepared,
+            AppError::PgNotReady { code, .. } => *code,
             AppError::Database(error) if unavailable(error) => ErrorCode::DatabaseUnavailable,
             AppError::Database(_) | AppError::Internal(_) => ErrorCode::Internal,
         }
@@ -131,7 +142,8 @@ impl AppError {
             | AppError::UnknownSku { .. }
             | AppError::InvalidQuantity(_)
             | AppError::InvalidCart(_)
-            | AppError::InvalidCancelAmount(_) => StatusCode::BAD_REQUEST,
+            | AppError::InvalidCancelAmount(_)
+            | AppError::PgNotOffered(_) => StatusCode::BAD_REQUEST,
             AppError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::PaymentInProgress { .. }
             | AppError::OrderAlreadyPaid { .. }
@@ -142,8 +154,10 @@ impl AppError {
             | AppError::CancelWindowPassed { .. }
             | AppError::PartialRefundNotAllowed { .. }
             | AppError::NotUnsettled { .. }
+            | AppError::PaymentNotPrepared
             | AppError::ReconcileRunning => StatusCode::CONFLICT,
-            AppError::ReconcileFailed(_) => StatusCode::BAD_GATEWAY,
+            // Not 503: that one says the shop's database is out of reach.
+            AppError::ReconcileFailed(_) | AppError::PgNotReady { .. } => StatusCode::BAD_GATEWAY,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
             AppError::OperatorNotAllowed { .. } => StatusCode::FORBIDDEN,
             AppError::UnknownAdminHost { .. } => StatusCode::MISDIRECTED_REQUEST,

@@ -353,6 +353,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("post", "/orders/{order_id}/abandon"),
         ("post", "/orders/{order_id}/cancel"),
         ("post", "/orders/{order_id}/confirm"),
+        ("post", "/orders/{order_id}/kakaopay"),
         ("post", "/webhooks/toss"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();
@@ -371,7 +372,9 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
             "{method} {path}: {status} {body}"
         );
     }
-    for schema in ["Order", "OrderStatus", "CreatedOrder", "ConfirmRequest", "ApiErrorBody", "PageConfig", "Product"] {
+    let schemas =
+        ["Order", "OrderStatus", "CreatedOrder", "ConfirmRequest", "KakaoPayWindow", "ApiErrorBody", "PageConfig"];
+    for schema in schemas.into_iter().chain(["Product"]) {
         assert!(spec["components"]["schemas"].get(schema).is_some(), "schema {schema}");
     }
 }

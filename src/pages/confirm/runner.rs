@@ -114,7 +114,7 @@ impl Runner {
                 let Ok(controller) = AbortController::new() else { return };
                 let signal = controller.signal();
                 *self.abort.borrow_mut() = Some(controller);
-                let body = ConfirmRequest { payment_key, amount };
+                let body = ConfirmRequest { payment_key, pg_token: None, amount };
                 let reply = api::send_confirm(&order_id, &idempotency_key, &body, &signal);
                 let this = self.clone();
                 spawn_local(async move {

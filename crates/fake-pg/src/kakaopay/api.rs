@@ -12,9 +12,10 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
+use super::auth::authorize;
 use super::errors::KakaoError;
+use super::readies::{Readies, SESSION_DEADLINE};
 use super::wire::{self, ApproveRequest, CancelRequest, Ready, ReadyResponse};
-use super::{Readies, SESSION_DEADLINE, authorize};
 use crate::calls::OpenCall;
 use crate::clock::now_kst;
 use crate::config::ExpiredLookup;

@@ -11,19 +11,19 @@
 //! - `wire`: their request bodies and responses.
 //! - `errors`: KakaoPay's `{error_code, error_message, extras}`, and the store's outcomes in its codes.
 //! - `window`: the customer's window (QR page on a PC), with its choices.
+//! - `readies`: what each ready recorded that the store does not keep; `auth`: the secret key.
 
 mod api;
+mod auth;
 mod errors;
+mod readies;
 mod window;
 mod wire;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::header::AUTHORIZATION;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -31,40 +31,7 @@ use axum::{Extension, Router};
 
 use crate::state::AppState;
 use errors::KakaoError;
-use wire::Ready;
-
-/// KakaoPay: a ready that is not approved within fifteen minutes fails.
-const SESSION_DEADLINE: Duration = Duration::from_secs(15 * 60);
-
-/// The ready of each tid, with what the store does not keep (the partner's
-/// user id, the item, tax-free and VAT amounts, the three URLs, the payloads).
-/// A reset of the store leaves these behind, unreachable: the store no longer
-/// knows their tids, so every call about them is -721.
-#[derive(Default)]
-pub(crate) struct Readies {
-    by_tid: Mutex<HashMap<String, Ready>>,
-}
-
-impl Readies {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Ready>> {
-        self.by_tid.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn insert(&self, tid: String, ready: Ready) {
-        self.lock().insert(tid, ready);
-    }
-
-    fn get(&self, tid: &str) -> Option<Ready> {
-        self.lock().get(tid).cloned()
-    }
-
-    /// The payload of the approve that started processing the tid.
-    fn set_approve_payload(&self, tid: &str, payload: Option<String>) {
-        if let Some(ready) = self.lock().get_mut(tid) {
-            ready.approve_payload = payload;
-        }
-    }
-}
+use readies::Readies;
 
 pub(crate) fn router(state: AppState) -> Router<AppState> {
     let api = Router::new()
@@ -96,37 +63,4 @@ async fn method_not_allowed() -> KakaoError {
 
 async fn not_found() -> KakaoError {
     KakaoError::no_such_api(StatusCode::NOT_FOUND)
-}
-
-/// `Authorization: SECRET_KEY <key>`, or `DEV_SECRET_KEY <key>` as KakaoPay
-/// also accepts for a development key. Missing is -400, anything else -401.
-fn authorize(headers: &HeaderMap, secret_key: &str) -> Result<(), KakaoError> {
-    let value = headers.get(AUTHORIZATION).ok_or_else(KakaoError::missing_authorization)?;
-    let value = value.to_str().map_err(|_| KakaoError::invalid_key())?;
-    match value.trim().split_once(' ') {
-        Some(("SECRET_KEY" | "DEV_SECRET_KEY", key)) if key.trim() == secret_key => Ok(()),
-        _ => Err(KakaoError::invalid_key()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
-        headers
-    }
-
-    #[test]
-    fn the_secret_key_goes_in_kakaopays_scheme() {
-        assert_eq!(authorize(&headers("SECRET_KEY sk"), "sk"), Ok(()));
-        assert_eq!(authorize(&headers("DEV_SECRET_KEY sk"), "sk"), Ok(()));
-        assert_eq!(authorize(&HeaderMap::new(), "sk").unwrap_err().code, -400);
-        for wrong in ["SECRET_KEY other", "KakaoAK sk", "Basic sk", "sk", "SECRET_KEY"] {
-            assert_eq!(authorize(&headers(wrong), "sk").unwrap_err().code, -401, "{wrong}");
-        }
-    }
 }

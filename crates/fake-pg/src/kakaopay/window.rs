@@ -18,8 +18,8 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use serde::Deserialize;
 
+use super::readies::{Readies, SESSION_DEADLINE};
 use super::wire::Ready;
-use super::{Readies, SESSION_DEADLINE};
 use crate::html::{self, escape, format_won};
 use crate::payment::PaymentStatus;
 use crate::scenario::Scenario;

@@ -14,6 +14,7 @@
 
 mod answer;
 pub mod classify;
+pub mod messages;
 pub mod wire;
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-use payonce_api::{Failure, OrderStatus};
+use payonce_api::{Failure, OrderStatus, Pg};
 use sqlx::{AnyConnection, FromRow};
 
 use super::events::{Actor, Change};
@@ -13,6 +13,9 @@ pub struct Attempt {
     pub idempotency_key: String,
     /// The key the confirm goes to the PG under, made by the server.
     pub pg_idempotency_key: String,
+    /// The PG it went to; its payment there is `payment_key` (Toss's
+    /// paymentKey, KakaoPay's tid).
+    pub pg: Pg,
     pub payment_key: String,
     pub amount: u64,
     pub status: OrderStatus,
@@ -28,6 +31,7 @@ pub struct NewAttempt<'a> {
     pub order_id: &'a str,
     pub idempotency_key: &'a str,
     pub pg_idempotency_key: &'a str,
+    pub pg: Pg,
     pub payment_key: &'a str,
     pub amount: u64,
     pub status: OrderStatus,
@@ -44,6 +48,7 @@ struct OwnedAttempt {
     order_id: String,
     idempotency_key: String,
     pg_idempotency_key: String,
+    pg: Pg,
     payment_key: String,
     amount: u64,
     status: OrderStatus,
@@ -58,6 +63,7 @@ impl From<&NewAttempt<'_>> for OwnedAttempt {
             order_id: attempt.order_id.to_owned(),
             idempotency_key: attempt.idempotency_key.to_owned(),
             pg_idempotency_key: attempt.pg_idempotency_key.to_owned(),
+            pg: attempt.pg,
             payment_key: attempt.payment_key.to_owned(),
             amount: attempt.amount,
             status: attempt.status,
@@ -74,6 +80,7 @@ impl OwnedAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
             pg_idempotency_key: &self.pg_idempotency_key,
+            pg: self.pg,
             payment_key: &self.payment_key,
             amount: self.amount,
             status: self.status,
@@ -89,6 +96,7 @@ struct AttemptRow {
     order_id: String,
     idempotency_key: Option<String>,
     pg_idempotency_key: Option<String>,
+    pg: String,
     payment_key: Option<String>,
     amount: i64,
     status: String,
@@ -97,7 +105,7 @@ struct AttemptRow {
     updated_at_ms: i64,
 }
 
-const SELECT_ATTEMPT: &str = "SELECT order_id, idempotency_key, pg_idempotency_key, payment_key, amount, status, \
+const SELECT_ATTEMPT: &str = "SELECT order_id, idempotency_key, pg_idempotency_key, pg, payment_key, amount, status, \
      recovery_passes, created_at_ms, updated_at_ms FROM payment_attempts";
 
 impl TryFrom<AttemptRow> for Attempt {
@@ -115,6 +123,7 @@ impl TryFrom<AttemptRow> for Attempt {
         Ok(Attempt {
             status: OrderStatus::parse(&row.status)
                 .ok_or_else(|| sqlx::Error::Decode(format!("unknown payment status {:?}", row.status).into()))?,
+            pg: Pg::parse(&row.pg).ok_or_else(|| sqlx::Error::Decode(format!("unknown PG {:?}", row.pg).into()))?,
             order_id: row.order_id,
             idempotency_key,
             pg_idempotency_key,
@@ -179,13 +188,14 @@ impl Db {
     ) -> Result<bool, sqlx::Error> {
         let now = now_ms();
         let result = sqlx::query(
-            "INSERT INTO payment_attempts (order_id, idempotency_key, pg_idempotency_key, payment_key, amount, \
+            "INSERT INTO payment_attempts (order_id, idempotency_key, pg_idempotency_key, pg, payment_key, amount, \
              status, failure_code, failure_message, lease_until_ms, lease_owner, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
         )
         .bind(attempt.order_id)
         .bind(attempt.idempotency_key)
         .bind(attempt.pg_idempotency_key)
+        .bind(attempt.pg.as_str())
         .bind(attempt.payment_key)
         .bind(encode_amount(attempt.amount)?)
         .bind(attempt.status.as_str())

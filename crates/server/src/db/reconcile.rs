@@ -107,12 +107,13 @@ impl Db {
         row.map(ShopPayment::try_from).transpose()
     }
 
-    /// Orders the shop has as charged (PAID, CANCEL_REQUESTED, PARTIALLY_REFUNDED,
-    /// CANCELED) whose attempt was stored in `[from_ms, to_ms]`.
+    /// Orders the shop has as charged through Toss (PAID, CANCEL_REQUESTED,
+    /// PARTIALLY_REFUNDED, CANCELED) whose attempt was stored in `[from_ms, to_ms]`:
+    /// what Toss's transaction listing should show. KakaoPay lists nothing.
     pub async fn charged_payments_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<ShopPayment>, sqlx::Error> {
         let query = format!(
             "{SELECT_SHOP_PAYMENT} WHERE a.status IN ('PAID', 'CANCEL_REQUESTED', 'PARTIALLY_REFUNDED', 'CANCELED') \
-             AND a.created_at_ms >= $1 AND a.created_at_ms <= $2 ORDER BY a.created_at_ms"
+             AND a.pg = 'toss' AND a.created_at_ms >= $1 AND a.created_at_ms <= $2 ORDER BY a.created_at_ms"
         );
         let rows: Vec<ShopPaymentRow> = sqlx::query_as(&query).bind(from_ms).bind(to_ms).fetch_all(&self.pool).await?;
         rows.into_iter().map(ShopPayment::try_from).collect()

@@ -3,7 +3,7 @@
 //! recovery's lookup) in one transaction with the order's status and history.
 //! An operator's request is written to the audit log in the same transaction.
 
-use payonce_api::OrderStatus;
+use payonce_api::{OrderStatus, Pg};
 use sqlx::FromRow;
 
 use super::events::Actor;
@@ -64,6 +64,8 @@ impl RefundStatus {
 pub struct Refund {
     pub refund_id: String,
     pub order_id: String,
+    /// The PG the order was paid through, and its payment there.
+    pub pg: Pg,
     pub payment_key: String,
     /// The key every send of this refund to the PG carries.
     pub pg_idempotency_key: String,
@@ -150,6 +152,7 @@ pub enum RefundOutcome {
 struct RefundRow {
     refund_id: String,
     order_id: String,
+    pg: Option<String>,
     payment_key: Option<String>,
     pg_idempotency_key: String,
     amount: i64,
@@ -163,7 +166,7 @@ struct RefundRow {
     recovery_passes: i64,
 }
 
-const SELECT_REFUND: &str = "SELECT r.refund_id, r.order_id, a.payment_key, r.pg_idempotency_key, r.amount, \
+const SELECT_REFUND: &str = "SELECT r.refund_id, r.order_id, a.pg, a.payment_key, r.pg_idempotency_key, r.amount, \
      r.balance_before, r.full_cancel, r.reason, r.previous_status, r.status, r.failure_code, r.calls, \
      r.recovery_passes FROM refunds r JOIN payment_attempts a ON a.order_id = r.order_id";
 
@@ -174,6 +177,11 @@ impl TryFrom<RefundRow> for Refund {
         let decode = |what: String| sqlx::Error::Decode(what.into());
         let number = |value: i64| u64::try_from(value).map_err(|error| sqlx::Error::Decode(Box::new(error)));
         Ok(Refund {
+            pg: row
+                .pg
+                .as_deref()
+                .and_then(Pg::parse)
+                .ok_or_else(|| decode(format!("refund {} has no PG", row.refund_id)))?,
             payment_key: row.payment_key.ok_or_else(|| decode(format!("refund {} has no payment", row.refund_id)))?,
             previous_status: OrderStatus::parse(&row.previous_status)
                 .ok_or_else(|| decode(format!("unknown status {:?}", row.previous_status)))?,

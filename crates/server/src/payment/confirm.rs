@@ -1,8 +1,9 @@
 //! Confirming a payment: validate, store the attempt, then call the PG in a task
 //! that outlives the request, and store what it learned.
 
-use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus};
+use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus, Pg};
 
+use super::kakaopay;
 use super::settle::{self, log_attempt_stored};
 use crate::app::App;
 use crate::customer::Customer;
@@ -10,7 +11,8 @@ use crate::db::{Actor, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, PgAnswer, PgConfirm, PgPlace, confirm_answer, customer_message, describe, failure_of, first_call_verdict,
+    Expected, KakaoPayApprove, PgAnswer, PgConfirm, PgPlace, confirm_answer, customer_message, describe, failure_of,
+    first_call_verdict,
 };
 use crate::resilience::lease;
 use payonce_rules::settlement::{ConfirmVerdict, Transition, after_first_call};
@@ -33,16 +35,40 @@ pub fn validate_idempotency_key(key: Option<&str>) -> Result<&str, AppError> {
     Ok(key)
 }
 
-fn validate_payment_key(payment_key: &str) -> Result<(), AppError> {
-    let valid = !payment_key.is_empty()
-        && payment_key.len() <= PAYMENT_KEY_MAX_LEN
-        && payment_key.bytes().all(|byte| byte.is_ascii_graphic());
+/// Longest `pg_token` accepted (KakaoPay's are 20 characters).
+const PG_TOKEN_MAX_LEN: usize = 100;
+
+/// What the PG's window gave the customer: Toss's paymentKey, or KakaoPay's
+/// `pg_token` (the order's KakaoPay payment is the one prepared for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Authorised {
+    Toss { payment_key: String },
+    KakaoPay { pg_token: String },
+}
+
+fn validate_token(field: &str, value: &str, max: usize) -> Result<(), AppError> {
+    let valid = !value.is_empty() && value.len() <= max && value.bytes().all(|byte| byte.is_ascii_graphic());
     if valid {
         Ok(())
     } else {
-        Err(AppError::InvalidRequest {
-            message: format!("payment_key must be 1 to {PAYMENT_KEY_MAX_LEN} printable ASCII characters"),
-        })
+        Err(AppError::InvalidRequest { message: format!("{field} must be 1 to {max} printable ASCII characters") })
+    }
+}
+
+/// The window's proof of authorisation in the request: one of the two, never both.
+fn authorised(request: &ConfirmRequest) -> Result<Authorised, AppError> {
+    match &request.pg_token {
+        Some(_) if !request.payment_key.is_empty() => Err(AppError::InvalidRequest {
+            message: "send payment_key (Toss) or pg_token (KakaoPay), not both".to_owned(),
+        }),
+        Some(pg_token) => {
+            validate_token("pg_token", pg_token, PG_TOKEN_MAX_LEN)?;
+            Ok(Authorised::KakaoPay { pg_token: pg_token.clone() })
+        }
+        None => {
+            validate_token("payment_key", &request.payment_key, PAYMENT_KEY_MAX_LEN)?;
+            Ok(Authorised::Toss { payment_key: request.payment_key.clone() })
+        }
     }
 }
 
@@ -59,12 +85,12 @@ pub async fn confirm(
     idempotency_key: &str,
     request: &ConfirmRequest,
 ) -> Result<Order, AppError> {
-    validate_payment_key(&request.payment_key)?;
+    let authorised = authorised(request)?;
     let job = ConfirmJob {
         customer: customer.clone(),
         order_id: order_id.to_owned(),
         idempotency_key: idempotency_key.to_owned(),
-        payment_key: request.payment_key.clone(),
+        authorised,
         amount: request.amount,
     };
     let task = app.pg_tasks.spawn(job.run(app.clone()));
@@ -76,7 +102,7 @@ struct ConfirmJob {
     customer: Customer,
     order_id: String,
     idempotency_key: String,
-    payment_key: String,
+    authorised: Authorised,
     amount: u64,
 }
 
@@ -90,8 +116,17 @@ impl ConfirmJob {
             return Err(AppError::AmountMismatch { confirmed: self.amount, expected: order.amount });
         }
 
+        // The PG's payment: Toss's from its window, or the KakaoPay payment
+        // prepared for the order (while it can still be approved).
+        let (pg, payment_key, place) = match &self.authorised {
+            Authorised::Toss { payment_key } => (Pg::Toss, payment_key.clone(), app.pg.try_place().await?),
+            Authorised::KakaoPay { .. } => {
+                let gateway = kakaopay::gateway(&app)?;
+                let tid = kakaopay::prepared_tid(&app, &self.order_id).await?;
+                (Pg::KakaoPay, tid, gateway.try_place().await?)
+            }
+        };
         // Without a place the attempt is stored as failed: it never reached the PG.
-        let place = app.pg.try_place().await?;
         let (status, failure) = match place {
             Some(_) => (OrderStatus::Pending, None),
             None => (
@@ -114,7 +149,8 @@ impl ConfirmJob {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
             pg_idempotency_key: &pg_idempotency_key,
-            payment_key: &self.payment_key,
+            pg,
+            payment_key: &payment_key,
             amount: order.amount,
             status,
             failure: failure.as_ref(),
@@ -130,7 +166,25 @@ impl ConfirmJob {
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match place {
-            Some(place) => self.call_pg(&app, place, order.amount, &pg_idempotency_key, &holder).await,
+            Some(place) => {
+                app.retry_budget.record_first_call();
+                let (outcome, transition) = match &self.authorised {
+                    Authorised::Toss { payment_key } => {
+                        self.confirm_at_toss(&app, place, payment_key, order.amount, &pg_idempotency_key).await
+                    }
+                    Authorised::KakaoPay { pg_token } => {
+                        let call = KakaoPayApprove {
+                            tid: &payment_key,
+                            order_id: &self.order_id,
+                            customer_id: &self.customer.0,
+                            pg_token,
+                            amount: order.amount,
+                        };
+                        kakaopay::approve(kakaopay::gateway(&app)?, place, call).await
+                    }
+                };
+                self.store_first_answer(&app, outcome, transition, &holder).await
+            }
             None => {
                 metrics::pg_confirm_call("busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
@@ -138,27 +192,32 @@ impl ConfirmJob {
         }
     }
 
-    /// The one confirm call to the PG for a stored PENDING attempt, and its
-    /// settlement by `holder`, the lease this task took with the attempt.
-    async fn call_pg(
+    /// The one confirm call to Toss for a stored PENDING attempt, and the
+    /// transition its answer leads to (with the metric's label).
+    async fn confirm_at_toss(
         &self,
         app: &App,
         place: PgPlace,
+        payment_key: &str,
         amount: u64,
         pg_idempotency_key: &str,
+    ) -> (&'static str, Transition) {
+        let call = PgConfirm { payment_key, order_id: &self.order_id, amount, idempotency_key: pg_idempotency_key };
+        let answer = app.pg.confirm(place, call, PgCaller::Customer).await;
+        let expected = Expected { payment_key, order_id: &self.order_id, amount };
+        let verdict = first_call_verdict(confirm_answer(&answer, expected));
+        first_call_transition(verdict, &answer)
+    }
+
+    /// Stores what the first call's answer led to, by `holder`, the lease this
+    /// task took with the attempt.
+    async fn store_first_answer(
+        &self,
+        app: &App,
+        outcome: &'static str,
+        transition: Transition,
         holder: &str,
     ) -> Result<Order, AppError> {
-        app.retry_budget.record_first_call();
-        let call = PgConfirm {
-            payment_key: &self.payment_key,
-            order_id: &self.order_id,
-            amount,
-            idempotency_key: pg_idempotency_key,
-        };
-        let answer = app.pg.confirm(place, call, PgCaller::Customer).await;
-        let expected = Expected { payment_key: &self.payment_key, order_id: &self.order_id, amount };
-        let verdict = first_call_verdict(confirm_answer(&answer, expected));
-        let (outcome, transition) = first_call_transition(verdict, &answer);
         metrics::pg_confirm_call(outcome);
         // A charge still settles an attempt that recovery marked UNKNOWN meanwhile
         // (the lease lapsed under a very slow database, say). A failure does not:

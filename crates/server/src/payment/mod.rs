@@ -4,8 +4,10 @@
 //! transition is committed before it is reported.
 
 pub mod abandon;
+mod cancel_reply;
 pub mod confirm;
 pub mod jobs;
+pub mod kakaopay;
 pub mod operator;
 mod orphan_recovery;
 mod pass;

@@ -10,9 +10,10 @@ use crate::app::App;
 use crate::db::{JobKind, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{LookupBy, PgAnswer, PgPlace, describe};
+use crate::pg::{LookupBy, PgAnswer, PgGateway, PgPlace};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
+use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement;
 pub(super) use payonce_rules::settlement::Recovered;
 
@@ -98,7 +99,7 @@ fn refusal(app: &App, hinted: bool) -> Option<Recovered> {
 }
 
 /// Feeds the breaker: only a PG that gives no usable answer counts against it.
-fn note_health(app: &App, answer: &PgAnswer) {
+fn note_health(app: &App, answer: &impl PgReply) {
     if answer.shows_pg_unavailable() {
         app.breaker.record_failure();
     } else if app.breaker.record_answer() {
@@ -142,22 +143,22 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
 }
 
 /// How a job's lookup of its payment went.
-pub(super) enum Lookup {
-    Answered(PgAnswer),
+pub(super) enum Lookup<A = PgAnswer> {
+    Answered(A),
     /// Every try got no usable answer (the last one is kept).
-    Unavailable(PgAnswer),
+    Unavailable(A),
     /// The breaker or the budget refused the call.
     Refused(Recovered),
     /// The job was settled, or taken over, by someone else before the call.
     NotOurs,
 }
 
-impl Lookup {
+impl<A: PgReply> Lookup<A> {
     /// The answer, or what the pass comes to without one.
-    pub(super) fn answer(self) -> Result<PgAnswer, (Recovered, Option<String>)> {
+    pub(super) fn answer(self) -> Result<A, (Recovered, Option<String>)> {
         match self {
             Lookup::Answered(answer) => Ok(answer),
-            Lookup::Unavailable(answer) => Err((Recovered::Unavailable, Some(describe(&answer)))),
+            Lookup::Unavailable(answer) => Err((Recovered::Unavailable, Some(answer.describe()))),
             Lookup::Refused(refused) => Err((refused, None)),
             Lookup::NotOurs => Err((Recovered::NotOurs, None)),
         }
@@ -176,6 +177,21 @@ pub(super) async fn look_up(
     caller: PgCaller,
     usable: impl Fn(&PgAnswer) -> bool,
 ) -> Result<Lookup, AppError> {
+    look_up_at(app, &app.pg, job, |place| app.pg.lookup(place, order_id, by, caller), usable).await
+}
+
+/// The same, at any PG: `gateway` gives the places, `call` makes the lookup.
+pub(super) async fn look_up_at<C, A, Sent>(
+    app: &App,
+    gateway: &PgGateway<C>,
+    job: Job<'_>,
+    call: impl Fn(PgPlace) -> Sent,
+    usable: impl Fn(&A) -> bool,
+) -> Result<Lookup<A>, AppError>
+where
+    A: PgReply,
+    Sent: Future<Output = A>,
+{
     let mut last = None;
     for retry in 0..LOOKUP_TRIES {
         if retry > 0 {
@@ -186,12 +202,12 @@ pub(super) async fn look_up(
         if let Some(refused) = refusal(app, job.hinted) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
-        let place = app.pg.place().await?;
+        let place = gateway.place().await?;
         let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
         if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
             return Ok(Lookup::NotOurs);
         }
-        let answer = app.pg.lookup(place, order_id, by, caller).await;
+        let answer = call(place).await;
         note_health(app, &answer);
         if usable(&answer) {
             return Ok(Lookup::Answered(answer));
@@ -217,11 +233,26 @@ where
     Call: FnOnce(PgPlace) -> Sent,
     Sent: Future<Output = Result<PgAnswer, AppError>>,
 {
+    send_under_lease_at(app, &app.pg, job, call).await
+}
+
+/// The same, at any PG: `gateway` gives the place.
+pub(super) async fn send_under_lease_at<C, A, Call, Sent>(
+    app: &App,
+    gateway: &PgGateway<C>,
+    job: Job<'_>,
+    call: Call,
+) -> Result<Result<A, (Recovered, Option<String>)>, AppError>
+where
+    A: PgReply,
+    Call: FnOnce(PgPlace) -> Sent,
+    Sent: Future<Output = Result<A, AppError>>,
+{
     // A call that moves money is never the hint's: it goes under the budget.
     if let Some(refused) = refusal(app, false) {
         return Ok(Err((refused, None)));
     }
-    let place = app.pg.place().await?;
+    let place = gateway.place().await?;
     let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
     if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
         return Ok(Err((Recovered::NotOurs, None)));

@@ -23,8 +23,9 @@
 //! answered count toward the attempt's backoff and the operator alert, so once
 //! the PG answers again everything is settled at the next pass.
 
-use payonce_api::{Failure, OrderStatus};
+use payonce_api::{Failure, OrderStatus, Pg};
 
+use super::kakaopay;
 use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use super::settle;
 use crate::app::App;
@@ -60,6 +61,9 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
 /// The steps of one pass over a claimed attempt. Returns what it came to and
 /// the PG's last answer, for operators.
 async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
+    if attempt.pg == Pg::KakaoPay {
+        return recover_at_kakaopay(app, job, attempt).await;
+    }
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
     let usable = |answer: &PgAnswer| {
         let verdict = status_verdict(status_answer(answer, expected));
@@ -91,6 +95,30 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
         PaymentStep::Resend => resend(app, job, attempt, expected).await,
         PaymentStep::LookUpByOrder => look_up_by_order(app, job, attempt).await,
         PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, described)),
+    }
+}
+
+/// A pass over a KakaoPay attempt: a lookup by its tid, and what it settles.
+/// Never an approve: KakaoPay takes no key that would make a second one safe.
+async fn recover_at_kakaopay(
+    app: &App,
+    job: Job<'_>,
+    attempt: &Attempt,
+) -> Result<(Recovered, Option<String>), AppError> {
+    let (step, verdict, described) = match kakaopay::look_up(app, job, attempt).await? {
+        Ok(looked_up) => looked_up,
+        Err(ended) => return Ok(ended),
+    };
+    metrics::recovery_call("lookup", status_label(verdict));
+    match step {
+        PaymentStep::Settle(transition) => {
+            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, Some(described)))
+        }
+        PaymentStep::Resend | PaymentStep::LookUpByOrder => {
+            tracing::error!(order_id = attempt.order_id, ?step, "the rules asked for a call KakaoPay cannot make");
+            Ok((Recovered::Unsettled, Some(described)))
+        }
+        PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, Some(described))),
     }
 }
 

@@ -3,19 +3,20 @@
 //! that outlives the request, and store what the PG answered. A refund whose
 //! outcome is left unknown is recovery's (`refund_recovery`): it must go out.
 
-use payonce_api::{Order, OrderStatus};
+use payonce_api::{Order, OrderStatus, Pg};
+use payonce_rules::pg_reply::PgReply;
+
+use super::cancel_reply::{CancelReply, Send};
+use super::kakaopay;
 
 use crate::app::App;
 use crate::customer::Customer;
 use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{
-    self, Expected, ExpectedRefund, LookupBy, PgAnswer, PgCancel, PgPlace, cancel_answer, cancel_verdict, describe,
-    refunded_total, refusal_code,
-};
+use crate::pg::{self, Expected, KakaoPayCancel, LookupBy, PgCancel, PgPlace};
 use crate::resilience::lease;
-use payonce_rules::settlement::{RefundStep, after_cancel};
+use payonce_rules::settlement::RefundStep;
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";
@@ -120,6 +121,10 @@ pub async fn cancel_for_operator(
 /// `NOT_ALLOWED_PARTIAL_REFUND` ends it as refused.
 async fn refunded_only_in_full(app: &App, order: &Order) -> Result<bool, AppError> {
     let Some(attempt) = app.db.sent_attempt_for_order(&order.order_id).await? else { return Ok(false) };
+    if attempt.pg != Pg::Toss {
+        // KakaoPay says nothing of it before a cancel: its answer to the cancel decides.
+        return Ok(false);
+    }
     let Some(place) = app.pg.try_place().await? else { return Ok(false) };
     let by = LookupBy::PaymentKey(&attempt.payment_key);
     let answer = app.pg.lookup(place, &order.order_id, by, PgCaller::Operator).await;
@@ -148,6 +153,13 @@ async fn run_detached(app: &App, ask: Ask) -> Result<Order, AppError> {
 
 impl Ask {
     async fn run(self, app: App) -> Result<Order, AppError> {
+        // A refund goes to the PG that charged the order: one the shop no longer
+        // takes is refused before anything is stored.
+        if let Some(attempt) = app.db.sent_attempt_for_order(&self.order_id).await?
+            && attempt.pg == Pg::KakaoPay
+        {
+            kakaopay::gateway(&app)?;
+        }
         let refund_id = format!("rf_{}", uuid::Uuid::new_v4().simple());
         let pg_key = uuid::Uuid::new_v4().to_string();
         let holder = lease::holder(&app.worker_id);
@@ -187,7 +199,7 @@ impl Ask {
             "refund requested"
         );
         let refund = app.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let Some(place) = app.pg.try_place().await? else {
+        let Some(place) = try_place(&app, refund.pg).await? else {
             // Every PG place is taken: recovery, which waits for one, sends it.
             metrics::refund_call("first", "busy");
             app.db.release_job(JobKind::Refund, &refund.refund_id, &holder, None, false, None).await?;
@@ -200,11 +212,11 @@ impl Ask {
             RequestedBy::Operator => PgCaller::Operator,
         };
         let answer = send(&app, place, &refund, caller).await?;
-        let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder)).await?;
+        let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder), Send::First).await?;
         metrics::refund_call("first", settled.label());
         if !settled.is_settled() {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
-            let answer = describe(&answer);
+            let answer = answer.describe();
             app.db
                 .release_job(JobKind::Refund, &refund.refund_id, &holder, Some(next_at), false, Some(&answer))
                 .await?;
@@ -227,32 +239,50 @@ fn moved_error(order: Order) -> AppError {
     }
 }
 
-/// What the refund expects the PG to show.
-pub(super) fn expected(refund: &Refund, order_amount: u64) -> ExpectedRefund<'_> {
-    ExpectedRefund {
-        payment: Expected { payment_key: &refund.payment_key, order_id: &refund.order_id, amount: order_amount },
-        balance_before: refund.balance_before,
-        balance_after: refund.balance_after(),
-    }
+/// A place under the limit of the PG that charged the order, now or never.
+async fn try_place(app: &App, pg: Pg) -> Result<Option<PgPlace>, AppError> {
+    Ok(match pg {
+        Pg::Toss => app.pg.try_place().await?,
+        Pg::KakaoPay => kakaopay::gateway(app)?.try_place().await?,
+    })
 }
 
-/// Sends the refund's cancel under `place` (given back once answered), with its
-/// own key. The caller holds its lease.
-pub(super) async fn send(app: &App, place: PgPlace, refund: &Refund, caller: PgCaller) -> Result<PgAnswer, AppError> {
+/// Sends the refund's cancel under `place` (given back once answered) to the
+/// PG that charged the order: to Toss with its own key, to KakaoPay with the
+/// balance it expects before it. The caller holds its lease.
+pub(super) async fn send(
+    app: &App,
+    place: PgPlace,
+    refund: &Refund,
+    caller: PgCaller,
+) -> Result<CancelReply, AppError> {
     app.db.count_refund_call(&refund.refund_id).await?;
-    let call = PgCancel {
-        payment_key: &refund.payment_key,
-        order_id: &refund.order_id,
-        reason: &refund.reason,
-        amount: (!refund.full_cancel).then_some(refund.amount),
-        idempotency_key: &refund.pg_idempotency_key,
+    let answer = match refund.pg {
+        Pg::Toss => {
+            let call = PgCancel {
+                payment_key: &refund.payment_key,
+                order_id: &refund.order_id,
+                reason: &refund.reason,
+                amount: (!refund.full_cancel).then_some(refund.amount),
+                idempotency_key: &refund.pg_idempotency_key,
+            };
+            CancelReply::Toss(app.pg.cancel(place, call, caller).await)
+        }
+        Pg::KakaoPay => {
+            let call = KakaoPayCancel {
+                tid: &refund.payment_key,
+                order_id: &refund.order_id,
+                amount: refund.amount,
+                balance_before: refund.balance_before,
+            };
+            CancelReply::KakaoPay(kakaopay::gateway(app)?.cancel(place, call, caller).await)
+        }
     };
-    let answer = app.pg.cancel(place, call, caller).await;
     tracing::info!(
         order_id = refund.order_id,
         refund_id = refund.refund_id,
         idempotency_key = refund.pg_idempotency_key,
-        answer = describe(&answer),
+        answer = answer.describe(),
         "cancel sent"
     );
     Ok(answer)
@@ -283,20 +313,24 @@ impl Settled {
     }
 }
 
-/// Stores what a cancel's answer proves (see `CANCEL_VERDICTS`), for `actor`
-/// holding the refund's lease as `holder` (only the holder gives it a new key).
+/// Stores what a cancel's answer proves (see each PG's `CANCEL_VERDICTS`),
+/// for `actor` holding the refund's lease as `holder` (only the holder gives it
+/// a new key), the answer being to the refund's `send`.
 pub(super) async fn settle_by_answer(
     app: &App,
     refund: &Refund,
-    answer: &PgAnswer,
+    answer: &CancelReply,
     (actor, holder): (Actor, &str),
+    send: Send,
 ) -> Result<Settled, AppError> {
     let order_amount = current(app, &refund.order_id).await?.amount;
-    match after_cancel(cancel_verdict(cancel_answer(answer, expected(refund, order_amount)))) {
-        RefundStep::SettleRefunded => settle_refunded(app, refund, answer, actor).await,
+    match answer.step(refund, order_amount, send) {
+        RefundStep::SettleRefunded => {
+            settle_refunded(app, refund, answer.refunded_total(), &answer.describe(), actor).await
+        }
         RefundStep::SettleRefused => {
-            let outcome = RefundOutcome::Refused { code: refusal_code(answer) };
-            settle(app, refund, &outcome, answer, actor).await?;
+            let outcome = RefundOutcome::Refused { code: answer.refusal_code() };
+            settle(app, refund, &outcome, &answer.describe(), actor).await?;
             Ok(Settled::Done)
         }
         RefundStep::NewKey => {
@@ -309,16 +343,18 @@ pub(super) async fn settle_by_answer(
     }
 }
 
-/// Settles a refund the PG shows done (in a cancel's answer or a lookup).
+/// Settles a refund the PG shows done (in a cancel's answer or a lookup), with
+/// how much of the payment it shows refunded in all, and what it said.
 pub(super) async fn settle_refunded(
     app: &App,
     refund: &Refund,
-    answer: &PgAnswer,
+    refunded_total: Option<u64>,
+    described: &str,
     actor: Actor,
 ) -> Result<Settled, AppError> {
     let refunded_total =
-        refunded_total(answer).ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
-    settle(app, refund, &RefundOutcome::Done { refunded_total }, answer, actor).await?;
+        refunded_total.ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
+    settle(app, refund, &RefundOutcome::Done { refunded_total }, described, actor).await?;
     Ok(Settled::Done)
 }
 
@@ -326,11 +362,10 @@ async fn settle(
     app: &App,
     refund: &Refund,
     outcome: &RefundOutcome,
-    answer: &PgAnswer,
+    described: &str,
     actor: Actor,
 ) -> Result<(), AppError> {
-    let described = describe(answer);
-    if let Some(to) = app.db.settle_refund(refund, outcome, &described, actor).await? {
+    if let Some(to) = app.db.settle_refund(refund, outcome, described, actor).await? {
         let (label, code) = match outcome {
             RefundOutcome::Done { .. } => ("DONE", None),
             RefundOutcome::Refused { code } => ("FAILED", Some(code.as_str())),

@@ -15,13 +15,20 @@
 //! operator alert; there is no last pass. Every call asks the shared breaker
 //! and retry budget first, as recovery's payment lookups do.
 
-use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
-use super::refund::{Settled, expected, send, settle_by_answer, settle_refunded};
+use payonce_api::Pg;
+use payonce_rules::kakaopay::classify as kakaopay_tables;
+use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
+use payonce_rules::pg_reply::PgReply;
+
+use super::cancel_reply::{CancelReply, Send, kakaopay_expected, toss_expected};
+use super::kakaopay;
+use super::pass::{Job, Pass, Recovered, look_up, look_up_at, send_under_lease_at};
+use super::refund::{Settled, send, settle_by_answer, settle_refunded};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{LookupBy, PgAnswer, describe, refund_lookup, refund_lookup_verdict};
+use crate::pg::{KakaoPayAnswer, LookupBy, PgAnswer, PgPlace, refund_lookup, refund_lookup_verdict, refunded_total};
 use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund whose lease the engine took for this worker.
@@ -36,50 +43,85 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
 
 /// One pass over a claimed refund: what it came to, and the PG's last answer.
 async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+    let looked_up = match refund.pg {
+        Pg::Toss => look_up_at_toss(app, job, refund).await?,
+        Pg::KakaoPay => look_up_at_kakaopay(app, job, refund).await?,
+    };
+    let (step, refunded_total, described) = match looked_up {
+        Ok(looked_up) => looked_up,
+        Err(ended) => return Ok(ended),
+    };
+    match step {
+        RefundStep::SettleRefunded => {
+            settle_refunded(app, refund, refunded_total, &described, Actor::Recovery).await?;
+            Ok((Recovered::Settled, Some(described)))
+        }
+        RefundStep::Send => resend(app, job, refund).await,
+        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+            Ok((Recovered::Unsettled, Some(described)))
+        }
+    }
+}
+
+/// What a lookup showed of a refund: the step it leads to, how much the PG
+/// shows refunded in all, and what it said; or what the pass came to without one.
+type RefundLooked = Result<(RefundStep, Option<u64>, String), (Recovered, Option<String>)>;
+
+async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
     let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
-    let expected = expected(refund, order_amount);
+    let expected = toss_expected(refund, order_amount);
     let usable = |answer: &PgAnswer| {
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
         metrics::refund_call("lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
     };
     let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
-    let looked_up = look_up(app, job, ids, PgCaller::Recovery, usable).await?;
-    let answer = match looked_up.answer() {
-        Ok(answer) => answer,
-        Err(ended) => return Ok(ended),
+    Ok(look_up(app, job, ids, PgCaller::Recovery, usable).await?.answer().map(|answer| {
+        let step = after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected)));
+        (step, refunded_total(&answer), answer.describe())
+    }))
+}
+
+async fn look_up_at_kakaopay(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
+    let gateway = kakaopay::gateway(app)?;
+    let expected = kakaopay_expected(refund);
+    let usable = |answer: &KakaoPayAnswer<KakaoPayOrder>| {
+        let verdict = kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected));
+        metrics::refund_call("lookup", lookup_label(verdict));
+        verdict != RefundLookupVerdict::Retry
     };
-    let described = Some(describe(&answer));
-    match after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected))) {
-        RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, &answer, Actor::Recovery).await?;
-            Ok((Recovered::Settled, described))
-        }
-        RefundStep::Send => resend(app, job, refund).await,
-        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
-            Ok((Recovered::Unsettled, described))
-        }
-    }
+    let (order_id, tid) = (refund.order_id.as_str(), refund.payment_key.as_str());
+    let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
+    Ok(look_up_at(app, gateway, job, lookup, usable).await?.answer().map(|answer| {
+        let step = after_refund_lookup(kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(
+            &answer, expected,
+        )));
+        (step, kakaopay_tables::refunded_total(&answer), answer.describe())
+    }))
 }
 
 /// Sends the cancel again with the refund's key, after a lookup showed it not done.
 async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
     let mut sent_as = None;
     let sending = &mut sent_as;
-    let sent = send_under_lease(app, job, |place| async move {
+    let sending_again = |place: PgPlace| async move {
         // Read again under the renewed lease: the key may have changed since the
         // claim (a refusal by the card company gives the refund a new one).
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
         let answer = send(app, place, &current, PgCaller::Recovery).await;
         *sending = Some(current);
         answer
-    });
-    let answer = match sent.await? {
+    };
+    let sent = match refund.pg {
+        Pg::Toss => send_under_lease_at(app, &app.pg, job, sending_again).await?,
+        Pg::KakaoPay => send_under_lease_at(app, kakaopay::gateway(app)?, job, sending_again).await?,
+    };
+    let answer = match sent {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),
     };
     let refund = sent_as.expect("a refund that was sent was read first");
-    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder)).await?;
+    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder), Send::Again).await?;
     metrics::refund_call("resend", resend_label(settled, &answer));
     let recovered = match settled {
         Settled::Done => Recovered::Settled,
@@ -87,7 +129,7 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
         Settled::Unknown if answer.shows_pg_unavailable() => Recovered::Unavailable,
         Settled::Unknown => Recovered::Unsettled,
     };
-    Ok((recovered, Some(describe(&answer))))
+    Ok((recovered, Some(answer.describe())))
 }
 
 fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
@@ -99,7 +141,7 @@ fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
     }
 }
 
-fn resend_label(settled: Settled, answer: &PgAnswer) -> &'static str {
+fn resend_label(settled: Settled, answer: &CancelReply) -> &'static str {
     match settled {
         Settled::Done => "settled",
         Settled::NewKey => "new_key",

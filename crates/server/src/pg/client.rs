@@ -197,7 +197,7 @@ async fn read_answer(sent: Result<Response, reqwest::Error>) -> PgAnswer {
 }
 
 /// reqwest's top-level message hides the cause ("error sending request"); logs need it.
-fn error_chain(error: &reqwest::Error) -> String {
+pub(super) fn error_chain(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

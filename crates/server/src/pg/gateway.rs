@@ -13,7 +13,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::classify::describe;
+use std::future::Future;
+
+use payonce_rules::pg_reply::PgReply;
+
 use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
 use super::limit::cluster::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
@@ -28,10 +31,12 @@ pub enum LookupBy<'a> {
     OrderId,
 }
 
-/// The PG client and the limit on calls to it.
+/// A PG's client and the limit on calls to it. The limit, the records and
+/// what an answer tells the limit are the same for every PG (`C` is its
+/// client: Toss's by default); each PG's calls are its own `impl` block.
 #[derive(Debug, Clone)]
-pub struct PgGateway {
-    client: PgClient,
+pub struct PgGateway<C = PgClient> {
+    client: C,
     limit: Limit,
     policy: Policy,
     log: Option<CallLog>,
@@ -45,11 +50,11 @@ struct CallLog {
 }
 
 /// What a call was about, for its record.
-struct Call<'a> {
-    order_id: &'a str,
-    kind: PgCallKind,
-    caller: PgCaller,
-    idempotency_key: Option<&'a str>,
+pub(super) struct Call<'a> {
+    pub(super) order_id: &'a str,
+    pub(super) kind: PgCallKind,
+    pub(super) caller: PgCaller,
+    pub(super) idempotency_key: Option<&'a str>,
 }
 
 #[derive(Debug, Clone)]
@@ -88,16 +93,16 @@ impl PgPlace {
     }
 }
 
-impl PgGateway {
+impl<C> PgGateway<C> {
     /// A gateway whose limit is this server's own; `call_deadline` is the
     /// longest a call can be out.
-    pub fn new(client: PgClient, policy: Policy, call_deadline: Duration) -> Self {
+    pub fn new(client: C, policy: Policy, call_deadline: Duration) -> Self {
         Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy, call_deadline)), policy, log: None }
     }
 
     /// A gateway whose limit is shared with every server on `db`; `holder`
     /// names this server, `call_deadline` is the longest a call can be out.
-    pub fn shared(client: PgClient, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
+    pub fn shared(client: C, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
         Self { client, limit: Limit::Cluster(ClusterLimit::new(db, holder, policy, call_deadline)), policy, log: None }
     }
 
@@ -108,20 +113,44 @@ impl PgGateway {
         self
     }
 
-    pub fn client(&self) -> &PgClient {
+    pub fn client(&self) -> &C {
         &self.client
     }
 
-    /// Looks `order_id`'s payment up, by its paymentKey or by the order's id,
-    /// for `caller`, under `place`, given back once answered.
-    pub async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> PgAnswer {
+    /// A read (a lookup) under `place`, given back once answered, then recorded.
+    pub(super) async fn read<A: PgReply>(&self, place: PgPlace, call: Call<'_>, sending: impl Future<Output = A>) -> A {
         let started = (now_ms(), Instant::now());
-        let answer = match by {
-            LookupBy::PaymentKey(payment_key) => self.client.payment(payment_key).await,
-            LookupBy::OrderId => self.client.payment_of_order(order_id).await,
-        };
+        let answer = sending.await;
         drop(place);
-        let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
+        self.record(call, started, &answer).await;
+        answer
+    }
+
+    /// A call the PG processes (a confirm, an approve, a cancel) under `place`,
+    /// given back once answered; it tells the limit what it showed: taken (not
+    /// refused within a moment, or answered), or refused for load.
+    pub(super) async fn process<A: PgReply>(
+        &self,
+        mut place: PgPlace,
+        call: Call<'_>,
+        sending: impl Future<Output = A>,
+    ) -> A {
+        let started = (now_ms(), Instant::now());
+        let answer = match self.policy {
+            Policy::Fixed(_) => sending.await,
+            Policy::Adaptive { window } => {
+                tokio::pin!(sending);
+                tokio::select! {
+                    answer = &mut sending => answer,
+                    () = tokio::time::sleep(window / 10) => {
+                        place.taken();
+                        sending.await
+                    }
+                }
+            }
+        };
+        tell_limit(&mut place, &answer);
+        drop(place);
         self.record(call, started, &answer).await;
         answer
     }
@@ -131,9 +160,9 @@ impl PgGateway {
     /// record is queued before the payment's next write, so it is committed
     /// with it or before, and the call goes on without waiting for the disk;
     /// servers that share a database wait for it.
-    async fn record(&self, call: Call<'_>, (started_at_ms, started): (i64, Instant), answer: &PgAnswer) {
+    async fn record(&self, call: Call<'_>, (started_at_ms, started): (i64, Instant), answer: &impl PgReply) {
         let Some(log) = &self.log else { return };
-        let answer = describe(answer);
+        let answer = answer.describe();
         let took_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let row = NewPgCall {
             order_id: call.order_id,
@@ -183,57 +212,41 @@ impl PgGateway {
             Limit::Cluster(limit) => PgPlace::Cluster(limit.acquire().await?),
         })
     }
+}
 
-    /// Sends a cancel under `place`, given back once answered. The PG processes it
-    /// as it does a confirm, so it tells the limit the same things.
+/// Toss's calls.
+impl PgGateway<PgClient> {
+    /// Looks `order_id`'s payment up, by its paymentKey or by the order's id,
+    /// for `caller`, under `place`, given back once answered.
+    pub async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> PgAnswer {
+        let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
+        match by {
+            LookupBy::PaymentKey(payment_key) => self.read(place, call, self.client.payment(payment_key)).await,
+            LookupBy::OrderId => self.read(place, call, self.client.payment_of_order(order_id)).await,
+        }
+    }
+
+    /// Sends a cancel under `place`. The PG processes it as it does a confirm,
+    /// so it tells the limit the same things.
     pub async fn cancel(&self, place: PgPlace, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
-        let started = (now_ms(), Instant::now());
-        let answer = self.client.cancel(call).await;
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Cancel,
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.finish(place, record, started, &answer).await;
-        answer
+        self.process(place, record, self.client.cancel(call)).await
     }
 
-    /// Sends a confirm under `place`, given back once answered, and tells the
-    /// limit what it showed: taken (not refused within a moment, or answered), or
-    /// refused for load.
-    pub async fn confirm(&self, mut place: PgPlace, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
-        let started = (now_ms(), Instant::now());
-        let sending = self.client.confirm(call);
-        let answer = match self.policy {
-            Policy::Fixed(_) => sending.await,
-            Policy::Adaptive { window } => {
-                tokio::pin!(sending);
-                tokio::select! {
-                    answer = &mut sending => answer,
-                    () = tokio::time::sleep(window / 10) => {
-                        place.taken();
-                        sending.await
-                    }
-                }
-            }
-        };
+    /// Sends a confirm under `place`.
+    pub async fn confirm(&self, place: PgPlace, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Confirm,
             caller,
             idempotency_key: Some(call.idempotency_key),
         };
-        self.finish(place, record, started, &answer).await;
-        answer
-    }
-
-    /// Tells the limit what a processing call's answer showed, gives its place
-    /// back, then records the call.
-    async fn finish(&self, mut place: PgPlace, call: Call<'_>, started: (i64, Instant), answer: &PgAnswer) {
-        tell_limit(&mut place, answer);
-        drop(place);
-        self.record(call, started, answer).await;
+        self.process(place, record, self.client.confirm(call)).await
     }
 }
 
@@ -241,7 +254,7 @@ impl PgGateway {
 /// load; and, when there was no answer (we stopped waiting, or the connection
 /// was reset), that the PG may still be processing the call and counts it
 /// until it is done.
-fn tell_limit(place: &mut PgPlace, answer: &PgAnswer) {
+fn tell_limit(place: &mut PgPlace, answer: &impl PgReply) {
     if answer.shows_overload() {
         place.overloaded();
     } else {

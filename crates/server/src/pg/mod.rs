@@ -5,6 +5,7 @@
 
 mod client;
 mod gateway;
+mod kakaopay;
 pub mod limit;
 
 // Toss's adapter tables (its wire types, and what its answers mean) are rules
@@ -20,6 +21,7 @@ pub use classify::{
 };
 pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
+pub use kakaopay::{KakaoPayAnswer, KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady};
 pub use messages::customer_message;
 
 /// Toss processes an idempotency key at most once, so a confirm a lookup shows

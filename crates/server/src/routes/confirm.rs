@@ -1,6 +1,6 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, Order};
+use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -8,10 +8,11 @@ use super::order_id::OrderIdPath;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
+use crate::payment::kakaopay;
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(orders_confirm))
+    OpenApiRouter::new().routes(routes!(orders_confirm)).routes(routes!(orders_kakaopay))
 }
 
 /// Confirms the payment the PG window authorised. Send it once, with a fresh
@@ -52,4 +53,30 @@ async fn orders_confirm(
     let order = confirm(&state, &customer, &order_id, key, &request).await?;
     let status = if order.status.is_final() { StatusCode::OK } else { StatusCode::ACCEPTED };
     Ok((status, Json(order)))
+}
+
+/// Prepares the order's KakaoPay payment and says where its window is (a QR
+/// code on a PC, KakaoPay on a phone). Asked again while the prepared payment
+/// is fresh, it answers the same window; nothing is charged until the
+/// customer's confirm, with the `pg_token` the window gives, is approved.
+#[utoipa::path(
+    post,
+    path = "/orders/{order_id}/kakaopay",
+    tag = "payments",
+    params(("order_id" = String, Path, description = "The order")),
+    responses(
+        (status = 200, description = "The window of the order's KakaoPay payment", body = KakaoPayWindow),
+        (status = 400, description = "PG_NOT_OFFERED: the shop does not take KakaoPay", body = ApiErrorBody),
+        (status = 404, description = "No such order for this customer", body = ApiErrorBody),
+        (status = 409, description = "The order's payment is under way or over (PAYMENT_IN_PROGRESS, ORDER_ALREADY_PAID, ORDER_ALREADY_FAILED)", body = ApiErrorBody),
+        (status = 429, description = "RATE_LIMITED; nothing was done", body = ApiErrorBody),
+        (status = 502, description = "KakaoPay did not prepare it (PG_BUSY, PG_UNREACHABLE, PG_REFUSED); nothing was charged, ask again", body = ApiErrorBody),
+    )
+)]
+async fn orders_kakaopay(
+    State(state): State<AppState>,
+    customer: Customer,
+    OrderIdPath(order_id): OrderIdPath,
+) -> Result<Json<KakaoPayWindow>, AppError> {
+    Ok(Json(kakaopay::prepare(&state, &customer, &order_id).await?))
 }

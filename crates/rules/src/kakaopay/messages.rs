@@ -1,0 +1,67 @@
+//! What a customer reads when a KakaoPay payment fails: a code of payonce's
+//! (KakaoPay's own numbers mean nothing to a customer) and a sentence saying
+//! that nothing was charged, which is true of every failure here.
+
+use payonce_api::{ErrorCode, Failure};
+
+use super::PgAnswer;
+use super::classify::ApproveAnswer;
+use super::wire::Status;
+
+/// KakaoPay declined the payment (the card company, a limit, the request).
+pub const DECLINED: &str = "KAKAOPAY_DECLINED";
+/// The payment's 15 minutes ended before it was approved.
+pub const EXPIRED: &str = "KAKAOPAY_EXPIRED";
+/// KakaoPay did not take the call (credentials, registration, quota).
+pub const UNAVAILABLE: &str = "KAKAOPAY_UNAVAILABLE";
+/// The customer's password failed in KakaoPay's window.
+pub const AUTH_FAILED: &str = "KAKAOPAY_AUTH_FAILED";
+/// The customer left KakaoPay's window.
+pub const QUIT: &str = "KAKAOPAY_QUIT";
+
+/// The call never left (payonce's own code, as with Toss).
+const UNREACHABLE: &str = ErrorCode::PgUnreachable.as_str();
+
+/// The customer's sentence for one of the codes above.
+pub fn customer_message(code: &str) -> &'static str {
+    match code {
+        DECLINED => "KakaoPay declined the payment. Nothing was charged.",
+        EXPIRED => "The KakaoPay payment was not finished in time. Nothing was charged.",
+        UNAVAILABLE => "KakaoPay could not take the payment right now. Nothing was charged.",
+        AUTH_FAILED => "The KakaoPay password was not accepted. Nothing was charged.",
+        QUIT => "The KakaoPay payment was left unfinished. Nothing was charged.",
+        code if code == UNREACHABLE => "The payment could not be sent to KakaoPay. Nothing was charged.",
+        _ => "The KakaoPay payment did not go through. Nothing was charged.",
+    }
+}
+
+fn failure(code: &'static str, answer: &str) -> Failure {
+    Failure { code: code.to_owned(), message: format!("{} ({answer})", customer_message(code)) }
+}
+
+/// The failure an approve's refusal stores: by the kind of the answer, with
+/// what KakaoPay said after it, for operators.
+pub fn approve_failure<T>(kind: ApproveAnswer, answer: &PgAnswer<T>) -> Failure {
+    let code = match kind {
+        ApproveAnswer::NotSent => UNREACHABLE,
+        ApproveAnswer::SessionGone => EXPIRED,
+        ApproveAnswer::TurnedAway => UNAVAILABLE,
+        _ => DECLINED,
+    };
+    failure(code, &super::classify::describe(answer))
+}
+
+/// The failure a lookup that shows the payment failed stores.
+pub fn status_failure(status: Option<Status>) -> Failure {
+    let code = match status {
+        Some(Status::FailAuthPassword) => AUTH_FAILED,
+        Some(Status::QuitPayment) => QUIT,
+        _ => DECLINED,
+    };
+    failure(code, &format!("KakaoPay shows {status:?}"))
+}
+
+/// The failure of a payment never approved by the end of its 15 minutes.
+pub fn expired_failure() -> Failure {
+    failure(EXPIRED, "never approved within its time")
+}

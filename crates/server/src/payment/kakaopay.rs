@@ -1,0 +1,179 @@
+//! KakaoPay's payments, beside Toss's: preparing one for an order (`ready`)
+//! before the customer's window, its one approve, and recovery's lookups of it.
+//! KakaoPay takes no idempotency key, so an approve is never sent again: an
+//! approve whose answer was lost is settled by looking the payment up by its
+//! tid, and one never approved settles FAILED once its 15 minutes (and the
+//! longest processing) are over. What each answer means is the rules'
+//! (`payonce_rules::kakaopay::classify`); this module does the I/O.
+
+use payonce_api::{ErrorCode, KakaoPayWindow, Order, OrderStatus};
+use payonce_rules::kakaopay::classify::{
+    Expected, approve_answer, approve_verdict, refunded_total, status_answer, status_verdict,
+};
+use payonce_rules::kakaopay::messages::{approve_failure, expired_failure, status_failure};
+use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
+use payonce_rules::kakaopay::{self as rules, PgAnswer};
+use payonce_rules::pg_reply::PgReply;
+use payonce_rules::settlement::{
+    AttemptAge, ConfirmVerdict, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call,
+    after_lookup,
+};
+
+use super::pass::{Job, Recovered, look_up_at};
+use crate::app::App;
+use crate::customer::Customer;
+use crate::db::{Attempt, KakaoPayReady as StoredReady, PgCaller, now_ms};
+use crate::error::AppError;
+use crate::pg::{KakaoPayApprove, KakaoPayClient, KakaoPayReady, PgGateway, PgPlace};
+use crate::resilience::lease;
+
+/// KakaoPay's gateway, or the error a customer gets where the shop does not take it.
+pub(super) fn gateway(app: &App) -> Result<&PgGateway<KakaoPayClient>, AppError> {
+    app.kakaopay.as_ref().ok_or(AppError::PgNotOffered("KakaoPay"))
+}
+
+/// Where KakaoPay's window is for the order: the payment prepared for it, or
+/// one prepared now. A prepared payment is shown again while less than half its
+/// time has passed (a customer who comes back to the window needs time to pay);
+/// after that a new one replaces it. A ready whose answer is lost leaves a tid
+/// at KakaoPay that nothing here knows and nothing approves: it expires there.
+pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<KakaoPayWindow, AppError> {
+    let gateway = gateway(app)?;
+    let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
+    if order.status != OrderStatus::Created || app.db.has_attempt(order_id).await? {
+        return Err(already_under_way(order));
+    }
+    let fresh_after_ms = now_ms() - lease::millis(app.config.kakaopay_session_lifetime / 2);
+    if let Some(ready) = app.db.kakaopay_ready(order_id).await?.filter(|ready| ready.ready_at_ms > fresh_after_ms) {
+        return Ok(window(ready));
+    }
+    let place = gateway.try_place().await?.ok_or_else(|| AppError::PgNotReady {
+        code: ErrorCode::PgBusy,
+        detail: "every call KakaoPay's contract allows is under way".to_owned(),
+    })?;
+    let public = app.config.public_base_url();
+    let back = format!("pg=kakaopay&orderId={order_id}&amount={}", order.amount);
+    let urls = [
+        format!("{public}/pay/success?{back}"),
+        format!("{public}/pay/fail?{back}&code={}", rules::messages::QUIT),
+        format!("{public}/pay/fail?{back}&code={}", rules::messages::EXPIRED),
+    ];
+    let call = KakaoPayReady {
+        order_id,
+        customer_id: &customer.0,
+        item_name: &order.order_name,
+        amount: order.amount,
+        approval_url: &urls[0],
+        cancel_url: &urls[1],
+        fail_url: &urls[2],
+    };
+    let answer = gateway.ready(place, call).await;
+    let ready = match answer {
+        PgAnswer::Body { body, .. } => StoredReady {
+            order_id: order_id.to_owned(),
+            tid: body.tid,
+            pc_url: body.next_redirect_pc_url,
+            mobile_url: body.next_redirect_mobile_url,
+            ready_at_ms: now_ms(),
+        },
+        unprepared => {
+            let code = match unprepared {
+                PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => ErrorCode::PgUnreachable,
+                _ => ErrorCode::PgRefused,
+            };
+            tracing::warn!(order_id, answer = unprepared.describe(), "KakaoPay did not prepare the payment");
+            return Err(AppError::PgNotReady { code, detail: unprepared.describe() });
+        }
+    };
+    tracing::info!(order_id, tid = ready.tid, "KakaoPay payment prepared");
+    // Another request may have prepared one meanwhile: the stored one is the order's.
+    Ok(window(app.db.store_kakaopay_ready(&ready, fresh_after_ms).await?))
+}
+
+fn window(ready: StoredReady) -> KakaoPayWindow {
+    KakaoPayWindow { pc_url: ready.pc_url, mobile_url: ready.mobile_url }
+}
+
+/// An order whose payment is under way or over cannot be prepared again.
+fn already_under_way(order: Order) -> AppError {
+    let order = Box::new(order);
+    match order.status {
+        OrderStatus::Failed => AppError::OrderAlreadyFailed { order },
+        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => AppError::PaymentInProgress { order },
+        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested | OrderStatus::Canceled => {
+            AppError::OrderAlreadyPaid { order }
+        }
+    }
+}
+
+/// The tid of the payment prepared for `order_id`, while it can still be approved.
+pub(super) async fn prepared_tid(app: &App, order_id: &str) -> Result<String, AppError> {
+    let lifetime = lease::millis(app.config.kakaopay_session_lifetime);
+    let ready = app.db.kakaopay_ready(order_id).await?;
+    let usable = ready.filter(|ready| ready.ready_at_ms > now_ms() - lifetime);
+    usable.map(|ready| ready.tid).ok_or(AppError::PaymentNotPrepared)
+}
+
+/// The one approve of a stored PENDING attempt, and the transition its answer
+/// leads to (with the metric's label).
+pub(super) async fn approve(
+    gateway: &PgGateway<KakaoPayClient>,
+    place: PgPlace,
+    call: KakaoPayApprove<'_>,
+) -> (&'static str, Transition) {
+    let answer = gateway.approve(place, call, PgCaller::Customer).await;
+    let kind = approve_answer(&answer, Expected { tid: call.tid, order_id: call.order_id, amount: call.amount });
+    let verdict = approve_verdict(kind);
+    tracing::info!(order_id = call.order_id, tid = call.tid, answer = answer.describe(), ?kind, "KakaoPay approve");
+    let label = match verdict {
+        ConfirmVerdict::Paid => "paid",
+        ConfirmVerdict::Failed => "failed",
+        ConfirmVerdict::Unreachable => "unreachable",
+        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => "unknown",
+    };
+    (label, after_first_call(verdict, || approve_failure(kind, &answer), || answer.describe()))
+}
+
+/// A recovery pass's lookup of a KakaoPay attempt, and the step it leads to.
+/// Never a resend: the rules say so for a PG without keys (`RESENDING`), and
+/// there is no lookup by the order's id to make.
+pub(super) async fn look_up(
+    app: &App,
+    job: Job<'_>,
+    attempt: &Attempt,
+) -> Result<Result<(PaymentStep, StatusVerdict, String), (Recovered, Option<String>)>, AppError> {
+    let gateway = gateway(app).map_err(|_| {
+        AppError::Internal(format!("order {} was paid with KakaoPay, which is no longer configured", attempt.order_id))
+    })?;
+    let expected = Expected { tid: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
+    let age = AttemptAge::at(attempt.created_at_ms, now_ms(), session_over_after(app));
+    let (order_id, tid) = (attempt.order_id.as_str(), attempt.payment_key.as_str());
+    let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
+    let usable =
+        |answer: &PgAnswer<KakaoPayOrder>| status_verdict(status_answer(answer, expected)) != StatusVerdict::Retry;
+    let looked_up = look_up_at(app, gateway, job, lookup, usable).await?;
+    let answer = match looked_up.answer() {
+        Ok(answer) => answer,
+        Err(ended) => return Ok(Err(ended)),
+    };
+    let kind = status_answer(&answer, expected);
+    let shown = Shown { verdict: status_verdict(kind), refunded_total: refunded_total(&answer) };
+    tracing::debug!(order_id, tid, answer = answer.describe(), ?kind, "recovery looked the KakaoPay payment up");
+    let status = match &answer {
+        PgAnswer::Body { body, .. } => Some(body.status),
+        _ => None,
+    };
+    let step = after_lookup(shown, age, rules::RESENDING, |why| match why {
+        FailedBecause::SessionOver => expired_failure(),
+        FailedBecause::PgSaid | FailedBecause::KeyOfAnotherOrder => status_failure(status),
+    });
+    Ok(Ok((step, shown.verdict, answer.describe())))
+}
+
+/// How old a KakaoPay attempt must be before nothing unapproved can be
+/// charged: its 15 minutes, plus the longest an approve sent at their very end
+/// can be processed, plus a margin. Counted from the attempt, stored after the
+/// payment was prepared, so it ends after KakaoPay's own clock does.
+fn session_over_after(app: &App) -> std::time::Duration {
+    app.config.kakaopay_session_lifetime + lease::for_confirm(&app.config)
+}

@@ -1,0 +1,246 @@
+//! KakaoPay through the order server, against the fake PG speaking KakaoPay:
+//! the payment prepared before the window, approved once with the window's
+//! `pg_token`, and an approve whose answer was lost settled by looking the
+//! payment up, never by approving again.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::{CreatedOrder, KakaoPayWindow, OrderStatus};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{FakePg, Server};
+
+async fn kakaopay() -> FakePg {
+    FakePg::start_with(|config| config.api = fake_pg::Api::KakaoPay).await
+}
+
+async fn shop(pg: &FakePg) -> Server {
+    let url = pg.url.clone();
+    Server::start_with(&pg.url, move |config| config.kakaopay_url = Some(url)).await
+}
+
+async fn prepare(server: &Server, order_id: &str) -> reqwest::Response {
+    server.http.post(format!("{}/api/orders/{order_id}/kakaopay", server.url)).send().await.unwrap()
+}
+
+async fn window(server: &Server, created: &CreatedOrder) -> KakaoPayWindow {
+    let response = prepare(server, &created.order.order_id).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+/// Presses `choice` in the window at `url`, as the customer's phone would, and
+/// returns where KakaoPay sends the browser.
+async fn press(url: &str, choice: &str) -> String {
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let action = url.split('?').next().unwrap();
+    let response = no_redirects.post(action).form(&[("choice", choice), ("mode", "mobile")]).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "{}", response.text().await.unwrap());
+    response.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// The `pg_token` KakaoPay sent the customer back with.
+fn pg_token(location: &str) -> String {
+    let url = reqwest::Url::parse(location).unwrap();
+    url.query_pairs().find(|(name, _)| name == "pg_token").map(|(_, value)| value.into_owned()).expect(location)
+}
+
+async fn confirm(server: &Server, created: &CreatedOrder, pg_token: &str) -> (StatusCode, Value) {
+    let response = server
+        .http
+        .post(format!("{}/api/orders/{}/confirm", server.url, created.order.order_id))
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(&json!({"pg_token": pg_token, "amount": created.order.amount}))
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+/// An order with its KakaoPay payment authorised in the window: the order and the token.
+async fn authorised(server: &Server, choice: &str) -> (CreatedOrder, String) {
+    let created = server.create_order().await;
+    let window = window(server, &created).await;
+    let location = press(&window.mobile_url, choice).await;
+    assert!(location.starts_with(&format!("{}/pay/success?", server.url)), "{location}");
+    (created, pg_token(&location))
+}
+
+#[tokio::test]
+async fn a_kakaopay_payment_is_prepared_approved_once_and_paid() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let created = server.create_order().await;
+    let first = window(&server, &created).await;
+    assert_eq!(window(&server, &created).await, first, "asked again, the same prepared payment");
+    let location = press(&first.mobile_url, "approve").await;
+    let back = reqwest::Url::parse(&location).unwrap();
+    let order_id = &created.order.order_id;
+    let amount = created.order.amount.to_string();
+    let query: Vec<(String, String)> = back.query_pairs().into_owned().collect();
+    for expected in [("pg", "kakaopay"), ("orderId", order_id.as_str()), ("amount", amount.as_str())] {
+        assert!(query.iter().any(|(name, value)| (name.as_str(), value.as_str()) == expected), "{location}");
+    }
+
+    let (status, order) = confirm(&server, &created, &pg_token(&location)).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
+    assert_eq!(pg.charges(order_id).await, 1);
+    assert_eq!(pg.stats().await.confirm_requests, 1, "one approve");
+    let again = prepare(&server, order_id).await;
+    assert_eq!(again.status(), StatusCode::CONFLICT, "a paid order is not prepared again");
+}
+
+#[tokio::test]
+async fn an_approve_slower_than_the_servers_wait_is_settled_by_lookups_never_a_second_approve() {
+    let pg = kakaopay().await;
+    // The approve takes longer than the server waits (2 s), and goes on after it.
+    pg.configure(json!({"latency_ms": 3_000})).await;
+    let server = shop(&pg).await;
+    let (created, token) = authorised(&server, "approve").await;
+    let (status, order) = confirm(&server, &created, &token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{order}");
+    let order_id = &created.order.order_id;
+    server.wait_for(order_id, OrderStatus::Paid, Duration::from_secs(20)).await;
+    assert_eq!(pg.charges(order_id).await, 1);
+    let stats = pg.stats().await;
+    assert_eq!(stats.confirm_requests, 1, "recovery looked the payment up and approved nothing");
+    assert!(stats.lookups >= 1, "recovery looked: {stats:?}");
+}
+
+#[tokio::test]
+async fn a_500_after_charging_is_settled_by_a_lookup() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let (created, token) = authorised(&server, "error_500_then_charge").await;
+    let (status, order) = confirm(&server, &created, &token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{order}");
+    let order_id = &created.order.order_id;
+    server.wait_for(order_id, OrderStatus::Paid, Duration::from_secs(20)).await;
+    assert_eq!(pg.charges(order_id).await, 1);
+    assert_eq!(pg.stats().await.confirm_requests, 1);
+}
+
+#[tokio::test]
+async fn a_declined_card_fails_the_order_with_nothing_charged() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let (created, token) = authorised(&server, "decline_reject_card").await;
+    let (status, order) = confirm(&server, &created, &token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("FAILED")), "{order}");
+    assert_eq!(order["failure"]["code"], "KAKAOPAY_DECLINED", "{order}");
+    assert_eq!(pg.charges(&created.order.order_id).await, 0);
+}
+
+#[tokio::test]
+async fn a_token_the_window_never_gave_is_declined_and_charges_nothing() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let (created, _) = authorised(&server, "approve").await;
+    let (status, order) = confirm(&server, &created, "not-the-windows-token").await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("FAILED")), "{order}");
+    assert_eq!(pg.charges(&created.order.order_id).await, 0);
+}
+
+#[tokio::test]
+async fn a_confirm_with_nothing_prepared_or_both_keys_or_no_kakaopay_is_refused_and_stores_nothing() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let created = server.create_order().await;
+    let (status, body) = confirm(&server, &created, "token").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("PAYMENT_NOT_PREPARED")), "{body}");
+    let both = server
+        .http
+        .post(format!("{}/api/orders/{}/confirm", server.url, created.order.order_id))
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(&json!({"payment_key": "pk", "pg_token": "token", "amount": created.order.amount}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(both.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created, "nothing was stored");
+
+    let toss_only = Server::start(&pg.url).await;
+    let created = toss_only.create_order().await;
+    let response = prepare(&toss_only, &created.order.order_id).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "PG_NOT_OFFERED", "{body}");
+    let (status, body) = confirm(&toss_only, &created, "token").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("PG_NOT_OFFERED")), "{body}");
+}
+
+#[tokio::test]
+async fn kakaopay_out_of_reach_prepares_nothing_and_says_so() {
+    let pg = FakePg::start().await;
+    let closed = FakePg::closed_port_url().await;
+    let server = Server::start_with(&pg.url, move |config| config.kakaopay_url = Some(closed)).await;
+    let created = server.create_order().await;
+    let response = prepare(&server, &created.order.order_id).await;
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "PG_UNREACHABLE", "{body}");
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created);
+}
+
+const TOKEN: &str = "test-admin-token-of-32-characters-or-more";
+
+/// A KakaoPay order paid in full, on a shop with an operator.
+async fn paid(pg: &FakePg) -> (Server, CreatedOrder) {
+    let url = pg.url.clone();
+    let server = Server::start_with(&pg.url, move |config| {
+        config.kakaopay_url = Some(url);
+        config.admin_token = Some(TOKEN.into());
+    })
+    .await;
+    let (created, token) = authorised(&server, "approve").await;
+    let (status, order) = confirm(&server, &created, &token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
+    (server, created)
+}
+
+async fn refunded_by_kakaopay(pg: &FakePg, order_id: &str) -> u64 {
+    let stats = pg.stats().await;
+    assert!(stats.over_refunds.is_empty(), "over-refunds: {:?}", stats.over_refunds);
+    stats.refunds_by_order.get(order_id).copied().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_customer_cancels_a_kakaopay_order_and_kakaopay_refunds_it() {
+    let pg = kakaopay().await;
+    let (server, created) = paid(&pg).await;
+    let order_id = &created.order.order_id;
+    let (status, body) = server.cancel(order_id, "cancel-1").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+    assert_eq!(body["refunded_amount"], created.order.amount);
+    assert_eq!(refunded_by_kakaopay(&pg, order_id).await, created.order.amount);
+    assert_eq!(pg.stats().await.cancel_requests, 1);
+}
+
+#[tokio::test]
+async fn an_operator_refunds_a_kakaopay_order_in_part_then_the_rest() {
+    let pg = kakaopay().await;
+    let (server, created) = paid(&pg).await;
+    let order_id = &created.order.order_id;
+    let (status, body) =
+        server.operator_cancel(order_id, Some(TOKEN), json!({"amount": 3_000, "reason": "one mug broke"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PARTIALLY_REFUNDED")), "{body}");
+    let (status, body) = server.operator_cancel(order_id, Some(TOKEN), json!({"reason": "the rest came back"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
+    assert_eq!(refunded_by_kakaopay(&pg, order_id).await, created.order.amount);
+    assert_eq!(pg.stats().await.cancels_processed, 2);
+}
+
+#[tokio::test]
+async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_and_refunds_once() {
+    let pg = kakaopay().await;
+    let (server, created) = paid(&pg).await;
+    // The cancel takes longer than the server waits (2 s), and goes on after it.
+    pg.configure(json!({"latency_ms": 3_000})).await;
+    let order_id = &created.order.order_id;
+    let (status, body) = server.cancel(order_id, "cancel-1").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    server.wait_for(order_id, OrderStatus::Canceled, Duration::from_secs(30)).await;
+    assert_eq!(refunded_by_kakaopay(&pg, order_id).await, created.order.amount, "refunded once");
+}
