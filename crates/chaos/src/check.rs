@@ -104,7 +104,7 @@ mod tests {
     use super::*;
 
     fn visit(order_id: &str, told: Told) -> Visit {
-        Visit { order_id: Some(order_id.to_owned()), told, confirm_sent: true }
+        Visit { order_id: Some(order_id.to_owned()), pg: payonce_api::Pg::Toss, told, confirm_sent: true }
     }
 
     fn truth(status: OrderStatus, charges: u64, went_through_unknown: bool) -> Truth {

@@ -63,8 +63,16 @@ pub struct Options {
     #[arg(long, default_value_t = 60)]
     pub contract_limit: u32,
 
-    /// How long after the last customer every payment must be settled (before the time scale).
-    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    /// The share of customers who pay with KakaoPay (a PG without idempotency
+    /// keys, on a fake PG of its own with the same faults); the rest pay by card
+    /// through Toss. 0 is a campaign of Toss alone.
+    #[arg(long, default_value_t = 0.5)]
+    pub kakaopay_share: f64,
+
+    /// How long after the last customer every payment must be settled (before
+    /// the time scale): long enough for a KakaoPay approve that never landed to
+    /// settle once KakaoPay's fifteen minutes are over (it is never sent again).
+    #[arg(long, default_value = "30m", value_parser = parse_duration)]
     pub settle_within: Duration,
 
     /// Where `payonce-server` and `fake-pg` are; defaults to this binary's own folder.
@@ -98,6 +106,9 @@ impl Options {
         if self.customers == 0 {
             return Err("--customers must be at least 1".to_owned());
         }
+        if !(0.0..=1.0).contains(&self.kakaopay_share) {
+            return Err(format!("--kakaopay-share must be from 0 to 1, got {}", self.kakaopay_share));
+        }
         let shared = self.db.as_ref().is_some_and(|db| db.engine() == Engine::Postgres);
         if self.servers > 1 && !shared {
             return Err("--servers above 1 needs a database servers can share: --db postgres://...".to_owned());
@@ -128,5 +139,6 @@ mod tests {
         assert_eq!(options.scaled(options.arrival), Duration::from_secs(12));
         assert!(Options::parse_from(["payonce-chaos", "--time-scale", "0"]).validate().is_err());
         assert!(Options::parse_from(["payonce-chaos", "--customers", "0"]).validate().is_err());
+        assert!(Options::parse_from(["payonce-chaos", "--kakaopay-share", "1.5"]).validate().is_err());
     }
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, Order, OrderStatus};
+use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderStatus, Pg};
 use rand::Rng;
 use reqwest::{Client, StatusCode};
 use serde::Serialize;
@@ -54,6 +54,8 @@ pub enum Told {
 #[derive(Debug, Clone, Serialize)]
 pub struct Visit {
     pub order_id: Option<String>,
+    /// The PG they paid with.
+    pub pg: Pg,
     pub told: Told,
     /// Whether the confirm POST left the customer's browser.
     pub confirm_sent: bool,
@@ -63,18 +65,27 @@ pub struct Visit {
 /// an error), a second (scaled) apart.
 const ORDER_TRIES: u32 = 10;
 
-/// Pays for one order.
-pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Duration) -> Visit {
+/// Pays for one order with `pg`: by card through Toss (any paymentKey, the
+/// fake being lenient), or through KakaoPay's window (prepared by the shop,
+/// approved in the window, confirmed with its `pg_token`).
+pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Duration, pg: Pg) -> Visit {
     let client = Client::builder().cookie_store(true).build().expect("the HTTP client builds");
     let Some(order) = create_order(stack, &client, pause).await else {
-        return Visit { order_id: None, told: Told::NoOrder, confirm_sent: false };
+        return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false };
     };
-    let payment_key = format!("pk_{}", order.order_id);
+    let body = match pg {
+        Pg::Toss => json!({"payment_key": format!("pk_{}", order.order_id), "amount": order.amount}),
+        Pg::KakaoPay => match approved_in_window(stack, &client, &order, pause).await {
+            Some(pg_token) => json!({"pg_token": pg_token, "amount": order.amount}),
+            // The customer never got through KakaoPay's window: nothing was approved.
+            None => return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false },
+        },
+    };
     let idempotency_key = uuid::Uuid::new_v4().to_string();
     let confirm = client
         .post(format!("{}/api/orders/{}/confirm", stack.server_url(), order.order_id))
         .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
-        .json(&json!({"payment_key": payment_key, "amount": order.amount}))
+        .json(&body)
         .timeout(timings.confirm_wait)
         .send()
         .await;
@@ -86,7 +97,39 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
         Some(told) => told,
         None => check_until_told(stack, &client, &order.order_id, timings).await,
     };
-    Visit { order_id: Some(order.order_id), told, confirm_sent: true }
+    Visit { order_id: Some(order.order_id), pg, told, confirm_sent: true }
+}
+
+/// KakaoPay's window for the order (the shop prepares its payment, asked again
+/// on an error as a customer would), the customer's approval in it, and the
+/// `pg_token` KakaoPay sends them back with; `None` when they never got through.
+async fn approved_in_window(
+    stack: &(impl Shop + ?Sized),
+    client: &Client,
+    order: &Order,
+    pause: Duration,
+) -> Option<String> {
+    let window_client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().ok()?;
+    for _ in 0..ORDER_TRIES {
+        let prepared =
+            client.post(format!("{}/api/orders/{}/kakaopay", stack.server_url(), order.order_id)).send().await;
+        if let Ok(response) = prepared
+            && response.status() == StatusCode::OK
+            && let Ok(window) = response.json::<KakaoPayWindow>().await
+        {
+            let action = window.mobile_url.split('?').next().unwrap_or_default().to_owned();
+            let pressed = window_client.post(action).form(&[("choice", "approve"), ("mode", "mobile")]).send().await;
+            if let Ok(pressed) = pressed
+                && let Some(location) = pressed.headers().get(reqwest::header::LOCATION)
+                && let Ok(back) = reqwest::Url::parse(location.to_str().unwrap_or_default())
+                && let Some((_, token)) = back.query_pairs().find(|(name, _)| name == "pg_token")
+            {
+                return Some(token.into_owned());
+            }
+        }
+        tokio::time::sleep(pause).await;
+    }
+    None
 }
 
 async fn create_order(stack: &(impl Shop + ?Sized), client: &Client, pause: Duration) -> Option<Order> {

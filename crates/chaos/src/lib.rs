@@ -73,12 +73,16 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
     }
 
     let stats = stack.pg_stats().await?;
+    let kakaopay = stack.kakaopay_stats().await?;
     let mut truths = BTreeMap::new();
     for order_id in visits.iter().filter_map(|visit| visit.order_id.as_ref()) {
-        let truth = truth_of(&db, order_id, stats.charges_by_order.get(order_id).copied().unwrap_or(0)).await?;
-        truths.insert(order_id.clone(), truth);
+        // Charges at either PG: an order charged at both is charged twice.
+        let charges =
+            [&stats, &kakaopay].iter().map(|pg| pg.charges_by_order.get(order_id).copied().unwrap_or(0)).sum();
+        truths.insert(order_id.clone(), truth_of(&db, order_id, charges).await?);
     }
-    let verdicts = check::check(&visits, &truths, &stats.double_charges);
+    let double_charges: Vec<String> = stats.double_charges.iter().chain(&kakaopay.double_charges).cloned().collect();
+    let verdicts = check::check(&visits, &truths, &double_charges);
     Ok(Report {
         settings: Settings {
             customers: options.customers,
@@ -90,7 +94,12 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             seed: options.seed,
             contract_limit: options.contract_limit,
             pg_cap: options.pg_cap,
+            kakaopay_share: options.kakaopay_share,
         },
+        customers_by_pg: visits.iter().fold(BTreeMap::new(), |mut counts, visit| {
+            *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
+            counts
+        }),
         customers: visits.len(),
         orders: truths.len(),
         told: told_counts(&visits),
@@ -118,17 +127,8 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
                 (made < ended && settled > ended).then_some(settled - ended)
             })
         })),
-        pg: PgFigures {
-            confirm_requests: stats.confirm_requests,
-            processings: stats.processings,
-            lookups: stats.lookups,
-            faults_injected: stats.faults_injected.total,
-            contract_limit_rejections: stats.contract_limit_rejections,
-            charges: stats.charges_by_order.values().sum(),
-            double_charges: stats.double_charges.len(),
-            peak_in_flight: stats.peak_in_flight,
-            overlapping_calls: stats.overlapping_calls,
-        },
+        pg: PgFigures::of(&stats),
+        kakaopay: PgFigures::of(&kakaopay),
         chaos: applied,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
@@ -159,12 +159,13 @@ async fn visit_all(stack: &Arc<Stack>, options: &Options, schedule: &Schedule, p
     let tasks: Vec<_> = schedule
         .arrivals
         .iter()
-        .map(|&arrival| {
+        .zip(&schedule.pgs)
+        .map(|(&arrival, &pg)| {
             let stack = stack.clone();
             let progress = progress.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until(start + arrival).await;
-                let visit = customer::visit(stack.as_ref(), timings, pause).await;
+                let visit = customer::visit(stack.as_ref(), timings, pause, pg).await;
                 progress.inc(1);
                 visit
             })

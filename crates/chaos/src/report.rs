@@ -26,7 +26,11 @@ pub struct Report {
     /// From the end of the PG outage to the settlement of each payment still
     /// unsettled then, in ms (empty without an outage).
     pub settle_after_outage_ms: Quantiles,
+    /// Customers by the PG they paid with.
+    pub customers_by_pg: std::collections::BTreeMap<String, usize>,
+    /// Toss's figures, and KakaoPay's (a fake PG each).
     pub pg: PgFigures,
+    pub kakaopay: PgFigures,
     pub chaos: ChaosApplied,
     pub elapsed_s: f64,
 }
@@ -43,6 +47,8 @@ pub struct Settings {
     pub contract_limit: u32,
     /// The shop's PG concurrency cap (every server's `--pg-max-concurrency`).
     pub pg_cap: u32,
+    /// The share of customers paying with KakaoPay.
+    pub kakaopay_share: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -79,6 +85,23 @@ pub struct PgFigures {
     pub overlapping_calls: u64,
 }
 
+impl PgFigures {
+    /// A fake PG's figures, from its counters and ledger.
+    pub fn of(stats: &fake_pg::Stats) -> Self {
+        Self {
+            confirm_requests: stats.confirm_requests,
+            processings: stats.processings,
+            lookups: stats.lookups,
+            faults_injected: stats.faults_injected.total,
+            contract_limit_rejections: stats.contract_limit_rejections,
+            charges: stats.charges_by_order.values().sum(),
+            double_charges: stats.double_charges.len(),
+            peak_in_flight: stats.peak_in_flight,
+            overlapping_calls: stats.overlapping_calls,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ChaosApplied {
     pub kills: u32,
@@ -89,7 +112,7 @@ pub struct ChaosApplied {
 impl Report {
     /// Whether the campaign found anything wrong.
     pub fn failed(&self) -> bool {
-        self.verdicts.failed() || self.pg.double_charges > 0
+        self.verdicts.failed() || self.pg.double_charges > 0 || self.kakaopay.double_charges > 0
     }
 }
 
@@ -102,7 +125,12 @@ impl fmt::Display for Report {
             s.customers, s.servers, self.chaos.kills, self.chaos.freezes, s.pg_outage_s, s.time_scale, s.seed
         )?;
         let v = &self.verdicts;
-        let rows: [(&str, String); 16] = [
+        let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);
+        let calls = |pg: &PgFigures| {
+            format!("{} / {} / {} / {}", pg.confirm_requests, pg.processings, pg.lookups, pg.faults_injected)
+        };
+        let rows: [(&str, String); 18] = [
+            ("customers by card (Toss) / KakaoPay", format!("{} / {}", by_pg("toss"), by_pg("kakaopay"))),
             ("orders", self.orders.to_string()),
             ("lost (charged, not paid)", v.lost.len().to_string()),
             ("unexpected (paid, no charge)", v.unexpected.len().to_string()),
@@ -110,7 +138,10 @@ impl fmt::Display for Report {
             ("stuck (still unsettled)", v.stuck.len().to_string()),
             ("contradicted (told otherwise)", v.contradicted.len().to_string()),
             ("recovered (through UNKNOWN, right)", v.recovered.to_string()),
-            ("double charges at the PG", self.pg.double_charges.to_string()),
+            (
+                "double charges at Toss / KakaoPay",
+                format!("{} / {}", self.pg.double_charges, self.kakaopay.double_charges),
+            ),
             (
                 "told paid / failed / refunded / unresolved / no order",
                 format!(
@@ -122,15 +153,16 @@ impl fmt::Display for Report {
             ("failed by code", format!("{:?}", self.failures_by_code)),
             ("time to settle p50 / p99 / max", quantiles(&self.settle_ms)),
             ("  through UNKNOWN p50 / p99 / max", quantiles(&self.settle_unknown_ms)),
-            ("PG peak in processing / the shop's cap", format!("{} / {}", self.pg.peak_in_flight, s.pg_cap)),
-            ("calls about one payment at once", self.pg.overlapping_calls.to_string()),
             (
-                "PG confirms / processings / lookups / faults",
-                format!(
-                    "{} / {} / {} / {}",
-                    self.pg.confirm_requests, self.pg.processings, self.pg.lookups, self.pg.faults_injected
-                ),
+                "peak in processing: Toss / KakaoPay / the shop's cap for each",
+                format!("{} / {} / {}", self.pg.peak_in_flight, self.kakaopay.peak_in_flight, s.pg_cap),
             ),
+            (
+                "calls about one payment at once: Toss / KakaoPay",
+                format!("{} / {}", self.pg.overlapping_calls, self.kakaopay.overlapping_calls),
+            ),
+            ("Toss confirms / processings / lookups / faults", calls(&self.pg)),
+            ("KakaoPay approves / processings / lookups / faults", calls(&self.kakaopay)),
         ];
         let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
         for (name, value) in rows {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use payonce_api::Pg;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -24,11 +25,15 @@ pub enum Chaos {
     OutageEnd,
 }
 
+/// The stream the customers' choices of PG are drawn from, beside the seed's.
+const PG_CHOICE_STREAM: u64 = 0x6b61_6b61_6f70_6179;
+
 /// A campaign's timeline, from its start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
-    /// When each customer arrives, in order.
+    /// When each customer arrives, in order, and the PG they pay with.
     pub arrivals: Vec<Duration>,
+    pub pgs: Vec<Pg>,
     /// What happens when, in order.
     pub chaos: Vec<(Duration, Chaos)>,
 }
@@ -54,7 +59,13 @@ impl Schedule {
             chaos.push((start + outage, Chaos::OutageEnd));
         }
         chaos.sort_by_key(|(at, _)| *at);
-        Self { arrivals, chaos }
+        // Drawn apart, so that a seed's arrivals and chaos are the same whatever the share.
+        let mut choices = StdRng::seed_from_u64(options.seed ^ PG_CHOICE_STREAM);
+        let pgs = arrivals
+            .iter()
+            .map(|_| if choices.random::<f64>() < options.kakaopay_share { Pg::KakaoPay } else { Pg::Toss })
+            .collect();
+        Self { arrivals, pgs, chaos }
     }
 }
 
@@ -73,6 +84,19 @@ mod tests {
         let first = Schedule::draw(&options(&["--seed", "7"]), 3);
         assert_eq!(first, Schedule::draw(&options(&["--seed", "7"]), 3));
         assert_ne!(first, Schedule::draw(&options(&["--seed", "8"]), 3));
+    }
+
+    #[test]
+    fn customers_pay_with_kakaopay_in_the_share_asked_and_the_rest_of_the_campaign_is_the_seeds() {
+        let mixed = Schedule::draw(&options(&["--customers", "400", "--kakaopay-share", "0.5"]), 1);
+        let kakaopay = mixed.pgs.iter().filter(|pg| **pg == Pg::KakaoPay).count();
+        assert_eq!(mixed.pgs.len(), 400);
+        assert!((150..=250).contains(&kakaopay), "about half: {kakaopay}");
+        let toss_only = Schedule::draw(&options(&["--customers", "400", "--kakaopay-share", "0"]), 1);
+        assert!(toss_only.pgs.iter().all(|pg| *pg == Pg::Toss));
+        assert_eq!((&toss_only.arrivals, &toss_only.chaos), (&mixed.arrivals, &mixed.chaos));
+        let kakaopay_only = Schedule::draw(&options(&["--customers", "40", "--kakaopay-share", "1"]), 1);
+        assert!(kakaopay_only.pgs.iter().all(|pg| *pg == Pg::KakaoPay));
     }
 
     #[test]

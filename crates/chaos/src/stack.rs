@@ -1,12 +1,13 @@
-//! The system under test: one fake PG with every fault at once, and order
-//! servers sharing one database, each on a port it keeps across restarts.
+//! The system under test: a fake PG for each PG (Toss's, and KakaoPay's,
+//! with every fault at once), and order servers sharing one database, each
+//! on a port it keeps across restarts.
 
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use fake_pg::Stats;
+use fake_pg::{Api, Stats};
 use payonce_server::db::{Db, DbLocation};
 use serde_json::json;
 
@@ -27,6 +28,7 @@ pub const FAULTS: [(&str, f64); 7] = [
 /// A running fake PG and order servers.
 pub struct Stack {
     pg: Running,
+    kakaopay: Running,
     servers: Vec<Mutex<Option<Running>>>,
     programs: Vec<Program>,
     urls: Vec<String>,
@@ -38,22 +40,24 @@ pub struct Stack {
 impl Stack {
     /// Starts the fake PG, then the servers, each on a port of its own.
     pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ProcessError> {
-        let pg = pg_program(options, bin_dir, work_dir).start().await?;
+        let pg = pg_program(options, bin_dir, work_dir, Api::Toss).start().await?;
+        let kakaopay = pg_program(options, bin_dir, work_dir, Api::KakaoPay).start().await?;
+        let pgs = Pgs { toss: &pg.url, kakaopay: &kakaopay.url };
         let db = options.db.clone().unwrap_or_else(|| DbLocation::sqlite_file(&work_dir.join("payonce.db")));
         let mut servers = Vec::new();
         let mut programs = Vec::new();
         let mut urls = Vec::new();
         for index in 0..options.servers {
             // First on any port, then always again on the one it got.
-            let first = server_program(options, bin_dir, work_dir, index, &pg.url, &db, "127.0.0.1:0");
+            let first = server_program(options, bin_dir, work_dir, index, pgs, &db, "127.0.0.1:0");
             let running = first.start().await?;
             let listen = running.url.trim_start_matches("http://").to_owned();
-            programs.push(server_program(options, bin_dir, work_dir, index, &pg.url, &db, &listen));
+            programs.push(server_program(options, bin_dir, work_dir, index, pgs, &db, &listen));
             urls.push(running.url.clone());
             servers.push(Mutex::new(Some(running)));
         }
         let http = reqwest::Client::new();
-        Ok(Self { pg, servers, programs, urls, next: AtomicUsize::new(0), db, http })
+        Ok(Self { pg, kakaopay, servers, programs, urls, next: AtomicUsize::new(0), db, http })
     }
 
     pub fn server_count(&self) -> usize {
@@ -97,14 +101,22 @@ impl Stack {
     }
 
     /// Starts or ends a PG outage: every API call answered 503.
+    /// Both PGs go down, or come back, at once.
     pub async fn pg_outage(&self, on: bool) -> Result<(), reqwest::Error> {
-        self.http.put(format!("{}/__admin/config", self.pg.url)).json(&json!({"outage": on})).send().await?;
+        for pg in [&self.pg, &self.kakaopay] {
+            self.http.put(format!("{}/__admin/config", pg.url)).json(&json!({"outage": on})).send().await?;
+        }
         Ok(())
     }
 
-    /// The PG's counters and ledger.
+    /// Toss's counters and ledger.
     pub async fn pg_stats(&self) -> Result<Stats, reqwest::Error> {
         self.http.get(format!("{}/__admin/stats", self.pg.url)).send().await?.json().await
+    }
+
+    /// KakaoPay's counters and ledger.
+    pub async fn kakaopay_stats(&self) -> Result<Stats, reqwest::Error> {
+        self.http.get(format!("{}/__admin/stats", self.kakaopay.url)).send().await?.json().await
     }
 
     /// The shared database, opened beside the servers.
@@ -117,18 +129,35 @@ fn millis(duration: Duration) -> String {
     format!("{}ms", duration.as_millis().max(1))
 }
 
-fn pg_program(options: &Options, bin_dir: &Path, work_dir: &Path) -> Program {
+/// Where each PG's fake listens.
+#[derive(Clone, Copy)]
+struct Pgs<'a> {
+    toss: &'a str,
+    kakaopay: &'a str,
+}
+
+/// The fake PG speaking `api`, with the campaign's faults (KakaoPay's drawn from a seed of its own).
+fn pg_program(options: &Options, bin_dir: &Path, work_dir: &Path, api: Api) -> Program {
     let mut args: Vec<String> =
         ["--listen", "127.0.0.1:0", "--latency", "2s", "--slow-tail", "0.05:70s", "--replay", "toss"]
             .map(str::to_owned)
             .to_vec();
     args.extend(["--contract-limit".to_owned(), options.contract_limit.to_string()]);
-    args.extend(["--seed".to_owned(), options.seed.to_string()]);
+    let (name, seed) = match api {
+        Api::Toss => ("toss", options.seed),
+        Api::KakaoPay => ("kakaopay", options.seed.wrapping_add(1)),
+    };
+    args.extend(["--api".to_owned(), name.to_owned()]);
+    args.extend(["--seed".to_owned(), seed.to_string()]);
     args.extend(["--time-scale".to_owned(), options.time_scale.to_string()]);
     for (flag, rate) in FAULTS {
         args.extend([flag.to_owned(), rate.to_string()]);
     }
-    Program { binary: bin_dir.join("fake-pg"), args, log: work_dir.join("fake-pg.log") }
+    let log = match api {
+        Api::Toss => work_dir.join("fake-pg.log"),
+        Api::KakaoPay => work_dir.join("fake-pg-kakaopay.log"),
+    };
+    Program { binary: bin_dir.join("fake-pg"), args, log }
 }
 
 fn server_program(
@@ -136,7 +165,7 @@ fn server_program(
     bin_dir: &Path,
     work_dir: &Path,
     index: u32,
-    pg_url: &str,
+    pgs: Pgs<'_>,
     db: &DbLocation,
     listen: &str,
 ) -> Program {
@@ -158,7 +187,12 @@ fn server_program(
         "--pg-max-concurrency".to_owned(),
         options.pg_cap.to_string(),
         "--pg-url".to_owned(),
-        pg_url.to_owned(),
+        pgs.toss.to_owned(),
+        "--kakaopay-url".to_owned(),
+        pgs.kakaopay.to_owned(),
+        // KakaoPay's fifteen minutes, at the fake's scale.
+        "--kakaopay-session-lifetime".to_owned(),
+        scaled(15 * 60),
         "--confirm-wait".to_owned(),
         scaled(15),
         "--poll-interval".to_owned(),

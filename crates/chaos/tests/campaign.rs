@@ -1,6 +1,7 @@
 //! A short chaos campaign, as the test command runs it: 200 customers over
-//! 30 s, every PG fault at once, five server kills, a freeze and a PG outage,
-//! at a tenth of real time. It needs the `payonce-server` and `fake-pg`
+//! 30 s, half paying by card through Toss and half with KakaoPay (a PG without
+//! idempotency keys), every PG fault at once at both, five server kills, a
+//! freeze and an outage of both PGs, at a tenth of real time. It needs the `payonce-server` and `fake-pg`
 //! binaries beside this test's (`cargo test --workspace` builds them).
 
 use clap::Parser;
@@ -31,5 +32,8 @@ async fn a_short_campaign_ends_with_every_order_agreeing_with_the_pg_ledger() {
     assert_eq!((report.chaos.kills, report.chaos.freezes, report.chaos.outages), (5, 1, 1), "all the chaos happened");
     assert!(report.orders >= 190, "most customers could order despite the kills: {}", report.orders);
     assert!(report.verdicts.recovered > 0, "some payments went through UNKNOWN and were recovered");
-    assert!(report.pg.faults_injected > 0);
+    assert!(report.pg.faults_injected > 0 && report.kakaopay.faults_injected > 0, "faults at both PGs");
+    let by_pg = |pg: &str| report.customers_by_pg.get(pg).copied().unwrap_or(0);
+    assert!(by_pg("toss") >= 60 && by_pg("kakaopay") >= 60, "both PGs had customers: {:?}", report.customers_by_pg);
+    assert!(report.kakaopay.charges > 0, "KakaoPay charged some orders");
 }
