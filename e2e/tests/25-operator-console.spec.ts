@@ -35,6 +35,9 @@ test('an operator refunds part of a paid order from the console and reconciles t
   await expect(console.locator('#message')).toHaveText(/orders\./);
   await console.mouse.up();
   await expect(console.locator('#detail-status')).toHaveText('PAID');
+  // The card payment went through Toss, as its row said.
+  await expect(console.locator('#detail-pg')).toHaveText('Toss');
+  await expect(row).toContainText('Toss');
   await expect(console.locator('#history')).toContainText('PAID');
   // The customer's one confirm, as the PG answered it.
   const confirmCall = console.locator('#pg-calls tbody tr', { hasText: 'confirm' });

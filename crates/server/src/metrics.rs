@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use metrics::{counter, gauge};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use payonce_api::OrderStatus;
+use payonce_api::{OrderStatus, Pg};
 
 /// The process-wide recorder. Several servers in one test process share it,
 /// since `metrics` has one global recorder.
@@ -83,9 +83,10 @@ fn describe() {
     metrics::describe_histogram!("http_request_duration_seconds", "HTTP request latency by route");
 }
 
-/// One confirm call finished with this outcome (`paid`, `failed`, `unknown`, `unreachable`, `busy`).
-pub fn pg_confirm_call(outcome: &'static str) {
-    counter!("payment_pg_confirm_calls_total", "outcome" => outcome).increment(1);
+/// One confirm call (an approve, at KakaoPay) to `pg` finished with this
+/// outcome (`paid`, `failed`, `unknown`, `unreachable`, `busy`).
+pub fn pg_confirm_call(pg: Pg, outcome: &'static str) {
+    counter!("payment_pg_confirm_calls_total", "pg" => pg.as_str(), "outcome" => outcome).increment(1);
 }
 
 /// A request to the operators' API came with a wrong or missing token: answered
@@ -126,9 +127,9 @@ pub fn recovery_retry() {
     counter!("payment_pg_query_retry_total").increment(1);
 }
 
-/// One recovery call (`lookup` or `resend`) and what its answer settled.
-pub fn recovery_call(call: &'static str, verdict: &'static str) {
-    counter!("payment_pg_recovery_calls_total", "call" => call, "verdict" => verdict).increment(1);
+/// One recovery call to `pg` (`lookup` or `resend`) and what its answer settled.
+pub fn recovery_call(pg: Pg, call: &'static str, verdict: &'static str) {
+    counter!("payment_pg_recovery_calls_total", "pg" => pg.as_str(), "call" => call, "verdict" => verdict).increment(1);
 }
 
 pub fn breaker_opened() {
@@ -152,9 +153,9 @@ pub fn refund_transition(status: &'static str) {
     counter!("payment_refunds_total", "status" => status).increment(1);
 }
 
-/// One call about a refund (`first`, `lookup`, `resend`) and what came of it.
-pub fn refund_call(call: &'static str, outcome: &'static str) {
-    counter!("payment_pg_cancel_calls_total", "call" => call, "outcome" => outcome).increment(1);
+/// One call to `pg` about a refund (`first`, `lookup`, `resend`) and what came of it.
+pub fn refund_call(pg: Pg, call: &'static str, outcome: &'static str) {
+    counter!("payment_pg_cancel_calls_total", "pg" => pg.as_str(), "call" => call, "outcome" => outcome).increment(1);
 }
 
 /// A webhook event, and whether it brought a lookup forward (`looking_up`) or not (`nothing`).

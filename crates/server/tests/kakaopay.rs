@@ -244,3 +244,23 @@ async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_and_refunds_once()
     server.wait_for(order_id, OrderStatus::Canceled, Duration::from_secs(30)).await;
     assert_eq!(refunded_by_kakaopay(&pg, order_id).await, created.order.amount, "refunded once");
 }
+
+#[tokio::test]
+async fn operators_see_which_pg_each_order_went_to() {
+    let pg = kakaopay().await;
+    let (server, created) = paid(&pg).await;
+    let admin =
+        |path: String| reqwest::Client::new().get(format!("{}{path}", server.admin_url)).bearer_auth(TOKEN).send();
+    let list: Value = admin("/admin/orders".to_owned()).await.unwrap().json().await.unwrap();
+    let row = list["orders"].as_array().unwrap().iter().find(|row| row["order_id"] == created.order.order_id.as_str());
+    assert_eq!(row.map(|row| row["pg"].clone()), Some(json!("kakaopay")), "{list}");
+    let story: Value = admin(format!("/admin/orders/{}", created.order.order_id)).await.unwrap().json().await.unwrap();
+    assert_eq!(story["attempt"]["pg"], "kakaopay", "{story}");
+    let calls: Vec<&str> =
+        story["pg_calls"].as_array().unwrap().iter().filter_map(|call| call["kind"].as_str()).collect();
+    assert_eq!(calls, ["confirm"], "the one approve, recorded as the order's confirm: {story}");
+    let unpaid = server.create_order().await;
+    let list: Value = admin("/admin/orders".to_owned()).await.unwrap().json().await.unwrap();
+    let row = list["orders"].as_array().unwrap().iter().find(|row| row["order_id"] == unpaid.order.order_id.as_str());
+    assert_eq!(row.map(|row| row["pg"].clone()), Some(Value::Null), "no PG before a confirm: {list}");
+}

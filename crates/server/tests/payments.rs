@@ -199,8 +199,8 @@ async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
     .await;
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Unknown);
     let metrics = server.metrics().await;
-    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{call="lookup",verdict="not_confirmed"}"#), "{metrics}");
-    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{call="resend",verdict="nothing"}"#), "{metrics}");
+    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="lookup",verdict="not_confirmed"}"#), "{metrics}");
+    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="resend",verdict="nothing"}"#), "{metrics}");
 
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
@@ -366,7 +366,7 @@ async fn at_the_concurrency_cap_a_confirm_fails_busy_and_nothing_is_charged() {
     assert_eq!(pg.stats().await.confirm_requests, 1, "the refused confirm never reached the PG");
     assert_charges_agree(&pg, &server, &[&holding.order.order_id, &refused.order.order_id]).await;
     let metrics = server.metrics().await;
-    assert!(metrics.contains("payment_pg_confirm_calls_total{outcome=\"busy\"}"), "{metrics}");
+    assert!(metrics.contains("payment_pg_confirm_calls_total{pg=\"toss\",outcome=\"busy\"}"), "{metrics}");
 }
 
 #[tokio::test]

@@ -12,6 +12,8 @@ pub struct OperatorOrderRow {
     pub amount: i64,
     /// `None` while the order has no attempt (CREATED).
     pub status: Option<String>,
+    /// The PG its attempt went to; `None` while it has none.
+    pub pg: Option<String>,
     pub refunded_amount: Option<i64>,
     pub created_at_ms: i64,
     /// When the order last changed (its attempt's last update, else its creation).
@@ -24,6 +26,7 @@ pub struct OperatorOrderRow {
 /// An attempt as operators see it.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct AttemptDetail {
+    pub pg: String,
     pub idempotency_key: Option<String>,
     pub pg_idempotency_key: Option<String>,
     pub payment_key: Option<String>,
@@ -52,7 +55,7 @@ impl Db {
         limit: u32,
     ) -> Result<Vec<OperatorOrderRow>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT o.order_id, o.amount, a.status, a.refunded_amount, o.created_at_ms, \
+            "SELECT o.order_id, o.amount, a.status, a.pg, a.refunded_amount, o.created_at_ms, \
              COALESCE(a.updated_at_ms, o.created_at_ms) AS changed_at_ms, a.last_pg_answer, a.unknown_reason, \
              a.recovery_passes FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id \
              WHERE (CAST($1 AS TEXT) IS NULL OR COALESCE(a.status, 'CREATED') = $2) \
@@ -71,7 +74,7 @@ impl Db {
     /// The order's attempt in full, if it has one.
     pub async fn attempt_detail(&self, order_id: &str) -> Result<Option<AttemptDetail>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT idempotency_key, pg_idempotency_key, payment_key, amount, status, failure_code, failure_message, unknown_reason, \
+            "SELECT pg, idempotency_key, pg_idempotency_key, payment_key, amount, status, failure_code, failure_message, unknown_reason, \
              last_pg_answer, recovery_passes, next_attempt_at_ms, lease_until_ms, lease_owner, created_at_ms, \
              updated_at_ms FROM payment_attempts WHERE order_id = $1",
         )

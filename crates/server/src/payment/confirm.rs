@@ -46,6 +46,15 @@ enum Authorised {
     KakaoPay { pg_token: String },
 }
 
+impl Authorised {
+    fn pg(&self) -> Pg {
+        match self {
+            Authorised::Toss { .. } => Pg::Toss,
+            Authorised::KakaoPay { .. } => Pg::KakaoPay,
+        }
+    }
+}
+
 fn validate_token(field: &str, value: &str, max: usize) -> Result<(), AppError> {
     let valid = !value.is_empty() && value.len() <= max && value.bytes().all(|byte| byte.is_ascii_graphic());
     if valid {
@@ -118,12 +127,12 @@ impl ConfirmJob {
 
         // The PG's payment: Toss's from its window, or the KakaoPay payment
         // prepared for the order (while it can still be approved).
-        let (pg, payment_key, place) = match &self.authorised {
-            Authorised::Toss { payment_key } => (Pg::Toss, payment_key.clone(), app.pg.try_place().await?),
+        let pg = self.authorised.pg();
+        let (payment_key, place) = match &self.authorised {
+            Authorised::Toss { payment_key } => (payment_key.clone(), app.pg.try_place().await?),
             Authorised::KakaoPay { .. } => {
                 let gateway = kakaopay::gateway(&app)?;
-                let tid = kakaopay::prepared_tid(&app, &self.order_id).await?;
-                (Pg::KakaoPay, tid, gateway.try_place().await?)
+                (kakaopay::prepared_tid(&app, &self.order_id).await?, gateway.try_place().await?)
             }
         };
         // Without a place the attempt is stored as failed: it never reached the PG.
@@ -186,7 +195,7 @@ impl ConfirmJob {
                 self.store_first_answer(&app, outcome, transition, &holder).await
             }
             None => {
-                metrics::pg_confirm_call("busy");
+                metrics::pg_confirm_call(pg, "busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
             }
         }
@@ -218,7 +227,7 @@ impl ConfirmJob {
         transition: Transition,
         holder: &str,
     ) -> Result<Order, AppError> {
-        metrics::pg_confirm_call(outcome);
+        metrics::pg_confirm_call(self.authorised.pg(), outcome);
         // A charge still settles an attempt that recovery marked UNKNOWN meanwhile
         // (the lease lapsed under a very slow database, say). A failure does not:
         // it needs the lease, and recovery, once it took the attempt, may have

@@ -170,6 +170,13 @@ pub(super) async fn look_up(
     Ok(Ok((step, shown.verdict, answer.describe())))
 }
 
+/// When a KakaoPay attempt is past its time (see `session_over_after`), a
+/// moment after it, so that the lookup then sees it over.
+pub(super) fn session_over_at_ms(app: &App, attempt: &Attempt) -> Option<i64> {
+    let past = lease::millis(session_over_after(app)) + lease::millis(lease::margin(&app.config));
+    attempt.created_at_ms.checked_add(past)
+}
+
 /// How old a KakaoPay attempt must be before nothing unapproved can be
 /// charged: its 15 minutes, plus the longest an approve sent at their very end
 /// can be processed, plus a margin. Counted from the attempt, stored after the

@@ -26,7 +26,7 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
     }
     let (recovered, last_answer) = recover_claimed(app, job, &refund).await?;
     let passes_before = u32::try_from(refund.recovery_passes).unwrap_or(u32::MAX);
-    Ok(Pass { recovered, last_answer, passes_before })
+    Ok(Pass::came_to(recovered, last_answer, passes_before))
 }
 
 async fn recover_claimed(

@@ -51,12 +51,20 @@ pub(super) struct Pass {
     pub recovered: Recovered,
     pub last_answer: Option<String>,
     pub passes_before: u32,
+    /// A moment by which the job is looked at again whatever the backoff says:
+    /// when what the PG shows will have changed (a KakaoPay payment's time ends).
+    pub look_again_by_ms: Option<i64>,
 }
 
 impl Pass {
+    /// What a pass came to, with no moment of its own to look again by.
+    pub(super) fn came_to(recovered: Recovered, last_answer: Option<String>, passes_before: u32) -> Self {
+        Pass { recovered, last_answer, passes_before, look_again_by_ms: None }
+    }
+
     /// A pass that found the job settled, or taken over, before it acted.
     pub(super) fn not_ours() -> Self {
-        Pass { recovered: Recovered::NotOurs, last_answer: None, passes_before: 0 }
+        Pass::came_to(Recovered::NotOurs, None, 0)
     }
 }
 
@@ -113,12 +121,13 @@ fn note_health(app: &App, answer: &impl PgReply) {
 /// upper half so many jobs spread out, and raises the alert when they say so.
 pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppError>) -> Result<(), AppError> {
     let Job { kind, key, holder, .. } = job;
-    let (recovered, passes_before, last_answer) = match pass {
-        Ok(pass) => (Some(pass.recovered), pass.passes_before, pass.last_answer.as_deref()),
-        Err(_) => (None, 0, None),
+    let (recovered, passes_before, last_answer, look_again_by) = match pass {
+        Ok(pass) => (Some(pass.recovered), pass.passes_before, pass.last_answer.as_deref(), pass.look_again_by_ms),
+        Err(_) => (None, 0, None, None),
     };
     let Some(release) = settlement::release(recovered, passes_before, &app.timings()) else { return Ok(()) };
-    let next_at = release.wait.map(|wait| now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
+    let backed_off = release.wait.map(|wait| now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
+    let next_at = backed_off.map(|at| look_again_by.map_or(at, |by| at.min(by)));
     let passes = app.db.release_job(kind, key, holder, next_at, release.answered, last_answer).await?;
     if !release.answered {
         return Ok(());

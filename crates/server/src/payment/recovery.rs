@@ -55,7 +55,12 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
         }
     }
     let (recovered, last_answer) = recover_claimed(app, job, &attempt).await?;
-    Ok(Pass { recovered, last_answer, passes_before: attempt.recovery_passes })
+    let mut pass = Pass::came_to(recovered, last_answer, attempt.recovery_passes);
+    if attempt.pg == Pg::KakaoPay {
+        // Unapproved, it settles only once its time is over: look then, not a backoff later.
+        pass.look_again_by_ms = kakaopay::session_over_at_ms(app, &attempt).filter(|at| *at > now_ms());
+    }
+    Ok(pass)
 }
 
 /// The steps of one pass over a claimed attempt. Returns what it came to and
@@ -67,7 +72,7 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
     let usable = |answer: &PgAnswer| {
         let verdict = status_verdict(status_answer(answer, expected));
-        metrics::recovery_call("lookup", status_label(verdict));
+        metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
         tracing::debug!(
             order_id = attempt.order_id,
             answer = describe(answer),
@@ -109,7 +114,7 @@ async fn recover_at_kakaopay(
         Ok(looked_up) => looked_up,
         Err(ended) => return Ok(ended),
     };
-    metrics::recovery_call("lookup", status_label(verdict));
+    metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
     match step {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, Some(described)))
@@ -183,7 +188,7 @@ async fn resend(
         Err(not_sent) => return Ok(not_sent),
     };
     let verdict = resend_verdict(confirm_answer(&answer, expected));
-    metrics::recovery_call("resend", verdict_label(verdict));
+    metrics::recovery_call(attempt.pg, "resend", verdict_label(verdict));
     tracing::info!(order_id = attempt.order_id, answer = describe(&answer), ?verdict, "recovery resent the confirm");
     let described = Some(describe(&answer));
     match after_resend(verdict, || failure_of(&answer)) {

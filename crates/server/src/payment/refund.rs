@@ -201,7 +201,7 @@ impl Ask {
         let refund = app.db.refund(&refund_id).await?.ok_or(AppError::OrderNotFound)?;
         let Some(place) = try_place(&app, refund.pg).await? else {
             // Every PG place is taken: recovery, which waits for one, sends it.
-            metrics::refund_call("first", "busy");
+            metrics::refund_call(refund.pg, "first", "busy");
             app.db.release_job(JobKind::Refund, &refund.refund_id, &holder, None, false, None).await?;
             app.recovery_wake.notify_one();
             return current(&app, &self.order_id).await;
@@ -213,7 +213,7 @@ impl Ask {
         };
         let answer = send(&app, place, &refund, caller).await?;
         let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder), Send::First).await?;
-        metrics::refund_call("first", settled.label());
+        metrics::refund_call(refund.pg, "first", settled.label());
         if !settled.is_settled() {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
             let answer = answer.describe();

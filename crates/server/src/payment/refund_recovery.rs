@@ -38,7 +38,7 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
         return Ok(Pass::not_ours());
     }
     let (recovered, last_answer) = recover_claimed(app, job, &refund).await?;
-    Ok(Pass { recovered, last_answer, passes_before: refund.recovery_passes })
+    Ok(Pass::came_to(recovered, last_answer, refund.recovery_passes))
 }
 
 /// One pass over a claimed refund: what it came to, and the PG's last answer.
@@ -72,7 +72,7 @@ async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<Ref
     let expected = toss_expected(refund, order_amount);
     let usable = |answer: &PgAnswer| {
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
-        metrics::refund_call("lookup", lookup_label(verdict));
+        metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
     };
     let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
@@ -87,7 +87,7 @@ async fn look_up_at_kakaopay(app: &App, job: Job<'_>, refund: &Refund) -> Result
     let expected = kakaopay_expected(refund);
     let usable = |answer: &KakaoPayAnswer<KakaoPayOrder>| {
         let verdict = kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected));
-        metrics::refund_call("lookup", lookup_label(verdict));
+        metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
     };
     let (order_id, tid) = (refund.order_id.as_str(), refund.payment_key.as_str());
@@ -122,7 +122,7 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
     };
     let refund = sent_as.expect("a refund that was sent was read first");
     let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder), Send::Again).await?;
-    metrics::refund_call("resend", resend_label(settled, &answer));
+    metrics::refund_call(refund.pg, "resend", resend_label(settled, &answer));
     let recovered = match settled {
         Settled::Done => Recovered::Settled,
         Settled::NewKey => Recovered::Unsettled,

@@ -30,6 +30,8 @@ pub struct OrderRow {
     pub order_id: String,
     /// The order's status (CREATED until a confirm is stored).
     pub status: String,
+    /// The PG its payment went to (`toss` or `kakaopay`); none before a confirm is stored.
+    pub pg: Option<String>,
     pub amount: i64,
     pub refunded_amount: i64,
     pub created_at: String,
@@ -48,6 +50,7 @@ impl OrderRow {
     pub fn new(row: OperatorOrderRow, now_ms: i64) -> Self {
         Self {
             status: row.status.unwrap_or_else(|| payonce_api::OrderStatus::Created.as_str().to_owned()),
+            pg: row.pg,
             amount: row.amount,
             refunded_amount: row.refunded_amount.unwrap_or(0),
             created_at: rfc3339(row.created_at_ms),
@@ -79,6 +82,8 @@ pub struct OrderStory {
 /// The payment attempt, with where recovery stands on it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AttemptView {
+    /// The PG it went to (`toss` or `kakaopay`); its payment there is `payment_key`.
+    pub pg: String,
     /// The browser's key, of this shop's API.
     pub idempotency_key: Option<String>,
     /// The key the confirm went to the PG under, made by the server.
@@ -104,6 +109,7 @@ impl From<AttemptDetail> for AttemptView {
     fn from(attempt: AttemptDetail) -> Self {
         let instant = |ms: i64| (ms > 0).then(|| rfc3339(ms));
         Self {
+            pg: attempt.pg,
             idempotency_key: attempt.idempotency_key,
             pg_idempotency_key: attempt.pg_idempotency_key,
             payment_key: attempt.payment_key,

@@ -82,6 +82,11 @@ function waited(seconds) {
 // that lands while a refresh is answered still reaches the order it was aimed at:
 // a replaced row would take the press and leave the release to its successor,
 // and the browser would count no click at all.
+// The PG an order's payment went to, by name; none before a confirm is stored.
+function pgName(pg) {
+  return { toss: "Toss", kakaopay: "KakaoPay" }[pg] || "-";
+}
+
 async function listOrders() {
   const query = new URLSearchParams();
   if ($("status").value) query.set("status", $("status").value);
@@ -93,6 +98,7 @@ async function listOrders() {
     const cells = [
       order.order_id,
       { text: order.status, className: order.status },
+      pgName(order.pg),
       order.amount,
       order.refunded_amount,
       waited(order.waiting_s),
@@ -128,6 +134,7 @@ async function showOrder(orderId) {
   $("detail-id").textContent = orderId;
   $("detail-status").textContent = data.order.status;
   $("detail-status").className = data.order.status;
+  $("detail-pg").textContent = pgName(data.attempt && data.attempt.pg);
   $("detail-amount").textContent = data.order.amount;
   $("detail-refunded").textContent = data.order.refunded_amount;
   $("recover").disabled = !["PENDING", "UNKNOWN"].includes(data.order.status);
