@@ -264,3 +264,31 @@ async fn operators_see_which_pg_each_order_went_to() {
     let row = list["orders"].as_array().unwrap().iter().find(|row| row["order_id"] == unpaid.order.order_id.as_str());
     assert_eq!(row.map(|row| row["pg"].clone()), Some(Value::Null), "no PG before a confirm: {list}");
 }
+
+#[tokio::test]
+async fn an_approve_that_never_landed_is_never_sent_again_and_fails_once_kakaopays_time_is_over() {
+    // KakaoPay's fifteen minutes, scaled to 4.5 s; the approve fails inside
+    // KakaoPay with a 500 and processes nothing.
+    let pg = FakePg::start_with(|config| {
+        config.api = fake_pg::Api::KakaoPay;
+        config.time_scale = 0.005;
+    })
+    .await;
+    let url = pg.url.clone();
+    let server = Server::start_with(&pg.url, move |config| {
+        config.kakaopay_url = Some(url);
+        config.kakaopay_session_lifetime = Duration::from_millis(4_500);
+    })
+    .await;
+    let (created, token) = authorised(&server, "approve").await;
+    pg.configure(json!({"faults": {"error_500": 1.0}})).await;
+    let (status, order) = confirm(&server, &created, &token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{order}");
+    let order_id = &created.order.order_id;
+    let failed = server.wait_for(order_id, OrderStatus::Failed, Duration::from_secs(30)).await;
+    assert!(failed.failure.is_some_and(|failure| failure.code.starts_with("KAKAOPAY_")), "told why");
+    assert_eq!(pg.charges(order_id).await, 0);
+    let stats = pg.stats().await;
+    assert_eq!(stats.confirm_requests, 1, "the approve was sent once, and only looked up after");
+    assert!(stats.lookups >= 2, "{stats:?}");
+}

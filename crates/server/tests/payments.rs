@@ -199,8 +199,14 @@ async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
     .await;
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Unknown);
     let metrics = server.metrics().await;
-    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="lookup",verdict="not_confirmed"}"#), "{metrics}");
-    assert!(metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="resend",verdict="nothing"}"#), "{metrics}");
+    assert!(
+        metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="lookup",verdict="not_confirmed"}"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="resend",verdict="nothing"}"#),
+        "{metrics}"
+    );
 
     server.wait_for(&created.order.order_id, OrderStatus::Paid, SETTLE).await;
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
