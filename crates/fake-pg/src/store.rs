@@ -224,6 +224,31 @@ impl Store {
     /// one; else `admit` decides, under the same lock, and a processing it
     /// lets through is recorded for the key and counted in flight, a refusal
     /// about the payment stored for the key (Toss mode), a fault counted.
+    /// Begins a processing without an idempotency key whose own `check` of the
+    /// session comes first, under the same lock as the rest of the decision
+    /// (`admit`): what it checks holds until the processing is counted. Its
+    /// refusal stores and counts nothing.
+    fn begin_checked_with<E>(
+        &self,
+        payment_key: &str,
+        check: impl FnOnce(Option<&SessionView>) -> Result<(), E>,
+        admit: impl FnOnce(&mut Inner, Instant) -> Result<Admitted, Refusal>,
+    ) -> Result<Begin, E> {
+        let mut refused = None;
+        let begin = self.begin_with(None, |inner, now| {
+            inner.expire_if_due(payment_key, now);
+            if let Err(error) = check(inner.session_view(payment_key).as_ref()) {
+                refused = Some(error);
+                return Err(Refusal::Checked);
+            }
+            admit(inner, now)
+        });
+        match refused {
+            Some(error) => Err(error),
+            None => Ok(begin),
+        }
+    }
+
     fn begin_with(
         &self,
         scope: Option<Scope>,

@@ -20,7 +20,7 @@ use crate::calls::OpenCall;
 use crate::clock::now_kst;
 use crate::config::ExpiredLookup;
 use crate::faults::FrontDoorFault;
-use crate::payment::PaymentStatus;
+use crate::payment::{Payment, PaymentStatus};
 use crate::processing::{self, Reply};
 use crate::routes::api_call;
 use crate::serve::Connection;
@@ -76,17 +76,9 @@ pub(super) async fn approve(
         Ok(request) => request,
         Err(error) => return error.into_response(),
     };
-    let tid = request.tid.clone();
     let result = approved(&state, &readies, &request).await;
-    log("approve", &tid, &result);
-    match result {
-        Ok(Reply::Payment(payment)) => match readies.get(&tid) {
-            Some(ready) => Json(wire::approve_response(&ready, &tid, &payment)).into_response(),
-            None => KakaoError::unknown_tid(&tid).into_response(),
-        },
-        Ok(Reply::Reset) => api_call::reset(connection).await,
-        Err(error) => error.into_response(),
-    }
+    log("approve", &request.tid, &result);
+    respond(result, &readies, &request.tid, connection, wire::approve_response).await
 }
 
 async fn approved(state: &AppState, readies: &Readies, request: &ApproveRequest) -> Result<Reply, KakaoError> {
@@ -208,13 +200,24 @@ pub(super) async fn cancel(
         Ok(request) => request,
         Err(error) => return error.into_response(),
     };
-    let tid = request.tid.clone();
     let result = canceled(&state, &readies, &request).await;
-    log("cancel", &tid, &result);
+    log("cancel", &request.tid, &result);
+    respond(result, &readies, &request.tid, connection, wire::cancel_response).await
+}
+
+/// The HTTP answer to a processing's reply: its body, drawn from the tid's
+/// ready and the payment (`render`); an error; or no answer at all.
+async fn respond<Body: serde::Serialize>(
+    result: Result<Reply, KakaoError>,
+    readies: &Readies,
+    tid: &str,
+    connection: Option<Extension<Connection>>,
+    render: impl FnOnce(&Ready, &str, &Payment) -> Body,
+) -> Response {
     match result {
-        Ok(Reply::Payment(payment)) => match readies.get(&tid) {
-            Some(ready) => Json(wire::cancel_response(&ready, &tid, &payment)).into_response(),
-            None => KakaoError::unknown_tid(&tid).into_response(),
+        Ok(Reply::Payment(payment)) => match readies.get(tid) {
+            Some(ready) => Json(render(&ready, tid, &payment)).into_response(),
+            None => KakaoError::unknown_tid(tid).into_response(),
         },
         Ok(Reply::Reset) => api_call::reset(connection).await,
         Err(error) => error.into_response(),

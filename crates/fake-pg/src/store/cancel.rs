@@ -46,19 +46,7 @@ impl Store {
         request: &CancelRequest,
         check: impl FnOnce(Option<&SessionView>) -> Result<(), E>,
     ) -> Result<super::Begin, E> {
-        let mut refused = None;
-        let begin = self.begin_with(None, |inner, now| {
-            inner.expire_if_due(&request.payment_key, now);
-            if let Err(error) = check(inner.session_view(&request.payment_key).as_ref()) {
-                refused = Some(error);
-                return Err(Refusal::Checked);
-            }
-            self.admit_cancel(inner, request, now)
-        });
-        match refused {
-            Some(error) => Err(error),
-            None => Ok(begin),
-        }
+        self.begin_checked_with(&request.payment_key, check, |inner, now| self.admit_cancel(inner, request, now))
     }
 
     /// Checks a cancel that has no stored answer, and starts it.

@@ -48,20 +48,10 @@ impl Store {
         request: &ConfirmRequest,
         check: impl FnOnce(Option<&SessionView>) -> Result<(), E>,
     ) -> Result<Begin, E> {
-        let mut refused = None;
-        let begin = self.begin_with(None, |inner, now| {
-            inner.expire_if_due(&request.payment_key, now);
-            if let Err(error) = check(inner.session_view(&request.payment_key).as_ref()) {
-                refused = Some(error);
-                return Err(Refusal::Checked);
-            }
+        self.begin_checked_with(&request.payment_key, check, |inner, now| {
             let scenario = self.admit(inner, request, now)?;
             Ok(self.start(inner, request, scenario))
-        });
-        match refused {
-            Some(error) => Err(error),
-            None => Ok(begin),
-        }
+        })
     }
 
     /// Checks a confirm that has no stored answer against the payment, in
