@@ -126,7 +126,8 @@ pub async fn run(
             let url = stack.shop_url.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until(tokio::time::Instant::from_std(started + arrival)).await;
-                customer::visit(url.as_str(), timings, timings.poll_interval).await
+                // The timeout experiment is about Toss's confirm.
+                customer::visit(url.as_str(), timings, timings.poll_interval, payonce_api::Pg::Toss).await
             })
         })
         .collect();
