@@ -30,8 +30,12 @@ async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_wi
         "3",
         "--db",
         &db,
+        // Half pay with KakaoPay: as many card payments as the cap was made
+        // for, beside payments without idempotency keys taken over across servers.
         "--customers",
-        "300",
+        "600",
+        "--kakaopay-share",
+        "0.5",
         "--arrival",
         "2m",
         "--kills",
@@ -58,4 +62,6 @@ async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_wi
     let turned_away = report.failures_by_code.get("PG_BUSY").copied().unwrap_or(0);
     assert!(turned_away > 0, "the load went over the cap, so the cap was what held the PG: {report}");
     assert!(report.verdicts.recovered > 0, "payments cut by the kills were recovered");
+    assert_eq!(report.kakaopay.overlapping_calls, 0, "two servers asked KakaoPay about one payment at once");
+    assert!(report.kakaopay.charges > 0, "KakaoPay charged some orders");
 }
