@@ -67,6 +67,8 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
         cancel_url: &urls[1],
         fail_url: &urls[2],
     };
+    // KakaoPay's fifteen minutes run from its ready, which is not before this.
+    let asked_at_ms = now_ms();
     let answer = gateway.ready(place, call).await;
     let ready = match answer {
         PgAnswer::Body { body, .. } => StoredReady {
@@ -74,7 +76,7 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
             tid: body.tid,
             pc_url: body.next_redirect_pc_url,
             mobile_url: body.next_redirect_mobile_url,
-            ready_at_ms: now_ms(),
+            ready_at_ms: asked_at_ms,
         },
         unprepared => {
             let code = match unprepared {
