@@ -7,9 +7,12 @@
 //! 2. looks the payment up, retried with full jitter while the PG gives no
 //!    usable answer;
 //! 3. settles the refund if the payment's balance shows it done
-//!    (`REFUND_LOOKUP_VERDICTS`), or else sends the cancel again with the
-//!    refund's own key: the PG then refunds it (the first never arrived, or
-//!    refunded nothing), or replays its first answer. Neither refunds twice.
+//!    (`REFUND_LOOKUP_VERDICTS`), or else sends the cancel again: to Toss
+//!    with the refund's own key (Toss then refunds it, the first never
+//!    arrived or refunded nothing, or replays its first answer), to KakaoPay,
+//!    which has no keys, with the balance it should have before it, and only
+//!    once the first cancel's whole wait is over (the lease covers it).
+//!    Neither refunds twice.
 //!
 //! A pass that settles nothing backs off (with jitter) and counts toward the
 //! operator alert; there is no last pass. Every call asks the shared breaker
