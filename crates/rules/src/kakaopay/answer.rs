@@ -24,6 +24,13 @@ const QUOTA_EXCEEDED: i32 = -429;
 const INTERNAL_ERROR: i32 = -500;
 const MAINTENANCE: i32 = -503;
 
+/// Whether an HTTP status or KakaoPay's platform code says it could not serve
+/// the request at all (load, its own failure, maintenance): worth a retry.
+/// (An unreadable body has no code: pass 0.)
+pub(super) fn unavailable(http_status: u16, error_code: i32) -> bool {
+    http_status == 429 || http_status >= 500 || matches!(error_code, QUOTA_EXCEEDED | INTERNAL_ERROR | MAINTENANCE)
+}
+
 impl<T> PgAnswer<T> {
     /// The request left and no answer came back: KakaoPay may still be
     /// working on the call.
@@ -47,12 +54,8 @@ impl<T> PgAnswer<T> {
     pub fn shows_pg_unavailable(&self) -> bool {
         match self {
             PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => true,
-            PgAnswer::Error { http_status, error_code, .. } => {
-                *http_status == 429
-                    || *http_status >= 500
-                    || matches!(*error_code, QUOTA_EXCEEDED | INTERNAL_ERROR | MAINTENANCE)
-            }
-            PgAnswer::Unparsable { http_status } => *http_status == 429 || *http_status >= 500,
+            PgAnswer::Error { http_status, error_code, .. } => unavailable(*http_status, *error_code),
+            PgAnswer::Unparsable { http_status } => unavailable(*http_status, 0),
             PgAnswer::Body { .. } => false,
         }
     }

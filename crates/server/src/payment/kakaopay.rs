@@ -15,8 +15,7 @@ use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
 use payonce_rules::kakaopay::{self as rules, PgAnswer};
 use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{
-    AttemptAge, ConfirmVerdict, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call,
-    after_lookup,
+    AttemptAge, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call, after_lookup,
 };
 
 use super::pass::{Job, Recovered, look_up_at};
@@ -40,7 +39,8 @@ pub(super) fn gateway(app: &App) -> Result<&PgGateway<KakaoPayClient>, AppError>
 pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<KakaoPayWindow, AppError> {
     let gateway = gateway(app)?;
     let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
-    if order.status != OrderStatus::Created || app.db.has_attempt(order_id).await? {
+    // CREATED is an order without an attempt: no confirm was ever stored for it.
+    if order.status != OrderStatus::Created {
         return Err(already_under_way(order));
     }
     let fresh_after_ms = now_ms() - lease::millis(app.config.kakaopay_session_lifetime / 2);
@@ -127,12 +127,7 @@ pub(super) async fn approve(
     let kind = approve_answer(&answer, Expected { tid: call.tid, order_id: call.order_id, amount: call.amount });
     let verdict = approve_verdict(kind);
     tracing::info!(order_id = call.order_id, tid = call.tid, answer = answer.describe(), ?kind, "KakaoPay approve");
-    let label = match verdict {
-        ConfirmVerdict::Paid => "paid",
-        ConfirmVerdict::Failed => "failed",
-        ConfirmVerdict::Unreachable => "unreachable",
-        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => "unknown",
-    };
+    let label = super::confirm::first_call_label(verdict);
     (label, after_first_call(verdict, || approve_failure(kind, &answer), || answer.describe()))
 }
 

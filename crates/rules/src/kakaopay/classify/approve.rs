@@ -1,7 +1,7 @@
 //! An approve's answer: its kind, and what it means. An approve goes out once
 //! (no idempotency key), so this is the customer's first and only call.
 
-use super::Expected;
+use super::{Expected, unavailable};
 use crate::kakaopay::PgAnswer;
 use crate::kakaopay::wire::Approval;
 use crate::settlement::ConfirmVerdict;
@@ -111,11 +111,11 @@ pub fn approve_answer(answer: &PgAnswer<Approval>, expected: Expected<'_>) -> Ap
         PgAnswer::Error { http_status, error_code, .. } => {
             match APPROVE_CODES.iter().find(|(code, _)| code == error_code) {
                 Some((_, kind)) => *kind,
-                None if super::unavailable(*http_status, *error_code) => A::ServerError,
+                None if unavailable(*http_status, *error_code) => A::ServerError,
                 None => A::Undocumented,
             }
         }
-        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => A::ServerError,
+        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => A::ServerError,
         PgAnswer::Unparsable { .. } => A::Undocumented,
         PgAnswer::NotSent { .. } => A::NotSent,
         PgAnswer::NoAnswer { .. } => A::NoAnswer,

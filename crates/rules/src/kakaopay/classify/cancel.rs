@@ -4,6 +4,7 @@
 //! refusal proves nothing was refunded only for the first send; for one sent
 //! again it may mean the first went through meanwhile, and a lookup decides.
 
+use super::unavailable;
 use crate::kakaopay::PgAnswer;
 use crate::kakaopay::wire::{Cancellation, Order, Status};
 use crate::settlement::{CancelVerdict, RefundLookupVerdict};
@@ -104,11 +105,11 @@ pub fn cancel_answer(answer: &PgAnswer<Cancellation>, expected: ExpectedRefund<'
         PgAnswer::Error { http_status, error_code, .. } => {
             match CANCEL_CODES.iter().find(|(code, _)| code == error_code) {
                 Some((_, kind)) => *kind,
-                None if super::unavailable(*http_status, *error_code) => C::ServerError,
+                None if unavailable(*http_status, *error_code) => C::ServerError,
                 None => C::Undocumented,
             }
         }
-        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => C::ServerError,
+        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => C::ServerError,
         PgAnswer::Unparsable { .. } => C::Undocumented,
         PgAnswer::NotSent { .. } => C::NotSent,
         PgAnswer::NoAnswer { .. } => C::NoAnswer,
@@ -157,10 +158,8 @@ pub fn refund_lookup(answer: &PgAnswer<Order>, expected: ExpectedRefund<'_>) -> 
         }
         PgAnswer::Body { .. } => L::Other,
         PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
-        PgAnswer::Error { http_status, error_code, .. } if super::unavailable(*http_status, *error_code) => {
-            L::Unavailable
-        }
-        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => L::Unavailable,
+        PgAnswer::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => L::Unavailable,
+        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => L::Unavailable,
         PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Other,
     }
 }

@@ -24,6 +24,7 @@ pub use cancel::{
 pub use order::{StatusAnswer, refunded_total, status_answer, status_verdict};
 
 use super::PgAnswer;
+use super::answer::unavailable;
 
 /// The payment an attempt expects: its `tid` (from `ready`), the shop's
 /// order id and the amount. Anything else proves nothing about it.
@@ -64,10 +65,4 @@ pub fn describe<T>(answer: &PgAnswer<T>) -> String {
         PgAnswer::NotSent { detail } => format!("not sent: {detail}"),
         PgAnswer::NoAnswer { detail, .. } => format!("no answer: {detail}"),
     }
-}
-
-/// Whether an HTTP status or KakaoPay's platform code says it could not serve
-/// the request at all (load, its own failure, maintenance): worth a retry.
-fn unavailable(http_status: u16, error_code: i32) -> bool {
-    http_status == 429 || http_status >= 500 || matches!(error_code, -429 | -500 | -503)
 }

@@ -2,7 +2,7 @@
 //! attempt. There is no lookup by the shop's order id: an answer about
 //! another payment settles nothing, and is an operator's to look at.
 
-use super::Expected;
+use super::{Expected, unavailable};
 use crate::kakaopay::PgAnswer;
 use crate::kakaopay::wire::{Order, Status};
 use crate::settlement::StatusVerdict;
@@ -60,10 +60,8 @@ pub fn status_answer(answer: &PgAnswer<Order>, expected: Expected<'_>) -> Status
         }
         PgAnswer::Body { .. } => S::NotThisPayment,
         PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => S::Unavailable,
-        PgAnswer::Error { http_status, error_code, .. } if super::unavailable(*http_status, *error_code) => {
-            S::Unavailable
-        }
-        PgAnswer::Unparsable { http_status } if super::unavailable(*http_status, 0) => S::Unavailable,
+        PgAnswer::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => S::Unavailable,
+        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => S::Unavailable,
         PgAnswer::Error { error_code: NO_SUCH_TID, .. } => S::NotFound,
         PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => S::Unexpected,
     }
