@@ -275,17 +275,7 @@ async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Res
 /// What the first confirm call's verdict means for the order (the settlement
 /// rules'), with the metric label.
 fn first_call_transition(verdict: ConfirmVerdict, answer: &PgAnswer) -> (&'static str, Transition) {
-    (first_call_label(verdict), after_first_call(verdict, || failure_of(answer), || describe(answer)))
-}
-
-/// The metric's label for a first call's verdict, at any PG.
-pub(super) fn first_call_label(verdict: ConfirmVerdict) -> &'static str {
-    match verdict {
-        ConfirmVerdict::Paid => "paid",
-        ConfirmVerdict::Failed => "failed",
-        ConfirmVerdict::Unreachable => "unreachable",
-        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => "unknown",
-    }
+    (settle::first_call_label(verdict), after_first_call(verdict, || failure_of(answer), || describe(answer)))
 }
 
 #[cfg(test)]

@@ -127,7 +127,7 @@ pub(super) async fn approve(
     let kind = approve_answer(&answer, Expected { tid: call.tid, order_id: call.order_id, amount: call.amount });
     let verdict = approve_verdict(kind);
     tracing::info!(order_id = call.order_id, tid = call.tid, answer = answer.describe(), ?kind, "KakaoPay approve");
-    let label = super::confirm::first_call_label(verdict);
+    let label = super::settle::first_call_label(verdict);
     (label, after_first_call(verdict, || approve_failure(kind, &answer), || answer.describe()))
 }
 

@@ -8,7 +8,7 @@ use crate::app::App;
 use crate::db::{Lease, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use payonce_rules::settlement::{Moved, Transition};
+use payonce_rules::settlement::{ConfirmVerdict, Moved, Transition};
 
 /// The order as stored after a transition was tried, and whether this call moved it.
 #[derive(Debug)]
@@ -64,4 +64,14 @@ pub fn log_transition(order_id: &str, idempotency_key: &str, moved: Moved, trans
         reason = transition.unknown_reason(),
         "payment transition"
     );
+}
+
+/// The metric's label for a first confirm's verdict, at any PG.
+pub fn first_call_label(verdict: ConfirmVerdict) -> &'static str {
+    match verdict {
+        ConfirmVerdict::Paid => "paid",
+        ConfirmVerdict::Failed => "failed",
+        ConfirmVerdict::Unreachable => "unreachable",
+        ConfirmVerdict::Unknown | ConfirmVerdict::Nothing => "unknown",
+    }
 }
