@@ -78,6 +78,8 @@ pub fn check(visits: &[Visit], truths: &BTreeMap<String, Truth>, double_charges:
             Told::Paid => !(kept_the_money && charged),
             Told::Failed => charged || truth.status != OrderStatus::Failed,
             Told::Refunded => truth.status != OrderStatus::Canceled,
+            // Nothing was sent to pay: nothing may be charged, nor the order paid.
+            Told::TurnedAway => charged || took_the_money,
             Told::Unresolved | Told::NoOrder => false,
         };
         if contradicted {
@@ -126,6 +128,7 @@ mod tests {
                 ("failed", Told::Failed, truth(OrderStatus::Failed, 0, false)),
                 ("recovered", Told::Unresolved, truth(OrderStatus::Paid, 1, true)),
                 ("recovered-failed", Told::Unresolved, truth(OrderStatus::Failed, 0, true)),
+                ("turned-away", Told::TurnedAway, truth(OrderStatus::Created, 0, false)),
             ],
             &[],
         );
@@ -143,6 +146,7 @@ mod tests {
                 ("stuck", Told::Unresolved, truth(OrderStatus::Unknown, 1, true)),
                 ("told-paid", Told::Paid, truth(OrderStatus::Failed, 0, false)),
                 ("told-failed", Told::Failed, truth(OrderStatus::Paid, 1, true)),
+                ("turned-away-paid", Told::TurnedAway, truth(OrderStatus::Paid, 1, false)),
             ],
             &["duplicated"],
         );
@@ -150,7 +154,7 @@ mod tests {
         assert_eq!(found.unexpected, ["unexpected"]);
         assert_eq!(found.duplicated, ["duplicated"]);
         assert_eq!(found.stuck, ["stuck"]);
-        assert_eq!(found.contradicted, ["told-paid", "told-failed"]);
+        assert_eq!(found.contradicted, ["told-paid", "told-failed", "turned-away-paid"]);
         assert_eq!(found.recovered, 1, "told-failed recovered right, though the customer was misled");
         assert!(found.failed());
     }

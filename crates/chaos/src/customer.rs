@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use payonce_api::{ApiErrorBody, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderStatus, Pg};
+use payonce_api::{ApiErrorBody, ErrorCode, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderStatus, Pg};
 use rand::Rng;
 use reqwest::{Client, StatusCode};
 use serde::Serialize;
@@ -46,6 +46,10 @@ pub enum Told {
     Refunded,
     /// "We could not confirm your payment yet."
     Unresolved,
+    /// Turned away before paying: KakaoPay's window could not be prepared,
+    /// the shop being at KakaoPay's cap (`PG_BUSY`); nothing was sent to pay.
+    /// (A confirm turned away at the cap is a FAILED order: told failed.)
+    TurnedAway,
     /// The shop could not take the order at all.
     NoOrder,
 }
@@ -76,9 +80,12 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
     let body = match pg {
         Pg::Toss => json!({"payment_key": format!("pk_{}", order.order_id), "amount": order.amount}),
         Pg::KakaoPay => match approved_in_window(stack, &client, &order, pause).await {
-            Some(pg_token) => json!({"pg_token": pg_token, "amount": order.amount}),
+            Window::Approved(pg_token) => json!({"pg_token": pg_token, "amount": order.amount}),
+            Window::TurnedAway => {
+                return Visit { order_id: Some(order.order_id), pg, told: Told::TurnedAway, confirm_sent: false };
+            }
             // The customer never got through KakaoPay's window: nothing was approved.
-            None => return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false },
+            Window::NeverThrough => return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false },
         },
     };
     let idempotency_key = uuid::Uuid::new_v4().to_string();
@@ -100,23 +107,40 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
     Visit { order_id: Some(order.order_id), pg, told, confirm_sent: true }
 }
 
+/// How a customer's visit to KakaoPay's window ended.
+enum Window {
+    /// Approved: the `pg_token` KakaoPay sent them back with.
+    Approved(String),
+    /// The shop was at KakaoPay's cap (`PG_BUSY`): turned away, as a confirm
+    /// at Toss's cap is, and expected whenever the load is over the cap.
+    TurnedAway,
+    /// They never got through (servers killed, KakaoPay out, the window failing).
+    NeverThrough,
+}
+
 /// KakaoPay's window for the order (the shop prepares its payment, asked again
 /// on an error as a customer would), the customer's approval in it, and the
-/// `pg_token` KakaoPay sends them back with; `None` when they never got through.
-async fn approved_in_window(
-    stack: &(impl Shop + ?Sized),
-    client: &Client,
-    order: &Order,
-    pause: Duration,
-) -> Option<String> {
-    let window_client = Client::builder().redirect(reqwest::redirect::Policy::none()).build().ok()?;
+/// `pg_token` KakaoPay sends them back with.
+async fn approved_in_window(stack: &(impl Shop + ?Sized), client: &Client, order: &Order, pause: Duration) -> Window {
+    let Ok(window_client) = Client::builder().redirect(reqwest::redirect::Policy::none()).build() else {
+        return Window::NeverThrough;
+    };
     for _ in 0..ORDER_TRIES {
         let prepared =
             client.post(format!("{}/api/orders/{}/kakaopay", stack.server_url(), order.order_id)).send().await;
-        if let Ok(response) = prepared
-            && response.status() == StatusCode::OK
-            && let Ok(window) = response.json::<KakaoPayWindow>().await
-        {
+        let window = match prepared {
+            Ok(response) if response.status() == StatusCode::OK => response.json::<KakaoPayWindow>().await.ok(),
+            Ok(refused) => {
+                if let Ok(error) = refused.json::<ApiErrorBody>().await
+                    && error.code == ErrorCode::PgBusy.as_str()
+                {
+                    return Window::TurnedAway;
+                }
+                None
+            }
+            Err(_) => None,
+        };
+        if let Some(window) = window {
             let action = window.mobile_url.split('?').next().unwrap_or_default().to_owned();
             let pressed = window_client.post(action).form(&[("choice", "approve"), ("mode", "mobile")]).send().await;
             if let Ok(pressed) = pressed
@@ -124,12 +148,12 @@ async fn approved_in_window(
                 && let Ok(back) = reqwest::Url::parse(location.to_str().unwrap_or_default())
                 && let Some((_, token)) = back.query_pairs().find(|(name, _)| name == "pg_token")
             {
-                return Some(token.into_owned());
+                return Window::Approved(token.into_owned());
             }
         }
         tokio::time::sleep(pause).await;
     }
-    None
+    Window::NeverThrough
 }
 
 async fn create_order(stack: &(impl Shop + ?Sized), client: &Client, pause: Duration) -> Option<Order> {

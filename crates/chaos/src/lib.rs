@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use payonce_api::OrderStatus;
+use payonce_api::{ErrorCode, OrderStatus};
 
 use crate::check::{Truth, quantile};
 use crate::cli::Options;
@@ -100,6 +100,7 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
             counts
         }),
+        turned_away_by_pg: turned_away_by_pg(&visits, &truths),
         customers: visits.len(),
         orders: truths.len(),
         told: told_counts(&visits),
@@ -245,10 +246,27 @@ fn told_counts(visits: &[Visit]) -> report::Told {
             Told::Failed => told.failed += 1,
             Told::Refunded => told.refunded += 1,
             Told::Unresolved => told.unresolved += 1,
+            Told::TurnedAway => told.turned_away += 1,
             Told::NoOrder => told.no_order += 1,
         }
     }
     told
+}
+
+/// Customers turned away at the cap, by PG: at KakaoPay's window, or by a
+/// confirm the server failed `PG_BUSY` without sending it.
+fn turned_away_by_pg(visits: &[Visit], truths: &BTreeMap<String, Truth>) -> BTreeMap<String, usize> {
+    let busy = ErrorCode::PgBusy.as_str();
+    visits
+        .iter()
+        .filter(|visit| {
+            let truth = visit.order_id.as_ref().and_then(|order_id| truths.get(order_id));
+            visit.told == Told::TurnedAway || truth.is_some_and(|truth| truth.failure_code.as_deref() == Some(busy))
+        })
+        .fold(BTreeMap::new(), |mut counts, visit| {
+            *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
+            counts
+        })
 }
 
 fn quantiles(values: impl Iterator<Item = i64>) -> Quantiles {

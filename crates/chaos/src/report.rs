@@ -28,6 +28,10 @@ pub struct Report {
     pub settle_after_outage_ms: Quantiles,
     /// Customers by the PG they paid with.
     pub customers_by_pg: std::collections::BTreeMap<String, usize>,
+    /// Customers turned away at the shop's cap (`PG_BUSY`), by PG: a confirm
+    /// refused before it was sent (a FAILED order), or KakaoPay's window not
+    /// prepared. Expected whenever the load is over the cap.
+    pub turned_away_by_pg: std::collections::BTreeMap<String, usize>,
     /// Toss's figures, and KakaoPay's (a fake PG each).
     pub pg: PgFigures,
     pub kakaopay: PgFigures,
@@ -57,6 +61,7 @@ pub struct Told {
     pub failed: usize,
     pub refunded: usize,
     pub unresolved: usize,
+    pub turned_away: usize,
     pub no_order: usize,
 }
 
@@ -114,6 +119,16 @@ impl Report {
     pub fn failed(&self) -> bool {
         self.verdicts.failed() || self.pg.double_charges > 0 || self.kakaopay.double_charges > 0
     }
+
+    /// The PGs that had more in processing at once than the shop's cap for
+    /// each (`--pg-cap`): each PG's contract is its own, and so is its cap.
+    pub fn over_cap(&self) -> Vec<&'static str> {
+        [("toss", &self.pg), ("kakaopay", &self.kakaopay)]
+            .into_iter()
+            .filter(|(_, figures)| figures.peak_in_flight > u64::from(self.settings.pg_cap))
+            .map(|(pg, _)| pg)
+            .collect()
+    }
 }
 
 impl fmt::Display for Report {
@@ -126,10 +141,15 @@ impl fmt::Display for Report {
         )?;
         let v = &self.verdicts;
         let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);
+        let turned_away = |pg: &str| self.turned_away_by_pg.get(pg).copied().unwrap_or(0);
+        let against_cap = |figures: &PgFigures| {
+            let over = if figures.peak_in_flight > u64::from(s.pg_cap) { " OVER THE CAP" } else { "" };
+            format!("{}{over}", figures.peak_in_flight)
+        };
         let calls = |pg: &PgFigures| {
             format!("{} / {} / {} / {}", pg.confirm_requests, pg.processings, pg.lookups, pg.faults_injected)
         };
-        let rows: [(&str, String); 18] = [
+        let rows: [(&str, String); 19] = [
             ("customers by card (Toss) / KakaoPay", format!("{} / {}", by_pg("toss"), by_pg("kakaopay"))),
             ("orders", self.orders.to_string()),
             ("lost (charged, not paid)", v.lost.len().to_string()),
@@ -143,11 +163,20 @@ impl fmt::Display for Report {
                 format!("{} / {}", self.pg.double_charges, self.kakaopay.double_charges),
             ),
             (
-                "told paid / failed / refunded / unresolved / no order",
+                "told paid / failed / refunded / unresolved / turned away / no order",
                 format!(
-                    "{} / {} / {} / {} / {}",
-                    self.told.paid, self.told.failed, self.told.refunded, self.told.unresolved, self.told.no_order
+                    "{} / {} / {} / {} / {} / {}",
+                    self.told.paid,
+                    self.told.failed,
+                    self.told.refunded,
+                    self.told.unresolved,
+                    self.told.turned_away,
+                    self.told.no_order
                 ),
+            ),
+            (
+                "turned away at the cap (PG_BUSY): Toss / KakaoPay",
+                format!("{} / {}", turned_away("toss"), turned_away("kakaopay")),
             ),
             ("final statuses", format!("{:?}", self.final_statuses)),
             ("failed by code", format!("{:?}", self.failures_by_code)),
@@ -155,7 +184,7 @@ impl fmt::Display for Report {
             ("  through UNKNOWN p50 / p99 / max", quantiles(&self.settle_unknown_ms)),
             (
                 "peak in processing: Toss / KakaoPay / the shop's cap for each",
-                format!("{} / {} / {}", self.pg.peak_in_flight, self.kakaopay.peak_in_flight, s.pg_cap),
+                format!("{} / {} / {}", against_cap(&self.pg), against_cap(&self.kakaopay), s.pg_cap),
             ),
             (
                 "calls about one payment at once: Toss / KakaoPay",

@@ -296,8 +296,9 @@ impl Stack {
             unknown: counts.get("UNKNOWN").copied().unwrap_or(0),
             rejections: stats.contract_limit_rejections
                 + metric(&metrics, "payment_pg_confirm_calls_total", "outcome=\"busy\"") as u64,
-            limit: metric(&metrics, "payment_pg_concurrency_limit", ""),
-            server_waiting: metric(&metrics, "payment_pg_in_flight", ""),
+            // The experiment pays by card: Toss's limit, Toss's calls.
+            limit: metric(&metrics, "payment_pg_concurrency_limit", "pg=\"toss\""),
+            server_waiting: metric(&metrics, "payment_pg_in_flight", "pg=\"toss\""),
         })
     }
 

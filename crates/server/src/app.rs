@@ -13,6 +13,7 @@ use crate::db::Db;
 use crate::pg::{KakaoPayClient, PgClient, PgGateway};
 use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
 use crate::waiting_places::WaitingPlaces;
+use payonce_api::Pg;
 use payonce_rules::settlement::Timings;
 
 #[derive(Debug, Clone)]
@@ -21,7 +22,7 @@ pub struct App {
     pub db: Db,
     pub pg: PgGateway,
     /// KakaoPay, when the shop takes it: its own client and its own limit (its
-    /// own contract). The limit is this server's, also in a cluster.
+    /// own contract), shared by a cluster as Toss's is.
     pub kakaopay: Option<PgGateway<KakaoPayClient>>,
     /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
     pub breaker: Arc<CircuitBreaker>,
@@ -46,14 +47,7 @@ impl App {
         let client =
             PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
         let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
-        // The longest a call can be out: the PG counts it until then.
-        let call_deadline = config.max_processing();
-        let pg = if db.shared_by_servers() {
-            PgGateway::shared(client, config.pg_limit_policy(), db.clone(), worker_id.clone(), call_deadline)
-        } else {
-            PgGateway::new(client, config.pg_limit_policy(), call_deadline)
-        }
-        .recording(db.clone(), worker_id.clone());
+        let pg = limited_gateway(client, Pg::Toss, &config, &db, &worker_id);
         let kakaopay = config.kakaopay_url.as_ref().map(|url| {
             let client = KakaoPayClient::new(
                 url,
@@ -62,7 +56,7 @@ impl App {
                 config.pg_connect_timeout,
                 config.pg_read_timeout,
             );
-            PgGateway::new(client, config.pg_limit_policy(), call_deadline).recording(db.clone(), worker_id.clone())
+            limited_gateway(client, Pg::KakaoPay, &config, &db, &worker_id)
         });
         let waiting_places = WaitingPlaces::new(
             config.max_waiting_checks,
@@ -93,4 +87,19 @@ impl App {
         let timings = Timings::new(self.config.recovery_interval);
         if self.config.pg_webhooks { timings.announced_by_webhooks() } else { timings }
     }
+}
+
+/// A gateway to `pg` under a limit of its own (each PG has its own contract):
+/// in the database, shared with every server on it, when servers share one;
+/// in this server's memory otherwise. Every call about an order is recorded.
+fn limited_gateway<C>(client: C, pg: Pg, config: &ServerConfig, db: &Db, worker_id: &Arc<str>) -> PgGateway<C> {
+    // The longest a call can be out: the PG counts it until then.
+    let call_deadline = config.max_processing();
+    let policy = config.pg_limit_policy();
+    let gateway = if db.shared_by_servers() {
+        PgGateway::shared(client, pg, policy, db.clone(), worker_id.clone(), call_deadline)
+    } else {
+        PgGateway::new(client, pg, policy, call_deadline)
+    };
+    gateway.recording(db.clone(), worker_id.clone())
 }

@@ -88,8 +88,12 @@ pub async fn run(
     }
     let db = Db::open(&config.db, config.db_max_connections).await?;
     if db.shared_by_servers() {
-        // The cluster's places under its PG limit are rows: as many as this server's limit can use.
-        db.provide_places(config.pg_max_concurrency.most()).await?;
+        // The cluster's places under each PG's limit are rows: as many as this
+        // server's limit can use. Every PG's, whether this server takes it or
+        // not: another server of the cluster may, under the same cap.
+        for pg in payonce_api::Pg::ALL {
+            db.provide_places(pg, config.pg_max_concurrency.most()).await?;
+        }
     }
     let customer_cookies = customer::CustomerCookies::load(&config, &db).await?;
     let state = AppState::new(config, db, customer_cookies);

@@ -95,8 +95,9 @@ pub fn operator_sign_in_failed(outcome: &'static str) {
     counter!("operator_sign_in_failures_total", "outcome" => outcome).increment(1);
 }
 
-pub fn pg_concurrency_limit(limit: f64) {
-    gauge!("payment_pg_concurrency_limit").set(limit);
+/// The calls `pg`'s limit allows at once (each PG has its own contract).
+pub fn pg_concurrency_limit(pg: Pg, limit: f64) {
+    gauge!("payment_pg_concurrency_limit", "pg" => pg.as_str()).set(limit);
 }
 
 /// Taking or freeing a place under a cluster's shared cap took this long: the
@@ -105,8 +106,8 @@ pub fn pg_place_seconds(op: &'static str, took: std::time::Duration) {
     metrics::histogram!("payment_pg_place_seconds", "op" => op).record(took.as_secs_f64());
 }
 
-pub fn pg_in_flight(delta: f64) {
-    gauge!("payment_pg_in_flight").increment(delta);
+pub fn pg_in_flight(pg: Pg, delta: f64) {
+    gauge!("payment_pg_in_flight", "pg" => pg.as_str()).increment(delta);
 }
 
 pub fn order_transition(status: OrderStatus) {

@@ -7,9 +7,12 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use payonce_api::OrderStatus;
+use payonce_api::{OrderStatus, Pg};
+use payonce_server::pg::PgGateway;
+use payonce_server::pg::limit::Policy;
 use reqwest::StatusCode;
 use serde_json::json;
 use support::{FakePg, Server, Store, assert_charges_agree, eventually, test_config};
@@ -79,7 +82,7 @@ async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() 
     let now_ms = 1_000;
     let mut taken = 0;
     while let Some(place) =
-        db.claim_place("a test", &format!("call-{taken}"), Some(1_200), now_ms, terms).await.unwrap()
+        db.claim_place(Pg::Toss, "a test", &format!("call-{taken}"), Some(1_200), now_ms, terms).await.unwrap()
     {
         taken += 1;
         assert!(place <= 1_200, "place {place} is past the limit");
@@ -87,17 +90,77 @@ async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() 
     assert_eq!(taken, 1_200, "every call under the limit found a place");
 }
 
-/// A cluster learning its PG limit starts it at 40, as one server does and the
-/// README says, never lower: a shop that learns turns away no more confirms in
-/// its first seconds than one with the old fixed cap of 40.
+/// A cluster learning its PG limits starts each at 40, as one server does and
+/// the README says, never lower: a shop that learns turns away no more confirms
+/// in its first seconds than one with the old fixed cap of 40.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
 async fn a_cluster_learns_its_pg_limit_starting_at_40() {
     postgres_only();
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;
-    let learned = server.db().await.learned_limit_row().await.unwrap();
-    assert_eq!((learned.cap, learned.slow_start, learned.version), (40, 1, 0));
+    for each in Pg::ALL {
+        let learned = server.db().await.learned_limit_row(each).await.unwrap();
+        assert_eq!((learned.cap, learned.slow_start, learned.version), (40, 1, 0), "{each:?}");
+    }
+}
+
+/// Each PG's cap for `shared_gateways`.
+const CAP: u32 = 3;
+
+/// A server's gateways to Toss and to KakaoPay, each under a cap of `CAP`
+/// shared on `store`'s database, with connections of their own. Taking places
+/// calls no PG, so they have no client.
+async fn shared_gateways(store: &Store, holder: &str) -> (PgGateway<()>, PgGateway<()>) {
+    let db = payonce_server::db::Db::open(&store.db, 4).await.unwrap();
+    let holder: Arc<str> = holder.into();
+    let deadline = Duration::from_secs(60);
+    let gateway = |pg| PgGateway::shared((), pg, Policy::Fixed(CAP), db.clone(), holder.clone(), deadline);
+    (gateway(Pg::Toss), gateway(Pg::KakaoPay))
+}
+
+/// KakaoPay's cap is the cluster's, as Toss's is: two servers taking its
+/// places at once hold no more of them together than the cap. And each PG's
+/// places are its own: Toss's all taken leave KakaoPay's free, and the other
+/// way round.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn two_servers_share_kakaopays_cap_and_each_pg_has_its_own() {
+    postgres_only();
+    let store = Store::fresh().await;
+    let (first_toss, first_kakaopay) = shared_gateways(&store, "server-a").await;
+    let (second_toss, second_kakaopay) = shared_gateways(&store, "server-b").await;
+
+    // Both servers ask for KakaoPay places at once, many times the cap.
+    let asks = (0..12).map(|n| if n % 2 == 0 { first_kakaopay.try_place() } else { second_kakaopay.try_place() });
+    let kakaopay_places: Vec<_> =
+        futures::future::join_all(asks).await.into_iter().filter_map(|place| place.unwrap()).collect();
+    assert_eq!(kakaopay_places.len(), CAP as usize, "the two servers together held KakaoPay's cap, no more");
+
+    // Toss's places are all still free, and taking them all leaves KakaoPay's as they were.
+    let mut toss_places = Vec::new();
+    for n in 0..CAP {
+        let gateway = if n % 2 == 0 { &first_toss } else { &second_toss };
+        toss_places.push(gateway.try_place().await.unwrap().expect("KakaoPay's places take none of Toss's"));
+    }
+    assert!(first_toss.try_place().await.unwrap().is_none(), "Toss's cap holds on its own");
+    assert!(second_toss.try_place().await.unwrap().is_none(), "Toss's cap holds on its own");
+    let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
+    let now_ms = payonce_server::db::now_ms();
+    for each in Pg::ALL {
+        assert_eq!(db.places_in_use(each, now_ms).await.unwrap(), i64::from(CAP), "{each:?}");
+    }
+
+    // A KakaoPay place given back is KakaoPay's again, for either server;
+    // Toss's stay taken.
+    drop(kakaopay_places);
+    eventually("KakaoPay's places come back", Duration::from_secs(5), || async {
+        (db.places_in_use(Pg::KakaoPay, payonce_server::db::now_ms()).await.unwrap() == 0).then_some(())
+    })
+    .await;
+    assert!(second_kakaopay.try_place().await.unwrap().is_some(), "a freed KakaoPay place");
+    assert!(first_toss.try_place().await.unwrap().is_none(), "KakaoPay's freed places are not Toss's");
+    drop(toss_places);
 }
 
 #[tokio::test]

@@ -50,8 +50,8 @@ async fn an_operator_sees_the_learned_pg_limit_from_the_start_at_40() {
     let paid = server.paid_order().await;
     assert_eq!(paid.status, OrderStatus::Paid);
 
-    // Published as the server starts, before the limit first changes.
-    assert_eq!(server.metric("payment_pg_concurrency_limit").await.as_deref(), Some("40"));
+    // Published as the server starts, before the limit first changes; each PG's is its own.
+    assert_eq!(server.metric("payment_pg_concurrency_limit{pg=\"toss\"}").await.as_deref(), Some("40"));
 }
 
 #[tokio::test]

@@ -1,15 +1,20 @@
-//! The PG's places shared by the servers of a cluster: places under the cap
-//! as leased rows, and the learned limit as one versioned row.
+//! The PGs' places shared by the servers of a cluster: places under each
+//! PG's cap as leased rows, and each PG's learned limit as one versioned row.
+//! Every query names its PG: each has its own contract, so one PG's calls
+//! never take a place under another's cap.
 //! No transaction is held while a place is in use: a place is a lease with an
 //! expiry its holder keeps renewing, so a killed holder's places come back.
 
+use payonce_api::Pg;
 use sqlx::FromRow;
 
 use super::{Db, Engine};
 
-/// A place taken under the shared cap.
+/// A place taken under a PG's shared cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlaceClaim {
+    /// The PG whose cap it is under.
+    pub pg: Pg,
     /// Its number, 1 to the cap (`pg_slots.slot`).
     pub number: i64,
     pub call_id: String,
@@ -46,27 +51,29 @@ struct HoldBinds<'a> {
 }
 
 impl Db {
-    /// Makes sure there is a place row for every number up to `cap`: the
+    /// Makes sure `pg` has a place row for every number up to `cap`: the
     /// schema starts with the 1,000 a learned limit can reach, and a
     /// contract's fixed number may be higher. Servers starting together may
     /// both insert; a number already there is left as it is.
-    pub async fn provide_places(&self, cap: u32) -> Result<(), sqlx::Error> {
+    pub async fn provide_places(&self, pg: Pg, cap: u32) -> Result<(), sqlx::Error> {
         // `WHERE true` tells SQLite's parser that ON CONFLICT is the upsert's, not the join's.
         sqlx::query(
             "WITH RECURSIVE numbers (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM numbers WHERE n < $1) \
-             INSERT INTO pg_slots (slot) SELECT n FROM numbers WHERE true ON CONFLICT (slot) DO NOTHING",
+             INSERT INTO pg_slots (pg, slot) SELECT $2, n FROM numbers WHERE true ON CONFLICT (pg, slot) DO NOTHING",
         )
         .bind(i64::from(cap))
+        .bind(pg.as_str())
         .execute(&self.writer)
         .await?;
         Ok(())
     }
 
-    /// Takes a free place numbered at most `cap` (the stored learned cap when
-    /// `None`), or `None` when all are taken. The place is held as if its call
-    /// had already run, and is kept until renewals stop (see `renew_places`).
+    /// Takes a free place of `pg`'s numbered at most `cap` (its stored learned
+    /// cap when `None`), or `None` when all are taken. The place is held as if
+    /// its call had already run, and is kept until renewals stop (see `renew_places`).
     pub async fn claim_place(
         &self,
+        pg: Pg,
         holder: &str,
         call_id: &str,
         cap: Option<u32>,
@@ -84,8 +91,8 @@ impl Db {
             self.hold_until_sql(HoldBinds { taken_at: "$3", now: "$3", lapse: "$4", recent: "$5", deadline: "$6" });
         let query = format!(
             "UPDATE pg_slots SET holder = $1, call_id = $2, taken_at_ms = $3, held_until_ms = {held_until} \
-             WHERE slot = (SELECT slot FROM pg_slots WHERE held_until_ms <= $3 \
-             AND slot <= COALESCE($7, (SELECT cap FROM pg_limit WHERE id = 1)) ORDER BY slot LIMIT 1{skip_locked}) \
+             WHERE pg = $8 AND slot = (SELECT slot FROM pg_slots WHERE pg = $8 AND held_until_ms <= $3 \
+             AND slot <= COALESCE($7, (SELECT cap FROM pg_limit WHERE pg = $8)) ORDER BY slot LIMIT 1{skip_locked}) \
              AND held_until_ms <= $3 RETURNING slot"
         );
         sqlx::query_scalar(&query)
@@ -96,15 +103,18 @@ impl Db {
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
             .bind(cap.map(i64::from))
+            .bind(pg.as_str())
             .fetch_optional(&self.places_pool)
             .await
     }
 
-    /// Renews every place `holder` still holds: each is kept for the lapse,
-    /// plus as long as its call may still be at the PG, which is at least as
-    /// long again as it has run and at least the longest call seen lately,
-    /// never past the call's own deadline. Returns how many it renewed.
-    pub async fn renew_places(&self, holder: &str, now_ms: i64, terms: PlaceTerms) -> Result<u64, sqlx::Error> {
+    /// Renews every place `holder` still holds at `pg`: each is kept for the
+    /// lapse, plus as long as its call may still be at the PG, which is at
+    /// least as long again as it has run and at least the longest call seen
+    /// lately at that PG, never past the call's own deadline. Returns how many
+    /// it renewed. One PG at a time: the terms are that PG's (its calls' own
+    /// latency), and each PG's limit renews only while it holds places.
+    pub async fn renew_places(&self, pg: Pg, holder: &str, now_ms: i64, terms: PlaceTerms) -> Result<u64, sqlx::Error> {
         let held_until = self.hold_until_sql(HoldBinds {
             taken_at: "taken_at_ms",
             now: "$2",
@@ -113,14 +123,16 @@ impl Db {
             deadline: "$5",
         });
         // A place that lapsed but was not taken over is renewed too: its call is still out.
-        let query =
-            format!("UPDATE pg_slots SET held_until_ms = {held_until} WHERE holder = $1 AND call_id IS NOT NULL");
+        let query = format!(
+            "UPDATE pg_slots SET held_until_ms = {held_until} WHERE holder = $1 AND pg = $6 AND call_id IS NOT NULL"
+        );
         let renewed = sqlx::query(&query)
             .bind(holder)
             .bind(now_ms)
             .bind(terms.lapse_ms)
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
+            .bind(pg.as_str())
             .execute(&self.places_pool)
             .await?;
         Ok(renewed.rows_affected())
@@ -137,8 +149,10 @@ impl Db {
     /// Frees a place, if it is still this call's (not taken over after a lapse).
     pub async fn release_place(&self, claim: &PlaceClaim) -> Result<(), sqlx::Error> {
         sqlx::query(
-            "UPDATE pg_slots SET holder = NULL, call_id = NULL, held_until_ms = 0 WHERE slot = $1 AND call_id = $2",
+            "UPDATE pg_slots SET holder = NULL, call_id = NULL, held_until_ms = 0 \
+             WHERE pg = $1 AND slot = $2 AND call_id = $3",
         )
+        .bind(claim.pg.as_str())
         .bind(claim.number)
         .bind(&claim.call_id)
         .execute(&self.places_pool)
@@ -149,42 +163,50 @@ impl Db {
     /// Leaves a place taken until `until_ms` but no longer this server's: it
     /// is not renewed, and lapses then.
     pub async fn leave_place(&self, claim: &PlaceClaim, until_ms: i64) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE pg_slots SET holder = NULL, held_until_ms = $1 WHERE slot = $2 AND call_id = $3")
-            .bind(until_ms)
-            .bind(claim.number)
-            .bind(&claim.call_id)
-            .execute(&self.places_pool)
-            .await?;
+        sqlx::query(
+            "UPDATE pg_slots SET holder = NULL, held_until_ms = $1 WHERE pg = $2 AND slot = $3 AND call_id = $4",
+        )
+        .bind(until_ms)
+        .bind(claim.pg.as_str())
+        .bind(claim.number)
+        .bind(&claim.call_id)
+        .execute(&self.places_pool)
+        .await?;
         Ok(())
     }
 
-    /// How many places are held now, by any server.
-    pub async fn places_in_use(&self, now_ms: i64) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE held_until_ms > $1")
+    /// How many of `pg`'s places are held now, by any server.
+    pub async fn places_in_use(&self, pg: Pg, now_ms: i64) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM pg_slots WHERE pg = $1 AND held_until_ms > $2")
+            .bind(pg.as_str())
             .bind(now_ms)
             .fetch_one(&self.places_pool)
             .await
     }
 
-    /// The learned limit as stored.
-    pub async fn learned_limit_row(&self) -> Result<LearnedLimitRow, sqlx::Error> {
-        sqlx::query_as("SELECT cap, slow_start, last_decrease_ms, last_increase_ms, version FROM pg_limit WHERE id = 1")
-            .fetch_one(&self.writer)
-            .await
+    /// `pg`'s learned limit as stored.
+    pub async fn learned_limit_row(&self, pg: Pg) -> Result<LearnedLimitRow, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT cap, slow_start, last_decrease_ms, last_increase_ms, version FROM pg_limit WHERE pg = $1",
+        )
+        .bind(pg.as_str())
+        .fetch_one(&self.writer)
+        .await
     }
 
-    /// Stores a changed learned limit unless another server changed it since
-    /// `row` was read; says whether it did. The stored version moves on by one.
-    pub async fn update_learned_limit_row(&self, row: &LearnedLimitRow) -> Result<bool, sqlx::Error> {
+    /// Stores `pg`'s changed learned limit unless another server changed it
+    /// since `row` was read; says whether it did. The stored version moves on by one.
+    pub async fn update_learned_limit_row(&self, pg: Pg, row: &LearnedLimitRow) -> Result<bool, sqlx::Error> {
         let result = sqlx::query(
             "UPDATE pg_limit SET cap = $1, slow_start = $2, last_decrease_ms = $3, last_increase_ms = $4, \
-             version = version + 1 WHERE id = 1 AND version = $5",
+             version = version + 1 WHERE pg = $6 AND version = $5",
         )
         .bind(row.cap)
         .bind(row.slow_start)
         .bind(row.last_decrease_ms)
         .bind(row.last_increase_ms)
         .bind(row.version)
+        .bind(pg.as_str())
         .execute(&self.writer)
         .await?;
         Ok(result.rows_affected() == 1)

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use std::future::Future;
 
+use payonce_api::Pg;
 use payonce_rules::pg_reply::PgReply;
 
 use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
@@ -94,16 +95,18 @@ impl PgPlace {
 }
 
 impl<C> PgGateway<C> {
-    /// A gateway whose limit is this server's own; `call_deadline` is the
-    /// longest a call can be out.
-    pub fn new(client: C, policy: Policy, call_deadline: Duration) -> Self {
-        Self { client, limit: Limit::Server(ConcurrencyLimit::new(policy, call_deadline)), policy, log: None }
+    /// A gateway to `pg` whose limit is this server's own; `call_deadline`
+    /// is the longest a call can be out.
+    pub fn new(client: C, pg: Pg, policy: Policy, call_deadline: Duration) -> Self {
+        Self { client, limit: Limit::Server(ConcurrencyLimit::new(pg, policy, call_deadline)), policy, log: None }
     }
 
-    /// A gateway whose limit is shared with every server on `db`; `holder`
-    /// names this server, `call_deadline` is the longest a call can be out.
-    pub fn shared(client: C, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
-        Self { client, limit: Limit::Cluster(ClusterLimit::new(db, holder, policy, call_deadline)), policy, log: None }
+    /// A gateway to `pg` whose limit at that PG is shared with every server
+    /// on `db`; `holder` names this server, `call_deadline` is the longest a
+    /// call can be out.
+    pub fn shared(client: C, pg: Pg, policy: Policy, db: Db, holder: Arc<str>, call_deadline: Duration) -> Self {
+        let limit = Limit::Cluster(ClusterLimit::new(db, pg, holder, policy, call_deadline));
+        Self { client, limit, policy, log: None }
     }
 
     /// Records every call about an order in `db`'s `pg_calls`, as made by `server`.
@@ -271,7 +274,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_reset_keeps_the_place_like_a_timeout_and_a_call_never_sent_frees_it() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1), Duration::from_secs(60));
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), Duration::from_secs(60));
         let no_answer = |timed_out| PgAnswer::NoAnswer { detail: "no answer".into(), timed_out };
         for answer in [no_answer(true), no_answer(false)] {
             let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));

@@ -407,7 +407,8 @@ impl Server {
         response.text().await.unwrap()
     }
 
-    /// The value of an unlabelled metric, as `/metrics` prints it, or `None`
+    /// The value of a metric, as `/metrics` prints it (named with its labels,
+    /// if it has any: `name{label="value"}`), or `None`
     /// when the server has not published it. In-process servers share one
     /// recorder: only a server run as its own process has figures of its own.
     pub async fn metric(&self, name: &str) -> Option<String> {

@@ -1,6 +1,8 @@
-//! The PG concurrency limit of a cluster: every order server sharing the
+//! A PG's concurrency limit in a cluster: every order server sharing the
 //! database takes its places under one cap, kept in the database (see
 //! `db::pg_places`), so three servers send no more to the PG at once than one.
+//! Each PG has a limit of its own (its own contract): its own places and its
+//! own learned row.
 //!
 //! A place is a lease, never a held lock or transaction: taking and freeing one
 //! is one short statement each, and nothing is open while the call is out.
@@ -18,6 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use payonce_api::Pg;
 use payonce_rules::places::{self, RecentCalls};
 use rand::Rng;
 use tokio::sync::Notify;
@@ -36,10 +39,11 @@ const LONGEST_LOOK: Duration = Duration::from_millis(500);
 /// How many times a learning step retries after another server changed the limit first.
 const LEARN_TRIES: usize = 5;
 
-/// The cluster's budget as this server sees it.
+/// The cluster's budget at one PG as this server sees it.
 #[derive(Debug)]
 pub struct ClusterLimit {
     db: Db,
+    pg: Pg,
     /// This server, as the holder of its places.
     holder: Arc<str>,
     policy: Policy,
@@ -67,15 +71,16 @@ pub struct ClusterPlace {
 }
 
 impl ClusterLimit {
-    /// The budget of `holder` on `db`, renewing its places until it is dropped.
-    pub fn new(db: Db, holder: Arc<str>, policy: Policy, call_deadline: Duration) -> Arc<Self> {
+    /// The budget of `holder` at `pg` on `db`, renewing its places until it is dropped.
+    pub fn new(db: Db, pg: Pg, holder: Arc<str>, policy: Policy, call_deadline: Duration) -> Arc<Self> {
         let cap = match policy {
             Policy::Fixed(cap) => cap,
             Policy::Adaptive { .. } => super::learning::INITIAL,
         };
-        metrics::pg_concurrency_limit(f64::from(cap));
+        metrics::pg_concurrency_limit(pg, f64::from(cap));
         let limit = Arc::new(Self {
             db,
+            pg,
             holder,
             policy,
             call_deadline,
@@ -112,14 +117,14 @@ impl ClusterLimit {
             Policy::Adaptive { .. } => None,
         };
         let started = Instant::now();
-        let claimed = self.db.claim_place(&self.holder, &call_id, cap, now_ms(), self.terms()).await?;
+        let claimed = self.db.claim_place(self.pg, &self.holder, &call_id, cap, now_ms(), self.terms()).await?;
         metrics::pg_place_seconds("take", started.elapsed());
         let Some(number) = claimed else {
             return Ok(None);
         };
         self.held.fetch_add(1, Ordering::Relaxed);
-        metrics::pg_in_flight(1.0);
-        let claim = PlaceClaim { number, call_id };
+        metrics::pg_in_flight(self.pg, 1.0);
+        let claim = PlaceClaim { pg: self.pg, number, call_id };
         Ok(Some(ClusterPlace {
             limit: self.clone(),
             claim,
@@ -160,11 +165,11 @@ impl ClusterLimit {
 
     async fn learn_now(&self, room: bool, window_ms: i64) -> Result<(), sqlx::Error> {
         for _ in 0..LEARN_TRIES {
-            let row = self.db.learned_limit_row().await?;
+            let row = self.db.learned_limit_row(self.pg).await?;
             let mut learned = learned_from(&row);
             let now = now_ms();
             let changed = if room {
-                let in_use = self.db.places_in_use(now).await?;
+                let in_use = self.db.places_in_use(self.pg, now).await?;
                 learned.room(u32::try_from(in_use).unwrap_or(CEILING), now, window_ms)
             } else {
                 learned.overload(now, window_ms)
@@ -173,8 +178,8 @@ impl ClusterLimit {
             if !changed {
                 return Ok(());
             }
-            if self.db.update_learned_limit_row(&row_from(&learned, row.version)).await? {
-                metrics::pg_concurrency_limit(f64::from(learned.cap));
+            if self.db.update_learned_limit_row(self.pg, &row_from(&learned, row.version)).await? {
+                metrics::pg_concurrency_limit(self.pg, f64::from(learned.cap));
                 return Ok(());
             }
         }
@@ -200,11 +205,11 @@ impl ClusterLimit {
                 limit.db.release_place(&claim).await
             };
             if let Err(error) = freed {
-                tracing::warn!(%error, place = claim.number, "could not free a PG place; it lapses by itself");
+                tracing::warn!(%error, pg = claim.pg.as_str(), place = claim.number, "could not free a PG place; it lapses by itself");
             }
             metrics::pg_place_seconds("free", started.elapsed());
             limit.held.fetch_sub(1, Ordering::Relaxed);
-            metrics::pg_in_flight(-1.0);
+            metrics::pg_in_flight(limit.pg, -1.0);
             limit.freed.notify_one();
         });
     }
@@ -218,7 +223,7 @@ impl Drop for ClusterLimit {
     }
 }
 
-/// Renews this server's places, and reads the learned cap, about three times per lapse.
+/// Renews this server's places at the PG, and reads its learned cap, about three times per lapse.
 async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
     let mut ticks = tokio::time::interval(LAPSE / 3);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -226,18 +231,22 @@ async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
         ticks.tick().await;
         let Some(limit) = limit.upgrade() else { return };
         if limit.held.load(Ordering::Relaxed) > 0
-            && let Err(error) = limit.db.renew_places(&limit.holder, now_ms(), limit.terms()).await
+            && let Err(error) = limit.db.renew_places(limit.pg, &limit.holder, now_ms(), limit.terms()).await
         {
-            tracing::warn!(%error, "could not renew this server's PG places; they lapse unless renewed soon");
+            let pg = limit.pg.as_str();
+            tracing::warn!(%error, pg, "could not renew this server's PG places; they lapse unless renewed soon");
         }
         if matches!(limit.policy, Policy::Adaptive { .. }) {
-            match limit.db.learned_limit_row().await {
+            match limit.db.learned_limit_row(limit.pg).await {
                 Ok(row) => {
                     let cap = learned_from(&row).cap;
                     limit.cap_seen.store(cap, Ordering::Relaxed);
-                    metrics::pg_concurrency_limit(f64::from(cap));
+                    metrics::pg_concurrency_limit(limit.pg, f64::from(cap));
                 }
-                Err(error) => tracing::warn!(%error, "could not read the cluster's PG concurrency limit"),
+                Err(error) => {
+                    let pg = limit.pg.as_str();
+                    tracing::warn!(%error, pg, "could not read the cluster's PG concurrency limit");
+                }
             }
         }
     }
@@ -265,7 +274,11 @@ impl ClusterPlace {
 
 impl Drop for ClusterPlace {
     fn drop(&mut self) {
-        let claim = PlaceClaim { number: self.claim.number, call_id: std::mem::take(&mut self.claim.call_id) };
+        let claim = PlaceClaim {
+            pg: self.claim.pg,
+            number: self.claim.number,
+            call_id: std::mem::take(&mut self.claim.call_id),
+        };
         self.limit.release(claim, self.taken_at.elapsed(), self.unanswered);
     }
 }

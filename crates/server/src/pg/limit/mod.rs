@@ -8,6 +8,7 @@ pub use payonce_rules::learning;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use payonce_api::Pg;
 use payonce_rules::places::{self, RecentCalls};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -27,6 +28,8 @@ pub enum Policy {
 /// The cap, and the calls holding a place under it.
 #[derive(Debug)]
 pub struct ConcurrencyLimit {
+    /// The PG it limits calls to, for its metrics.
+    pg: Pg,
     policy: Policy,
     /// The longest a call can be out (our own timeouts).
     call_deadline: Duration,
@@ -55,15 +58,16 @@ pub struct Place {
 }
 
 impl ConcurrencyLimit {
-    /// A limit by `policy` on calls that are out for `call_deadline` at most.
-    pub fn new(policy: Policy, call_deadline: Duration) -> Arc<Self> {
+    /// A limit by `policy` on calls to `pg` that are out for `call_deadline` at most.
+    pub fn new(pg: Pg, policy: Policy, call_deadline: Duration) -> Arc<Self> {
         let mut learned = Learned::initial(0);
         if let Policy::Fixed(cap) = policy {
             learned.cap = cap;
         }
-        metrics::pg_concurrency_limit(f64::from(learned.cap));
+        metrics::pg_concurrency_limit(pg, f64::from(learned.cap));
         let state = State { in_flight: 0, learned, recent: RecentCalls::default() };
         Arc::new(Self {
+            pg,
             policy,
             call_deadline,
             state: Mutex::new(state),
@@ -84,7 +88,7 @@ impl ConcurrencyLimit {
             return None;
         }
         state.in_flight += 1;
-        metrics::pg_in_flight(1.0);
+        metrics::pg_in_flight(self.pg, 1.0);
         Some(Place { limit: self.clone(), signalled: false, taken_at: Instant::now(), unanswered: false })
     }
 
@@ -110,7 +114,7 @@ impl ConcurrencyLimit {
         let mut state = self.state.lock().expect("limit lock");
         let in_flight = state.in_flight;
         if state.learned.room(in_flight, now_ms, window_ms(window)) {
-            metrics::pg_concurrency_limit(f64::from(state.learned.cap));
+            metrics::pg_concurrency_limit(self.pg, f64::from(state.learned.cap));
         }
     }
 
@@ -119,7 +123,7 @@ impl ConcurrencyLimit {
         let now_ms = self.clock_ms(now);
         let mut state = self.state.lock().expect("limit lock");
         if state.learned.overload(now_ms, window_ms(window)) {
-            metrics::pg_concurrency_limit(f64::from(state.learned.cap));
+            metrics::pg_concurrency_limit(self.pg, f64::from(state.learned.cap));
         }
     }
 
@@ -135,7 +139,7 @@ impl ConcurrencyLimit {
     fn release(&self) {
         let mut state = self.state.lock().expect("limit lock");
         state.in_flight = state.in_flight.saturating_sub(1);
-        metrics::pg_in_flight(-1.0);
+        metrics::pg_in_flight(self.pg, -1.0);
         drop(state);
         self.freed.notify_one();
     }
@@ -191,7 +195,7 @@ mod tests {
     const DEADLINE: Duration = Duration::from_secs(60);
 
     fn adaptive() -> Arc<ConcurrencyLimit> {
-        ConcurrencyLimit::new(Policy::Adaptive { window: WINDOW }, DEADLINE)
+        ConcurrencyLimit::new(Pg::Toss, Policy::Adaptive { window: WINDOW }, DEADLINE)
     }
 
     /// Fills every place and signals each as taken; returns the places.
@@ -214,7 +218,7 @@ mod tests {
 
     #[test]
     fn a_fixed_cap_never_moves() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(3), DEADLINE);
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(3), DEADLINE);
         let mut places = fill(&limit);
         assert_eq!((places.len(), limit.current()), (3, 3));
         places[0].overloaded();
@@ -294,7 +298,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_we_stopped_waiting_for_keeps_its_place_as_long_again() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), DEADLINE);
         let mut place = limit.try_acquire().unwrap();
         tokio::time::advance(Duration::from_secs(60)).await;
         place.unanswered();
@@ -309,7 +313,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_reset_at_once_keeps_its_place_as_long_as_calls_take_lately() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), DEADLINE);
         for _ in 0..places::KNOWN_AFTER {
             let place = limit.try_acquire().unwrap();
             tokio::time::advance(Duration::from_secs(5)).await;
@@ -328,7 +332,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_answered_call_frees_its_place_at_once() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), DEADLINE);
         let place = limit.try_acquire().unwrap();
         tokio::time::advance(Duration::from_secs(30)).await;
         drop(place);
@@ -337,7 +341,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_waiter_gets_the_place_freed() {
-        let limit = ConcurrencyLimit::new(Policy::Fixed(1), DEADLINE);
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), DEADLINE);
         let held = limit.try_acquire().unwrap();
         let waiter = tokio::spawn({
             let limit = limit.clone();
