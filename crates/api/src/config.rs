@@ -34,13 +34,16 @@ pub struct PaymentSdk {
     pub client_key: String,
 }
 
-/// `GET /api/config`: the page's timings and the PG's SDK.
+/// `GET /api/config`: the page's timings, the PG's SDK, and whether the shop
+/// also takes KakaoPay (the cart offers it only then).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ShopConfig {
     #[serde(flatten)]
     pub timings: PageConfig,
     pub payment_sdk: PaymentSdk,
+    #[serde(default)]
+    pub kakaopay: bool,
 }
 
 /// The longest a check may wait on the server for its order to change.

@@ -249,6 +249,7 @@ async fn config_publishes_the_page_timings_the_servers_limit_and_the_pgs_sdk() {
     assert_eq!(config.check_wait_ms, 2_000);
     assert_eq!(shop.payment_sdk.url, format!("{}/v2/standard", pg.url));
     assert_eq!(shop.payment_sdk.client_key, fake_pg::DEFAULT_CLIENT_KEY);
+    assert!(!shop.kakaopay, "a shop without KakaoPay's URL takes cards only");
     let sdk = reqwest::get(&shop.payment_sdk.url).await.unwrap();
     assert_eq!(sdk.status(), StatusCode::OK, "the fake PG serves the SDK where the page is told to load it");
 }

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use payonce_api::{CreatedOrder, KakaoPayWindow, OrderStatus};
+use payonce_api::{CreatedOrder, KakaoPayWindow, OrderStatus, ShopConfig};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{FakePg, Server};
@@ -169,6 +169,29 @@ async fn a_confirm_with_nothing_prepared_or_both_keys_or_no_kakaopay_is_refused_
     assert_eq!(body["code"], "PG_NOT_OFFERED", "{body}");
     let (status, body) = confirm(&toss_only, &created, "token").await;
     assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("PG_NOT_OFFERED")), "{body}");
+}
+
+#[tokio::test]
+async fn the_page_is_told_kakaopay_is_offered_and_the_windows_exits_lead_to_the_fail_page_with_codes() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let shop: ShopConfig = server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
+    assert!(shop.kakaopay, "the cart offers KakaoPay where the shop takes it");
+    let toss_only = Server::start(&pg.url).await;
+    let shop: ShopConfig =
+        toss_only.http.get(format!("{}/api/config", toss_only.url)).send().await.unwrap().json().await.unwrap();
+    assert!(!shop.kakaopay, "and only there");
+
+    for (choice, code) in [("quit", "KAKAOPAY_QUIT"), ("wrong_password", "KAKAOPAY_FAILED")] {
+        let created = server.create_order().await;
+        let location = press(&window(&server, &created).await.mobile_url, choice).await;
+        let url = reqwest::Url::parse(&location).unwrap();
+        assert_eq!(url.path(), "/pay/fail", "{choice}: {location}");
+        let query: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        for (name, value) in [("pg", "kakaopay"), ("orderId", created.order.order_id.as_str()), ("code", code)] {
+            assert!(query.contains(&(name.to_owned(), value.to_owned())), "{choice}: {location}");
+        }
+    }
 }
 
 #[tokio::test]

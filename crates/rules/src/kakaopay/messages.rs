@@ -18,6 +18,9 @@ pub const UNAVAILABLE: &str = "KAKAOPAY_UNAVAILABLE";
 pub const AUTH_FAILED: &str = "KAKAOPAY_AUTH_FAILED";
 /// The customer left KakaoPay's window.
 pub const QUIT: &str = "KAKAOPAY_QUIT";
+/// KakaoPay's window sent the customer to `fail_url`: a failed password, or
+/// a payment not finished in time (the URL cannot say which).
+pub const WINDOW_FAILED: &str = "KAKAOPAY_FAILED";
 
 /// The call never left (payonce's own code, as with Toss).
 const UNREACHABLE: &str = ErrorCode::PgUnreachable.as_str();

@@ -56,7 +56,7 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
     let urls = [
         format!("{public}/pay/success?{back}"),
         format!("{public}/pay/fail?{back}&code={}", rules::messages::QUIT),
-        format!("{public}/pay/fail?{back}&code={}", rules::messages::EXPIRED),
+        format!("{public}/pay/fail?{back}&code={}", rules::messages::WINDOW_FAILED),
     ];
     let call = KakaoPayReady {
         order_id,

@@ -11,8 +11,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The page's timings, so it waits at least as long as this server can take,
-/// and the PG's SDK the page opens the payment window with.
+/// the PG's SDK the page opens the payment window with, and whether the cart
+/// may offer KakaoPay.
 #[utoipa::path(get, path = "/config", tag = "shop", responses((status = 200, body = ShopConfig)))]
 async fn config_show(State(state): State<AppState>) -> Json<ShopConfig> {
-    Json(ShopConfig { timings: state.config.page_config(), payment_sdk: state.config.payment_sdk() })
+    Json(ShopConfig {
+        timings: state.config.page_config(),
+        payment_sdk: state.config.payment_sdk(),
+        kakaopay: state.kakaopay.is_some(),
+    })
 }
