@@ -8,8 +8,8 @@ use std::time::Duration;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use leptos::prelude::window;
 use payonce_api::{
-    ConfirmRequest, CreateOrderRequest, IDEMPOTENCY_KEY_HEADER, Order, OrderSummary, PageConfig, PaymentSdk,
-    PlacedOrder, Product,
+    ConfirmRequest, CreateOrderRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderSummary, PageConfig,
+    PaymentSdk, PlacedOrder, Product,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -103,16 +103,31 @@ pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
     send_within(Request::get("/api/config"), within).await.map(Serde::into_inner)
 }
 
-/// The PG's SDK, from the same `/api/config` (the page needs only this part of it here).
-pub async fn payment_sdk() -> Result<PaymentSdk, ApiError> {
-    struct SdkPart(PaymentSdk);
-    impl FromJs for SdkPart {
-        fn from_js(value: JsValue) -> Result<Self, String> {
-            let config = Fields::of(value, "the config")?;
-            PaymentSdk::from_js(config.get("payment_sdk")).map(SdkPart)
-        }
+/// How the cart can take a payment, from the same `/api/config` (the cart
+/// needs only this part of it): Toss's SDK, and whether KakaoPay is offered too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentOptions {
+    pub sdk: PaymentSdk,
+    pub kakaopay: bool,
+}
+
+impl FromJs for PaymentOptions {
+    fn from_js(value: JsValue) -> Result<Self, String> {
+        let config = Fields::of(value, "the config")?;
+        // An older server does not say: it does not take KakaoPay.
+        let kakaopay = config.get("kakaopay").as_bool().unwrap_or(false);
+        Ok(PaymentOptions { sdk: PaymentSdk::from_js(config.get("payment_sdk"))?, kakaopay })
     }
-    get("/api/config").await.map(|SdkPart(sdk)| sdk)
+}
+
+pub async fn payment_options() -> Result<PaymentOptions, ApiError> {
+    get("/api/config").await
+}
+
+/// Prepares the order's KakaoPay payment (the server calls KakaoPay's ready),
+/// or names the payment prepared for it already: where its window is.
+pub async fn prepare_kakaopay(order_id: &str) -> Result<KakaoPayWindow, ApiError> {
+    json(send(Request::post(&format!("/api/orders/{}/kakaopay", segment(order_id)))).await?).await
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.

@@ -1,5 +1,5 @@
 //! JSON read and written field by field, for what the cart at `/` exchanges:
-//! the catalog, the PG's SDK, the order it places, the recent-order check,
+//! the catalog, the PG's SDK, the order it places, KakaoPay's window, the recent-order check,
 //! an error's code and the saved cart.
 //!
 //! The rest of the page decodes through serde (`json`). serde's deserializers
@@ -13,7 +13,7 @@ use js_sys::{Array, JSON, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::cart::Cart;
-use payonce_api::{CreateOrderRequest, OrderStatus, OrderSummary, PaymentSdk, PlacedOrder, Product};
+use payonce_api::{CreateOrderRequest, KakaoPayWindow, OrderStatus, OrderSummary, PaymentSdk, PlacedOrder, Product};
 
 /// A value read from a plain JavaScript value.
 pub trait FromJs: Sized {
@@ -128,6 +128,13 @@ impl FromJs for PaymentSdk {
     fn from_js(value: JsValue) -> Result<Self, String> {
         let sdk = Fields::of(value, "the payment SDK")?;
         Ok(PaymentSdk { url: sdk.text("url")?, client_key: sdk.text("client_key")? })
+    }
+}
+
+impl FromJs for KakaoPayWindow {
+    fn from_js(value: JsValue) -> Result<Self, String> {
+        let window = Fields::of(value, "KakaoPay's window")?;
+        Ok(KakaoPayWindow { pc_url: window.text("pc_url")?, mobile_url: window.text("mobile_url")? })
     }
 }
 

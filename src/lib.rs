@@ -26,6 +26,7 @@ pub mod format;
 pub mod i18n;
 pub mod js_fields;
 pub mod json;
+pub mod kakaopay_window;
 pub mod loader;
 pub mod nav_guard;
 pub mod page_title;

@@ -23,6 +23,9 @@ pub const EN: Texts = Texts {
     opening_window: "Opening the payment window…",
     pay_note: "You will choose a test card in the payment window.",
     window_not_opened: "The payment window could not be opened ({0}). Nothing was charged; please try again.",
+    pay_with: "Pay with",
+    pay_by_card: "Card",
+    kakaopay: "KakaoPay",
 
     recent_paid: "You paid for an order a few minutes ago",
     recent_in_progress: "A payment of yours is still being processed",
@@ -142,6 +145,7 @@ pub const EN: Texts = Texts {
         session_expired: "The payment session expired before the payment was made. You have not been charged.",
         shop_sign_in: "The shop could not sign in to the payment provider. You have not been charged.",
         confirm_not_received: "The shop did not receive your payment confirmation, so the payment was not made. You have not been charged; please try again.",
+        kakaopay_password: "Your KakaoPay password was not accepted. You have not been charged.",
         other: "The payment was declined. You have not been charged.",
     },
     refund_refusals: RefundRefusals {

@@ -23,6 +23,9 @@ pub const KO: Texts = Texts {
     opening_window: "결제창을 여는 중…",
     pay_note: "결제창에서 테스트 카드를 고르게 됩니다.",
     window_not_opened: "결제창을 열지 못했습니다({0}). 결제된 금액은 없습니다. 다시 시도해 주세요.",
+    pay_with: "결제 수단",
+    pay_by_card: "카드",
+    kakaopay: "카카오페이",
 
     recent_paid: "몇 분 전에 결제한 주문이 있습니다",
     recent_in_progress: "처리 중인 결제가 있습니다",
@@ -142,6 +145,7 @@ pub const KO: Texts = Texts {
         session_expired: "결제하기 전에 결제 세션이 만료되었습니다. 결제되지 않았습니다.",
         shop_sign_in: "상점이 결제사에 로그인하지 못했습니다. 결제되지 않았습니다.",
         confirm_not_received: "상점이 결제 확인 요청을 받지 못해 결제가 이루어지지 않았습니다. 결제되지 않았습니다. 다시 시도해 주세요.",
+        kakaopay_password: "카카오페이 비밀번호 인증에 실패했습니다. 결제되지 않았습니다.",
         other: "결제가 거절되었습니다. 결제되지 않았습니다.",
     },
     refund_refusals: RefundRefusals {

@@ -200,6 +200,10 @@ pub struct Texts {
     pub pay_note: &'static str,
     /// `{0}`: the SDK's error code.
     pub window_not_opened: &'static str,
+    /// The cart's choice of PG, where the shop takes KakaoPay too.
+    pub pay_with: &'static str,
+    pub pay_by_card: &'static str,
+    pub kakaopay: &'static str,
 
     // The recent-order dialog.
     pub recent_paid: &'static str,
@@ -370,6 +374,7 @@ pub struct Reasons {
     pub session_expired: &'static str,
     pub shop_sign_in: &'static str,
     pub confirm_not_received: &'static str,
+    pub kakaopay_password: &'static str,
     pub other: &'static str,
 }
 
@@ -390,8 +395,11 @@ impl Reasons {
             "TOO_MANY_REQUESTS" | "FORBIDDEN_CONSECUTIVE_REQUEST" => self.pg_busy,
             "PG_BUSY" => self.shop_busy,
             "PG_UNREACHABLE" => self.pg_unreachable,
-            "PAY_PROCESS_CANCELED" => self.cancelled_in_window,
-            "NOT_FOUND_PAYMENT_SESSION" => self.session_expired,
+            "PAY_PROCESS_CANCELED" | "KAKAOPAY_QUIT" => self.cancelled_in_window,
+            // KakaoPay's payment outlived its 15 minutes, or was never prepared (the server's code).
+            "NOT_FOUND_PAYMENT_SESSION" | "KAKAOPAY_EXPIRED" | "PAYMENT_NOT_PREPARED" => self.session_expired,
+            "KAKAOPAY_AUTH_FAILED" => self.kakaopay_password,
+            "KAKAOPAY_UNAVAILABLE" => self.pg_busy,
             "UNAUTHORIZED_KEY" | "INVALID_API_KEY" | "INCORRECT_BASIC_AUTH_FORMAT" => self.shop_sign_in,
             "CONFIRM_NOT_RECEIVED" => self.confirm_not_received,
             _ if code.starts_with("EXCEED_") => self.over_limit,
@@ -432,7 +440,17 @@ mod tests {
     #[test]
     fn every_failure_reason_says_nothing_was_charged_in_both_languages() {
         for (texts, charged) in [(&EN, "You have not been charged"), (&KO, "결제되지 않았습니다")] {
-            for code in ["REJECT_CARD_PAYMENT", "CONFIRM_NOT_RECEIVED", "EXCEED_MAX_AMOUNT", "SOMETHING_NEW", ""] {
+            for code in [
+                "REJECT_CARD_PAYMENT",
+                "CONFIRM_NOT_RECEIVED",
+                "EXCEED_MAX_AMOUNT",
+                "KAKAOPAY_DECLINED",
+                "KAKAOPAY_AUTH_FAILED",
+                "KAKAOPAY_EXPIRED",
+                "KAKAOPAY_QUIT",
+                "SOMETHING_NEW",
+                "",
+            ] {
                 let reason = texts.reasons.for_code(code);
                 assert!(reason.contains(charged), "{code}: {reason}");
             }

@@ -3,12 +3,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use payonce_api::{CreateOrderRequest, OrderSummary, Product};
+use payonce_api::{CreateOrderRequest, OrderSummary, Pg, Product};
 
 use crate::api;
 use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
 use crate::i18n::{Lang, fill, use_locale, won};
+use crate::kakaopay_window;
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
 use crate::payment_sdk;
@@ -51,6 +52,9 @@ impl PayProblem {
         }
     }
 }
+
+/// `Ok` once the browser is on its way to the window (or to the fail page).
+type Leaving = Result<(), PayProblem>;
 
 /// The cart: products, quantities, total, and Pay.
 #[component]
@@ -159,11 +163,44 @@ fn CartLine(product: Product, cart: RwSignal<Cart>) -> impl IntoView {
     }
 }
 
+/// Places the order and opens Toss's card window.
+async fn open_toss_window(request: CreateOrderRequest, step: RwSignal<PayStep>) -> Leaving {
+    // The SDK is asked for before the order exists: without it there is nothing to pay with.
+    let sdk = api::payment_options().await.map_err(PayProblem::Api)?.sdk;
+    let created = api::create_order(&request).await.map_err(PayProblem::Api)?;
+    step.set(PayStep::Redirecting);
+    // Returns only if the window did not open, or the customer closed it.
+    let code = payment_sdk::pay(&sdk, &created).await;
+    if payment_sdk::closed_by_customer(&code) {
+        return leave_for(&payment_sdk::closed_window_url(&created.fail_url, &created.order_id), code);
+    }
+    Err(PayProblem::WindowNotOpened(code))
+}
+
+/// Places the order, has the server prepare its KakaoPay payment, and goes to KakaoPay's window.
+async fn open_kakaopay_window(request: CreateOrderRequest, step: RwSignal<PayStep>) -> Leaving {
+    let created = api::create_order(&request).await.map_err(PayProblem::Api)?;
+    let window = api::prepare_kakaopay(&created.order_id).await.map_err(PayProblem::Api)?;
+    step.set(PayStep::Redirecting);
+    leave_for(kakaopay_window::address_for_this_device(&window), payment_sdk::SDK_UNAVAILABLE.to_owned())
+}
+
+/// Sends the browser to `url`, or says the window did not open (with `code`).
+fn leave_for(url: &str, code: String) -> Leaving {
+    let on_its_way = web_sys::window().is_some_and(|window| window.location().assign(url).is_ok());
+    if on_its_way { Ok(()) } else { Err(PayProblem::WindowNotOpened(code)) }
+}
+
 /// The total and the Pay button, with the recent-order check before paying.
 #[component]
 fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     let locale = use_locale();
     let step = RwSignal::new(PayStep::Idle);
+    // Card (Toss) unless the customer chooses KakaoPay, where the shop takes it.
+    let pg = RwSignal::new(Pg::Toss);
+    // Offered once the config says so; a config that cannot be read offers cards only.
+    let kakaopay_offered = RwSignal::new(false);
+    spawn_local(async move { kakaopay_offered.set(api::payment_options().await.is_ok_and(|options| options.kakaopay)) });
     // Said in the language of the moment it is shown.
     let error = RwSignal::new(None::<PayProblem>);
     let recent = RwSignal::new(None::<OrderSummary>);
@@ -176,27 +213,15 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
             let in_flight = in_flight.clone();
             step.set(PayStep::CreatingOrder);
             let request = CreateOrderRequest { items: cart.get_untracked().to_request() };
+            let through = pg.get_untracked();
             spawn_local(async move {
-                // The SDK is asked for before the order exists: without it there is nothing to pay with.
-                let opened = match api::payment_sdk().await {
-                    Ok(sdk) => match api::create_order(&request).await {
-                        Ok(created) => {
-                            step.set(PayStep::Redirecting);
-                            // Returns only if the window did not open, or the customer closed it.
-                            let code = payment_sdk::pay(&sdk, &created).await;
-                            if payment_sdk::closed_by_customer(&code) {
-                                let url = payment_sdk::closed_window_url(&created.fail_url, &created.order_id);
-                                if web_sys::window().is_some_and(|window| window.location().assign(&url).is_ok()) {
-                                    return;
-                                }
-                            }
-                            PayProblem::WindowNotOpened(code)
-                        }
-                        Err(failure) => PayProblem::Api(failure),
-                    },
-                    Err(failure) => PayProblem::Api(failure),
+                let leaving = match through {
+                    Pg::Toss => open_toss_window(request, step).await,
+                    Pg::KakaoPay => open_kakaopay_window(request, step).await,
                 };
-                error.set(Some(opened));
+                // The button stays busy while the browser leaves.
+                let Err(problem) = leaving else { return };
+                error.set(Some(problem));
                 step.set(PayStep::Idle);
                 in_flight.store(false, Ordering::SeqCst);
             });
@@ -252,6 +277,7 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
                 <span>{move || tr!(locale.get(), total)}</span>
                 <strong data-testid="cart-total">{move || won(total.get(), locale.get())}</strong>
             </p>
+            {move || kakaopay_offered.get().then(|| view! { <PgChoice pg=pg/> })}
             {move || error.get().map(|problem| view! {
                 <p class="notice error" role="alert" data-testid="pay-error">{problem.message(locale.get())}</p>
             })}
@@ -267,5 +293,28 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
             <p class="muted small">{move || tr!(locale.get(), pay_note)}</p>
             {move || recent.get().map(|order| view! { <RecentOrderDialog order=order on_close=on_choice/> })}
         </div>
+    }
+}
+
+/// Card or KakaoPay: radio buttons, so a keyboard moves between them with the
+/// arrows and a screen reader names the group and the choice.
+#[component]
+fn PgChoice(pg: RwSignal<Pg>) -> impl IntoView {
+    let locale = use_locale();
+    let option = move |value: Pg, name: fn(Lang) -> &'static str| {
+        view! {
+            <label class="pg-option">
+                <input type="radio" name="pg" checked=pg.get_untracked() == value
+                    on:change=move |_| pg.set(value)/>
+                {move || name(locale.get())}
+            </label>
+        }
+    };
+    view! {
+        <fieldset class="pg-choice" data-testid="pg-choice">
+            <legend>{move || tr!(locale.get(), pay_with)}</legend>
+            {option(Pg::Toss, |lang| tr!(lang, pay_by_card))}
+            {option(Pg::KakaoPay, |lang| tr!(lang, kakaopay))}
+        </fieldset>
     }
 }

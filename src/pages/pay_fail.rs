@@ -34,8 +34,9 @@ enum Reason {
 impl Reason {
     fn of(code: &str) -> Reason {
         match code {
-            "PAY_PROCESS_CANCELED" => Reason::Cancelled,
-            "PAY_PROCESS_ABORTED" => Reason::Aborted,
+            // KakaoPay's cancel_url and fail_url carry the server's codes.
+            "PAY_PROCESS_CANCELED" | "KAKAOPAY_QUIT" => Reason::Cancelled,
+            "PAY_PROCESS_ABORTED" | "KAKAOPAY_FAILED" => Reason::Aborted,
             "REJECT_CARD_PAYMENT" | "REJECT_CARD_COMPANY" => Reason::Rejected,
             "INVALID_CARD_EXPIRATION" => Reason::Expiration,
             "NOT_FOUND_PAYMENT_SESSION" => Reason::Session,

@@ -2,6 +2,7 @@
 //! POST once, waits, checks, and shows the outcome. The rules are in `flow`;
 //! `runner` carries out its effects; this module only shows the state.
 
+mod returned;
 mod runner;
 
 use std::rc::Rc;
@@ -18,7 +19,7 @@ use self::runner::Runner;
 use crate::api;
 use crate::clock::now_ms;
 use crate::components::toast::Toaster;
-use crate::flow::{Event, Flow, InvalidLink, Millis, State, SuccessParams};
+use crate::flow::{Event, Flow, InvalidLink, Millis, State};
 use crate::focus::focus_by_id;
 use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::nav_guard::NavGuard;
@@ -34,7 +35,8 @@ const TICK: Duration = Duration::from_millis(500);
 #[component]
 pub fn ConfirmPage() -> impl IntoView {
     let query = use_query_map().get_untracked();
-    let params = SuccessParams::from_query(|name| query.get(name));
+    let pg = returned::pg_of(|name| query.get(name));
+    let params = returned::success_params(pg, |name| query.get(name));
     let state = RwSignal::new(State::Starting);
     let now = RwSignal::new(now_ms());
     let toaster = expect_context::<Toaster>();
@@ -54,7 +56,7 @@ pub fn ConfirmPage() -> impl IntoView {
             return;
         }
         let guard = NavGuard::install(move || toaster.show(locale.texts().stay_on_page));
-        let started = Runner::new(Flow::new(timings), state, guard);
+        let started = Runner::new(Flow::new(timings), pg, state, guard);
         runner.set_value(Some(started.clone()));
         let stored = params.as_ref().ok().and_then(|params| storage::load_attempt(&params.order_id));
         started.dispatch(Event::Opened { params, stored, now: now_ms() });

@@ -9,7 +9,7 @@ use std::time::Duration;
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use payonce_api::{ConfirmRequest, Order};
+use payonce_api::{Order, Pg};
 use web_sys::AbortController;
 
 use crate::api::{self, ApiError};
@@ -34,6 +34,8 @@ thread_local! {
 
 pub struct Runner {
     flow: RefCell<Flow>,
+    /// The PG whose window sent the customer here: the confirm names its credential as it does.
+    pg: Pg,
     state: RwSignal<State>,
     /// Taken (and its listeners removed) when the page goes away.
     guard: RefCell<Option<NavGuard>>,
@@ -46,9 +48,10 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(flow: Flow, state: RwSignal<State>, guard: NavGuard) -> Rc<Self> {
+    pub fn new(flow: Flow, pg: Pg, state: RwSignal<State>, guard: NavGuard) -> Rc<Self> {
         Rc::new(Self {
             flow: RefCell::new(flow),
+            pg,
             state,
             guard: RefCell::new(Some(guard)),
             claim: RefCell::new(None),
@@ -114,7 +117,7 @@ impl Runner {
                 let Ok(controller) = AbortController::new() else { return };
                 let signal = controller.signal();
                 *self.abort.borrow_mut() = Some(controller);
-                let body = ConfirmRequest { payment_key, pg_token: None, amount };
+                let body = super::returned::confirm_request(self.pg, payment_key, amount);
                 let reply = api::send_confirm(&order_id, &idempotency_key, &body, &signal);
                 let this = self.clone();
                 spawn_local(async move {
