@@ -255,8 +255,19 @@ async function ordersOf(stack: Stack, customer: string): Promise<Listed[]> {
   return response.json();
 }
 
-/** Where a test started from: counters and logs are compared with this. */
+/** Where a test started from: counters (at either PG) and logs are compared with this. */
 type Start = { charges: Record<string, number>; logs: LogMark };
+
+/** Charges by order at both PGs together: an order is paid through one of them. */
+async function chargesAtBothPgs(stack: Stack): Promise<{ charges: Record<string, number>; doubled: string[] }> {
+  const [toss, kakaopay] = await Promise.all([stack.pgStats(), stack.kakaopayStats()]);
+  const charges: Record<string, number> = { ...toss.charges_by_order };
+  for (const [orderId, count] of Object.entries(kakaopay.charges_by_order)) charges[orderId] = (charges[orderId] ?? 0) + count;
+  const doubled = [...toss.double_charges, ...kakaopay.double_charges];
+  // One charge at each PG is a double charge too.
+  for (const orderId of Object.keys(kakaopay.charges_by_order)) if (toss.charges_by_order[orderId]) doubled.push(orderId);
+  return { charges, doubled };
+}
 
 /** How long a payment still in progress after a test is given to settle. */
 function settleWait(timings: Timings): number {
@@ -313,7 +324,7 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
   );
   const orders = new Map((await listOrders()).map((order) => [order.order_id, order]));
 
-  const stats = await stack.pgStats();
+  const { charges: chargesByOrder, doubled } = await chargesAtBothPgs(stack);
   const logs = stack.logs.since(start.logs);
   // An order an earlier test created and left unsettled on purpose (tests/19) may be
   // settled by recovery now: it is that test's, not this one's.
@@ -322,7 +333,8 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
     [
       ...matches(logs.server, /order created.*order_id="?([\w-]+)/),
       ...matches(logs.pg, /routes::confirm: confirm .*order_id="?([\w-]+)/),
-      ...Object.keys(stats.charges_by_order).filter((id) => stats.charges_by_order[id] !== start.charges[id]),
+      ...matches(logs.kakaopay, /kakaopay ready.*partner_order_id="?([\w-]+)/),
+      ...Object.keys(chargesByOrder).filter((id) => chargesByOrder[id] !== start.charges[id]),
     ]
       .filter((orderId) => !createdBefore.has(orderId))
       // Another user's charge of the same PG account (a POS, in journey 25) is
@@ -333,10 +345,11 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
     expect(orders.has(orderId), `order ${orderId}, seen by the server or the PG during the test, is a test customer's`)
       .toBe(true);
   }
-  expect(stats.double_charges.filter((orderId) => orders.has(orderId)), 'no order was charged twice').toEqual([]);
+  expect(doubled.filter((orderId) => orders.has(orderId)), 'no order was charged twice').toEqual([]);
   for (const order of orders.values()) {
-    const charges = stats.charges_by_order[order.order_id] ?? 0;
-    const payment = (await stack.pgPaymentFor(order.order_id))?.status ?? 'none';
+    const charges = chargesByOrder[order.order_id] ?? 0;
+    const atPg = (await stack.pgPaymentFor(order.order_id)) ?? (await stack.kakaopayPaymentFor(order.order_id));
+    const payment = atPg?.status ?? 'none';
     expect({ charges, payment }, `${order.status} order ${order.order_id} in the PG's ledger`).toEqual(
       ledgerFor(order.status, payment),
     );
@@ -492,8 +505,8 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       if (!checkInvariants && !docsConfig.test(testInfo.config.configFile ?? '')) {
         throw new Error('checkInvariants can be turned off only by playwright.docs.config.ts, for the screenshots');
       }
-      await stack.configurePg(defaultPgConfig);
-      const charges = (await stack.pgStats()).charges_by_order;
+      await Promise.all([stack.configurePg(defaultPgConfig), stack.configureKakaoPay(defaultPgConfig)]);
+      const { charges } = await chargesAtBothPgs(stack);
       const start: Start = { charges, logs: stack.logs.mark() };
       const invariants = new Invariants(() => assertInvariants(stack, observed, start), testInfo.file);
       await use(invariants);

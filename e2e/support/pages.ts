@@ -34,6 +34,17 @@ export class CartPage {
     await expect(this.pay).toHaveText(/^Pay ₩|원 결제하기$/);
   }
 
+  /** Chooses KakaoPay instead of a card, as a customer does, by the choice's name (in either language). */
+  async chooseKakaoPay(name: string | RegExp = /^(KakaoPay|카카오페이)$/): Promise<void> {
+    await this.page.getByRole('radio', { name }).check();
+  }
+
+  /** Clicks Pay with KakaoPay chosen and waits for KakaoPay's window. */
+  async payAndOpenKakaoPay(): Promise<KakaoPayWindow> {
+    await this.pay.click();
+    return KakaoPayWindow.opened(this.page);
+  }
+
   /** Clicks Pay and waits for the PG's payment window. */
   async payAndOpenWindow(): Promise<PgWindow> {
     await this.pay.click();
@@ -64,6 +75,61 @@ export class PgWindow {
     await this.card(scenario).click();
     return ConfirmPage.opened(this.page);
   }
+}
+
+/** The choices of KakaoPay's fake window (`data-choice`). */
+export type KakaoPayChoice =
+  | 'approve'
+  | 'approve_40s'
+  | 'approve_70s'
+  | 'decline_reject_card'
+  | 'error_500_then_charge'
+  | 'reset_after_charge'
+  | 'wrong_password'
+  | 'quit';
+
+/** KakaoPay's window: its QR page on a PC (`mode=pc`), KakaoPay itself on a phone (`mode=mobile`). */
+export class KakaoPayWindow {
+  private constructor(readonly page: Page) {}
+
+  static async opened(page: Page): Promise<KakaoPayWindow> {
+    await page.waitForURL(/\/kakaopay\/window\//);
+    return new KakaoPayWindow(page);
+  }
+
+  /** Which of ready's pages the shop opened for this device. */
+  get mode(): string | null {
+    return new URL(this.page.url()).searchParams.get('mode');
+  }
+
+  choice(choice: KakaoPayChoice): Locator {
+    return this.page.locator(`[data-choice="${choice}"]`);
+  }
+
+  /** Chooses in the window; KakaoPay sends the customer back to the shop's approval URL. */
+  async choose(choice: KakaoPayChoice): Promise<ConfirmPage> {
+    await this.choice(choice).click();
+    return ConfirmPage.opened(this.page);
+  }
+
+  /** Ends the window without paying (`quit`: cancel_url; `wrong_password`: fail_url). */
+  async leave(choice: 'quit' | 'wrong_password'): Promise<void> {
+    await this.choice(choice).click();
+    await this.page.waitForURL(/\/pay\/fail\?/);
+  }
+}
+
+/** From the cart, with KakaoPay chosen, to KakaoPay's window. */
+export async function openKakaoPay(page: Page): Promise<KakaoPayWindow> {
+  const cart = new CartPage(page);
+  await cart.open();
+  await cart.chooseKakaoPay();
+  return cart.payAndOpenKakaoPay();
+}
+
+/** From the cart through KakaoPay's window with one choice, to the confirm page. */
+export async function checkoutWithKakaoPay(page: Page, choice: KakaoPayChoice): Promise<ConfirmPage> {
+  return (await openKakaoPay(page)).choose(choice);
 }
 
 export class ConfirmPage {

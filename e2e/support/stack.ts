@@ -82,22 +82,44 @@ export interface PgPayment {
   totalAmount: number;
 }
 
-export type LogMark = { server: number; pg: number };
+export type LogMark = { server: number; pg: number; kakaopay: number };
 
-/** What the two programs printed, line by line, across restarts. */
+/** What the programs printed (the order servers, Toss's fake PG and KakaoPay's),
+ *  line by line, across restarts. */
 export class Logs {
   readonly server: string[] = [];
   readonly pg: string[] = [];
+  readonly kakaopay: string[] = [];
 
   /** The lines printed since `mark()` returned `from`. */
-  since(from: LogMark): { server: string[]; pg: string[] } {
-    return { server: this.server.slice(from.server), pg: this.pg.slice(from.pg) };
+  since(from: LogMark): { server: string[]; pg: string[]; kakaopay: string[] } {
+    return {
+      server: this.server.slice(from.server),
+      pg: this.pg.slice(from.pg),
+      kakaopay: this.kakaopay.slice(from.kakaopay),
+    };
   }
 
   mark(): LogMark {
-    return { server: this.server.length, pg: this.pg.length };
+    return { server: this.server.length, pg: this.pg.length, kakaopay: this.kakaopay.length };
   }
 }
+
+/** The two PGs every stack runs: Toss's fake and KakaoPay's (`fake-pg --api kakaopay`). */
+interface Pgs {
+  toss: Running;
+  kakaopay: Running;
+}
+
+/** KakaoPay's test merchant code, the order servers' default. */
+const KAKAOPAY_CID = 'TC0ONETIME';
+
+/** KakaoPay's statuses in the words the invariants use for Toss's: what was charged and what is left. */
+const KAKAOPAY_AS_TOSS: Record<string, string> = {
+  SUCCESS_PAYMENT: 'DONE',
+  CANCEL_PAYMENT: 'CANCELED',
+  PART_CANCEL_PAYMENT: 'PARTIAL_CANCELED',
+};
 
 /** A load balancer in front of a cluster's servers, and the database they share. */
 interface Cluster {
@@ -124,6 +146,8 @@ export class Stack {
     readonly dir: string,
     readonly logs: Logs,
     readonly pg: Running,
+    /** KakaoPay's fake PG: every stack's servers take KakaoPay too. */
+    readonly kakaopay: Running,
     /** The order servers; a killed one stays in its place, stopped. */
     public servers: Running[],
     private readonly db: string,
@@ -138,10 +162,17 @@ export class Stack {
     const pg = await start('fake-pg', ['--listen', '127.0.0.1:0'], path.join(dir, 'fake-pg.log'), (line) =>
       logs.pg.push(line),
     );
+    const kakaopay = await start(
+      'fake-pg',
+      ['--listen', '127.0.0.1:0', '--api', 'kakaopay'],
+      path.join(dir, 'fake-kakaopay.log'),
+      (line) => logs.kakaopay.push(line),
+    );
+    const pgs = { toss: pg, kakaopay };
     if (topology === 'single') {
       const db = path.join(dir, 'payonce.db');
-      const server = await Stack.startServer(timings, dir, pg.url, db, logs, 0, serverFlags);
-      return new Stack(timings, dir, logs, pg, [server], db, serverFlags);
+      const server = await Stack.startServer(timings, dir, pgs, db, logs, 0, serverFlags);
+      return new Stack(timings, dir, logs, pg, kakaopay, [server], db, serverFlags);
     }
     const database = `e2e-${process.pid}`;
     const db = script('postgres', `postgres_start ${database} "" fast >/dev/null && postgres_url ${database}`);
@@ -156,7 +187,7 @@ export class Stack {
       // server, when the connection is retried under it.
       // Requests come through haproxy, which names their client in X-Forwarded-For.
       const cluster = ['--public-url', url, '--poll-attempts', '30', '--trusted-proxies', '127.0.0.1'];
-      servers.push(await Stack.startServer(timings, dir, pg.url, db, logs, index, [...cluster, ...serverFlags]));
+      servers.push(await Stack.startServer(timings, dir, pgs, db, logs, index, [...cluster, ...serverFlags]));
     }
     const config = path.join(dir, 'haproxy.cfg');
     script('haproxy', `haproxy_config ${config} ${port} ${servers.map((server) => server.url).join(' ')}`);
@@ -166,7 +197,7 @@ export class Stack {
     balancer.stderr!.pipe(log);
     const balanced = { requests: 0 };
     createInterface({ input: balancer.stderr! }).on('line', (line) => line.includes(' /healthz ') && balanced.requests++);
-    const stack = new Stack(timings, dir, logs, pg, servers, db, serverFlags, { balancer, balanced, url, database });
+    const stack = new Stack(timings, dir, logs, pg, kakaopay, servers, db, serverFlags, { balancer, balanced, url, database });
     await stack.untilBalanced();
     return stack;
   }
@@ -174,7 +205,7 @@ export class Stack {
   private static startServer(
     timings: Timings,
     dir: string,
-    pgUrl: string,
+    pgs: Pgs,
     db: string,
     logs: Logs,
     index: number,
@@ -188,7 +219,8 @@ export class Stack {
         '--listen', '127.0.0.1:0',
         '--db', db,
         '--static-dir', process.env.PAYONCE_DIST ?? path.join(repoRoot, 'dist'),
-        '--pg-url', pgUrl,
+        '--pg-url', pgs.toss.url,
+        '--kakaopay-url', pgs.kakaopay.url,
         ...overridden([...serverFlags[timings], ...optionalServerFlags()], extra),
       ],
       path.join(dir, `server-${index}.log`),
@@ -263,11 +295,12 @@ export class Stack {
 
   /** Starts the single order server again on the same database, on a new port (see `url`). */
   async restartServer(): Promise<void> {
-    this.servers[0] = await Stack.startServer(this.timings, this.dir, this.pg.url, this.db, this.logs, 0, this.serverFlags);
+    const pgs = { toss: this.pg, kakaopay: this.kakaopay };
+    this.servers[0] = await Stack.startServer(this.timings, this.dir, pgs, this.db, this.logs, 0, this.serverFlags);
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg)]);
+    await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg), stop(this.kakaopay)]);
     if (this.cluster) {
       this.cluster.balancer.kill();
       script('postgres', `postgres_remove ${this.cluster.database}`);
@@ -286,6 +319,49 @@ export class Stack {
     if (response.status === 404) return null;
     if (!response.ok) throw new Error(`the PG's lookup of ${orderId} answered ${response.status}: ${await response.text()}`);
     return response.json();
+  }
+
+  async kakaopayStats(): Promise<PgStats> {
+    return (await fetch(`${this.kakaopay.url}/__admin/stats`)).json();
+  }
+
+  /** KakaoPay's payment for an order, as its lookup shows it, in Toss's words
+   *  where they mean the same (`SUCCESS_PAYMENT` is `DONE`): the payment the
+   *  server prepared last for it that KakaoPay charged, or else the last one.
+   *  KakaoPay looks a payment up by its tid only, which the server logs as it
+   *  prepares it. Null when the server prepared none. */
+  async kakaopayPaymentFor(orderId: string): Promise<PgPayment | null> {
+    const prepared = new RegExp(`KakaoPay payment prepared.*order_id="?${orderId}"?.*tid="?(\\w+)`);
+    const tids = this.logs.server.flatMap((line) => line.match(prepared)?.[1] ?? []);
+    const payments: PgPayment[] = [];
+    for (const tid of tids) {
+      const response = await fetch(`${this.kakaopay.url}/online/v1/payment/order`, {
+        method: 'POST',
+        headers: { authorization: `SECRET_KEY ${this.kakaopaySecretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ cid: KAKAOPAY_CID, tid }),
+      });
+      if (!response.ok) throw new Error(`KakaoPay's lookup of ${tid} answered ${response.status}: ${await response.text()}`);
+      const order = await response.json();
+      const status = KAKAOPAY_AS_TOSS[order.status] ?? order.status;
+      payments.push({ status, orderId: order.partner_order_id, totalAmount: order.amount?.total ?? 0 });
+    }
+    const charged = payments.filter((payment) => ['DONE', 'CANCELED', 'PARTIAL_CANCELED'].includes(payment.status));
+    return charged.at(-1) ?? payments.at(-1) ?? null;
+  }
+
+  /** The merchant's KakaoPay secret key, as KakaoPay's fake printed it. */
+  get kakaopaySecretKey(): string {
+    return this.kakaopay.banner.match(/SECRET_KEY (\S+)/)?.[1] ?? 'test_sk_payonce_fake_pg_0000';
+  }
+
+  /** Merges `patch` into KakaoPay's fake's runtime config (the same admin API as Toss's). */
+  async configureKakaoPay(patch: object): Promise<void> {
+    const response = await fetch(`${this.kakaopay.url}/__admin/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(patch),
+    });
+    if (!response.ok) throw new Error(`KakaoPay's fake refused the config: ${await response.text()}`);
   }
 
   /** Merges `patch` into the fake PG's runtime config. */

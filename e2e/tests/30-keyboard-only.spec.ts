@@ -117,3 +117,28 @@ test('the orders list keeps the focus on an order while its status changes', asy
   await expect(row.locator('[data-status]'), 'the list refreshed').toHaveAttribute('data-status', 'PAID', { timeout: 15_000 });
   await expect(row, 'the focus stays on the order that changed').toBeFocused();
 });
+
+test('KakaoPay is chosen with the arrow keys and paid with Enter', async ({ page, stack }) => {
+  const cart = new CartPage(page);
+  await cart.open();
+  const card = page.getByRole('radio', { name: 'Card' });
+  await tabTo(page, card);
+  await expect(card).toBeChecked();
+
+  // A radio group is one stop of Tab; the arrows move the choice within it.
+  await page.keyboard.press('ArrowRight');
+  const kakaopay = page.getByRole('radio', { name: 'KakaoPay' });
+  await expect(kakaopay).toBeFocused();
+  await expect(kakaopay).toBeChecked();
+  await page.keyboard.press('Tab');
+  await expect(cart.pay).toBeFocused();
+  await page.keyboard.press('Enter');
+
+  await page.waitForURL(/\/kakaopay\/window\//);
+  await tabTo(page, page.locator('[data-choice="approve"]'));
+  await page.keyboard.press('Enter');
+  const paid = await ConfirmPage.opened(page);
+  await paid.expectState('paid');
+  await expect(paid.heading, 'the outcome takes the focus').toBeFocused();
+  expect((await stack.kakaopayStats()).charges_by_order[paid.orderId]).toBe(1);
+});
