@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow
+#   scripts/mutants.sh MODULE...          some: settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -30,7 +30,7 @@ cd "$REPO_ROOT"
 # seconds; the in-memory PG limit is the server's (a lock and a wake-up).
 declare -A crate=(
   [settlement]=payonce-rules [pg-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
-  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-page
+  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-page [page-return]=payonce-page
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -41,8 +41,10 @@ declare -A files=(
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
   [pg-limit]="crates/server/src/pg/limit/mod.rs"
   [page-flow]="src/flow/*.rs"
+  # Which credential the confirm carries, by the PG whose window sent the customer back.
+  [page-return]="src/pages/confirm/returned.rs"
 )
-all=(settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow)
+all=(settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.
