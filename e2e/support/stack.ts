@@ -331,7 +331,7 @@ export class Stack {
    *  KakaoPay looks a payment up by its tid only, which the server logs as it
    *  prepares it. Null when the server prepared none. */
   async kakaopayPaymentFor(orderId: string): Promise<PgPayment | null> {
-    const prepared = new RegExp(`KakaoPay payment prepared.*order_id="?${orderId}"?.*tid="?(\\w+)`);
+    const prepared = new RegExp(`KakaoPay payment prepared.*order_id="?${orderId}"?\\s.*tid="?(\\w+)`);
     const tids = this.logs.server.flatMap((line) => line.match(prepared)?.[1] ?? []);
     const payments: PgPayment[] = [];
     for (const tid of tids) {
