@@ -17,7 +17,7 @@
 # scripts/mutants-recorded.txt. The test command runs `--changed`: the modules of
 # payonce-rules (a second or so a mutant) whose files differ from that record,
 # so a rule changed without its tests fails the run; the server's limit and the
-# page's flow (about a minute a mutant, an hour between them) are only named
+# page's flow (a large crate built per mutant: 15 and 7 minutes) are only named
 # there when changed. Put the figures in the README's "What the mutation tests show".
 #
 # Its last line, "mutated modules: N at target, N below", is for the test command.
@@ -59,7 +59,7 @@ if [ "${1:-}" = "--changed" ]; then
     if [ "${crate[$module]}" = payonce-rules ]; then
       modules+=("$module")
     else
-      say "$module changed since its recorded run: run scripts/mutants.sh $module (about a minute a mutant)"
+      say "$module changed since its recorded run: run scripts/mutants.sh $module (minutes: a large crate built per mutant)"
     fi
   done
   if [ "${#modules[@]}" -eq 0 ]; then
