@@ -355,23 +355,13 @@ export class Stack {
   }
 
   /** Merges `patch` into KakaoPay's fake's runtime config (the same admin API as Toss's). */
-  async configureKakaoPay(patch: object): Promise<void> {
-    const response = await fetch(`${this.kakaopay.url}/__admin/config`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(patch),
-    });
-    if (!response.ok) throw new Error(`KakaoPay's fake refused the config: ${await response.text()}`);
+  configureKakaoPay(patch: object): Promise<void> {
+    return configureFake(this.kakaopay, patch);
   }
 
   /** Merges `patch` into the fake PG's runtime config. */
-  async configurePg(patch: object): Promise<void> {
-    const response = await fetch(`${this.pg.url}/__admin/config`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(patch),
-    });
-    if (!response.ok) throw new Error(`fake PG config refused: ${await response.text()}`);
+  configurePg(patch: object): Promise<void> {
+    return configureFake(this.pg, patch);
   }
 
   /** A charge made at the PG directly, as if another system had made it. */
@@ -406,6 +396,16 @@ export class Stack {
   confirmsReceivedSince(mark: LogMark): number {
     return this.logs.since(mark).server.filter((line) => line.includes("customer's confirm received")).length;
   }
+}
+
+/** Merges `patch` into a fake PG's runtime config (Toss's and KakaoPay's share the admin API). */
+async function configureFake(fake: Running, patch: object): Promise<void> {
+  const response = await fetch(`${fake.url}/__admin/config`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(patch),
+  });
+  if (!response.ok) throw new Error(`the fake PG at ${fake.url} refused the config: ${await response.text()}`);
 }
 
 export const defaultPgConfig = {

@@ -96,10 +96,7 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             pg_cap: options.pg_cap,
             kakaopay_share: options.kakaopay_share,
         },
-        customers_by_pg: visits.iter().fold(BTreeMap::new(), |mut counts, visit| {
-            *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
-            counts
-        }),
+        customers_by_pg: count_by_pg(visits.iter()),
         turned_away_by_pg: turned_away_by_pg(&visits, &truths),
         customers: visits.len(),
         orders: truths.len(),
@@ -257,16 +254,18 @@ fn told_counts(visits: &[Visit]) -> report::Told {
 /// confirm the server failed `PG_BUSY` without sending it.
 fn turned_away_by_pg(visits: &[Visit], truths: &BTreeMap<String, Truth>) -> BTreeMap<String, usize> {
     let busy = ErrorCode::PgBusy.as_str();
-    visits
-        .iter()
-        .filter(|visit| {
-            let truth = visit.order_id.as_ref().and_then(|order_id| truths.get(order_id));
-            visit.told == Told::TurnedAway || truth.is_some_and(|truth| truth.failure_code.as_deref() == Some(busy))
-        })
-        .fold(BTreeMap::new(), |mut counts, visit| {
-            *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
-            counts
-        })
+    count_by_pg(visits.iter().filter(|visit| {
+        let truth = visit.order_id.as_ref().and_then(|order_id| truths.get(order_id));
+        visit.told == Told::TurnedAway || truth.is_some_and(|truth| truth.failure_code.as_deref() == Some(busy))
+    }))
+}
+
+/// How many of `visits` went to each PG, by its wire name.
+fn count_by_pg<'a>(visits: impl Iterator<Item = &'a Visit>) -> BTreeMap<String, usize> {
+    visits.fold(BTreeMap::new(), |mut counts, visit| {
+        *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
+        counts
+    })
 }
 
 fn quantiles(values: impl Iterator<Item = i64>) -> Quantiles {

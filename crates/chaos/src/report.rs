@@ -125,9 +125,14 @@ impl Report {
     pub fn over_cap(&self) -> Vec<&'static str> {
         [("toss", &self.pg), ("kakaopay", &self.kakaopay)]
             .into_iter()
-            .filter(|(_, figures)| figures.peak_in_flight > u64::from(self.settings.pg_cap))
+            .filter(|(_, figures)| self.went_over_cap(figures))
             .map(|(pg, _)| pg)
             .collect()
+    }
+
+    /// Whether a PG had more in processing at once than the shop's cap.
+    fn went_over_cap(&self, figures: &PgFigures) -> bool {
+        figures.peak_in_flight > u64::from(self.settings.pg_cap)
     }
 }
 
@@ -143,7 +148,7 @@ impl fmt::Display for Report {
         let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);
         let turned_away = |pg: &str| self.turned_away_by_pg.get(pg).copied().unwrap_or(0);
         let against_cap = |figures: &PgFigures| {
-            let over = if figures.peak_in_flight > u64::from(s.pg_cap) { " OVER THE CAP" } else { "" };
+            let over = if self.went_over_cap(figures) { " OVER THE CAP" } else { "" };
             format!("{}{over}", figures.peak_in_flight)
         };
         let calls = |pg: &PgFigures| {
