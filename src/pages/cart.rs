@@ -200,7 +200,9 @@ fn PaySummary(cart: RwSignal<Cart>, total: Memo<u64>) -> impl IntoView {
     let pg = RwSignal::new(Pg::Toss);
     // Offered once the config says so; a config that cannot be read offers cards only.
     let kakaopay_offered = RwSignal::new(false);
-    spawn_local(async move { kakaopay_offered.set(api::payment_options().await.is_ok_and(|options| options.kakaopay)) });
+    spawn_local(
+        async move { kakaopay_offered.set(api::payment_options().await.is_ok_and(|options| options.kakaopay)) },
+    );
     // Said in the language of the moment it is shown.
     let error = RwSignal::new(None::<PayProblem>);
     let recent = RwSignal::new(None::<OrderSummary>);

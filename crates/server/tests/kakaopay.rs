@@ -175,7 +175,8 @@ async fn a_confirm_with_nothing_prepared_or_both_keys_or_no_kakaopay_is_refused_
 async fn the_page_is_told_kakaopay_is_offered_and_the_windows_exits_lead_to_the_fail_page_with_codes() {
     let pg = kakaopay().await;
     let server = shop(&pg).await;
-    let shop: ShopConfig = server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
+    let shop: ShopConfig =
+        server.http.get(format!("{}/api/config", server.url)).send().await.unwrap().json().await.unwrap();
     assert!(shop.kakaopay, "the cart offers KakaoPay where the shop takes it");
     let toss_only = Server::start(&pg.url).await;
     let shop: ShopConfig =

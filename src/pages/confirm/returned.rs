@@ -63,7 +63,10 @@ mod tests {
         let pg = pg_of(&back);
         assert_eq!(pg, Pg::Toss);
         assert_eq!(success_params(pg, &back).unwrap().payment_key, "pk");
-        assert_eq!(confirm_request(pg, "pk".into(), 1), ConfirmRequest { payment_key: "pk".into(), pg_token: None, amount: 1 });
+        assert_eq!(
+            confirm_request(pg, "pk".into(), 1),
+            ConfirmRequest { payment_key: "pk".into(), pg_token: None, amount: 1 }
+        );
         // A PG the page does not know is read as Toss's: its paymentKey is what the server checks.
         assert_eq!(pg_of(query(&[("pg", "paypal")])), Pg::Toss);
     }
