@@ -19,6 +19,10 @@ pub const MAX_LATENCY_MS: u64 = 3_600_000;
 /// above the upper one an hour of latency would overflow a `Duration` computation.
 const TIME_SCALE_RANGE: (f64, f64) = (1e-6, 100.0);
 
+/// Toss does not document its HTTP/2 settings; this is hyper's default, and
+/// near the 100 to 128 of common fronts (nginx's is 128).
+pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 200;
+
 /// Everything the server needs to start.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -36,6 +40,9 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Which PG's API this fake speaks: Toss Payments (the default) or KakaoPay.
     pub api: Api,
+    /// Most calls one HTTP/2 connection may have in flight at once (its
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`); a client waits for a stream past it.
+    pub http2_max_streams: u32,
     /// The part that can change at run time.
     pub runtime: RuntimeConfig,
 }
@@ -72,6 +79,7 @@ impl Default for Config {
             time_scale: 1.0,
             public_url: None,
             api: Api::Toss,
+            http2_max_streams: DEFAULT_HTTP2_MAX_STREAMS,
             runtime: RuntimeConfig::default(),
         }
     }
@@ -89,6 +97,9 @@ impl Config {
         if self.secret_key.contains(':') {
             // Basic auth splits on the first colon, so such a key could never match.
             return Err(ConfigError::new("secret_key must not contain ':'"));
+        }
+        if self.http2_max_streams == 0 {
+            return Err(ConfigError::new("http2_max_streams must be at least 1"));
         }
         let (low, high) = TIME_SCALE_RANGE;
         if !(self.time_scale.is_finite() && self.time_scale >= low && self.time_scale <= high) {

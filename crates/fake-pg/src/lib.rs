@@ -68,7 +68,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::{
-    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode,
+    RuntimeConfig, SlowTail,
 };
 pub use error::ErrorBody;
 pub use payment::{Cancel, Payment, PaymentStatus};
@@ -111,5 +112,5 @@ pub async fn serve_with_shutdown(
         }),
         stopping: stopping_rx,
     };
-    serve::run(routes::router(state), listener, shutdown, stopping_tx).await
+    serve::run(routes::router(state), listener, config.http2_max_streams, shutdown, stopping_tx).await
 }

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use fake_pg::{
-    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode, RuntimeConfig, SlowTail,
+    Api, Config, DEFAULT_CLIENT_KEY, DEFAULT_HTTP2_MAX_STREAMS, DEFAULT_SECRET_KEY, ExpiredLookup, Faults, ReplayMode,
+    RuntimeConfig, SlowTail,
 };
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -98,6 +99,12 @@ struct Flags {
     #[arg(long, env = "FAKE_PG_TIME_SCALE", default_value_t = 1.0, value_parser = parse_time_scale)]
     time_scale: f64,
 
+    /// Most calls in flight at once on one HTTP/2 connection (served to clients
+    /// that speak it, h2c); a client waits for a stream past it.
+    #[arg(long, env = "FAKE_PG_HTTP2_MAX_STREAMS", default_value_t = DEFAULT_HTTP2_MAX_STREAMS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    http2_max_streams: u32,
+
     /// Refuse confirms of paymentKeys that no payment window issued (404 NOT_FOUND_PAYMENT_SESSION).
     #[arg(long, env = "FAKE_PG_STRICT_SESSIONS")]
     strict_sessions: bool,
@@ -121,6 +128,7 @@ impl Flags {
             time_scale: self.time_scale,
             public_url: self.public_url,
             api: self.api,
+            http2_max_streams: self.http2_max_streams,
             runtime: RuntimeConfig {
                 latency_ms: millis(self.latency),
                 slow_tail: self.slow_tail,
@@ -306,6 +314,7 @@ mod tests {
         assert_eq!(config.runtime, RuntimeConfig::default());
         assert_eq!(config.secret_key, DEFAULT_SECRET_KEY);
         assert_eq!(config.api, Api::Toss);
+        assert_eq!(config.http2_max_streams, DEFAULT_HTTP2_MAX_STREAMS);
     }
 
     #[test]
@@ -318,6 +327,7 @@ mod tests {
             ["fake-pg", "--time-scale", "0"],
             ["fake-pg", "--replay", "kind"],
             ["fake-pg", "--api", "paypal"],
+            ["fake-pg", "--http2-max-streams", "0"],
         ] {
             assert!(Flags::try_parse_from(args).is_err(), "{args:?} accepted");
         }

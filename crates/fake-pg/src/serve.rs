@@ -1,10 +1,15 @@
 //! The accept loop, ours rather than `axum::serve`'s, because a fault must be
-//! able to reset a connection: the caller sees ECONNRESET and no answer, as
+//! able to reset a call: the caller sees its call reset and no answer, as
 //! when a PG's load balancer drops it.
 //!
-//! Each connection keeps a second descriptor of its socket. To reset, the
-//! connection task sets `SO_LINGER` to zero on that descriptor and closes
-//! both: the kernel then aborts the connection with an RST instead of a FIN.
+//! Over HTTP/1.1 a call is its connection. Each connection keeps a second
+//! descriptor of its socket; to reset, the connection task sets `SO_LINGER` to
+//! zero on that descriptor and closes both: the kernel then aborts the
+//! connection with an RST instead of a FIN, and the caller sees ECONNRESET.
+//!
+//! Over HTTP/2 one connection carries many calls, and a front resets one
+//! call's stream, not its neighbours': the call's future ends in an error,
+//! which hyper answers with `RST_STREAM` (`INTERNAL_ERROR`).
 
 use std::future::Future;
 use std::io;
@@ -13,6 +18,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
+use axum::http::Version;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -26,16 +32,17 @@ use tower::ServiceExt;
 /// How long a shutdown waits for requests in progress before cutting them.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A handle on the connection a request came in on, put in every request's
-/// extensions so a handler can ask for a reset.
+/// A handle on the call a request came in on (its connection over HTTP/1.1,
+/// its stream over HTTP/2), put in every request's extensions so a handler
+/// can ask for a reset.
 #[derive(Clone, Default)]
 pub(crate) struct Connection {
     reset: Arc<Notify>,
 }
 
 impl Connection {
-    /// Asks the connection task to reset the connection. The handler should
-    /// then never answer: its future is dropped with the connection.
+    /// Asks for the call to be reset. The handler should then never answer:
+    /// its future is dropped with the call.
     pub(crate) fn reset(&self) {
         self.reset.notify_one();
     }
@@ -46,6 +53,7 @@ impl Connection {
 pub(crate) async fn run(
     app: Router,
     listener: TcpListener,
+    http2_max_streams: u32,
     shutdown: impl Future<Output = ()> + Send + 'static,
     stopping: watch::Sender<bool>,
 ) -> io::Result<()> {
@@ -56,7 +64,7 @@ pub(crate) async fn run(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
-                    connections.spawn(serve_connection(app.clone(), stream, graceful.watcher()));
+                    connections.spawn(serve_connection(app.clone(), stream, http2_max_streams, graceful.watcher()));
                 }
                 Err(error) => {
                     // Accept errors are per connection (aborted handshakes) or
@@ -80,7 +88,7 @@ pub(crate) async fn run(
     Ok(())
 }
 
-async fn serve_connection(app: Router, stream: TcpStream, watcher: Watcher) {
+async fn serve_connection(app: Router, stream: TcpStream, http2_max_streams: u32, watcher: Watcher) {
     let (stream, spare) = match with_spare_descriptor(stream) {
         Ok(pair) => pair,
         Err(error) => {
@@ -91,10 +99,25 @@ async fn serve_connection(app: Router, stream: TcpStream, watcher: Watcher) {
     let connection = Connection::default();
     let handle = connection.clone();
     let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-        request.extensions_mut().insert(handle.clone());
-        app.clone().oneshot(request)
+        let app = app.clone();
+        let connection = handle.clone();
+        async move {
+            if request.version() != Version::HTTP_2 {
+                request.extensions_mut().insert(connection);
+                return app.oneshot(request).await.map_err(|never| match never {});
+            }
+            let stream = Connection::default();
+            request.extensions_mut().insert(stream.clone());
+            tokio::select! {
+                answer = app.oneshot(request) => answer.map_err(|never| match never {}),
+                () = stream.reset.notified() => {
+                    Err(io::Error::new(io::ErrorKind::ConnectionReset, "a fault resets this call's stream"))
+                }
+            }
+        }
     });
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http2().max_concurrent_streams(http2_max_streams);
     let serving = watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned());
     tokio::select! {
         result = serving => {

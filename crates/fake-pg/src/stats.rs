@@ -76,6 +76,9 @@ pub struct Stats {
     /// API calls by the `TossPayments-API-Version` they asked for (`none`: without the header).
     #[serde(default)]
     pub api_versions: BTreeMap<String, u64>,
+    /// API calls by the HTTP version they came in (`HTTP/1.1`, `HTTP/2.0`).
+    #[serde(default)]
+    pub http_versions: BTreeMap<String, u64>,
 }
 
 /// Faults injected, by kind, and their total.
@@ -186,6 +189,7 @@ pub(crate) struct Counters {
     pub(crate) webhook_failed_sends: u64,
     pub(crate) webhooks_given_up: u64,
     pub(crate) api_versions: BTreeMap<String, u64>,
+    pub(crate) http_versions: BTreeMap<String, u64>,
 }
 
 impl Counters {
@@ -241,6 +245,7 @@ impl Counters {
             webhook_failed_sends: self.webhook_failed_sends,
             webhooks_given_up: self.webhooks_given_up,
             api_versions: self.api_versions.clone(),
+            http_versions: self.http_versions.clone(),
         }
     }
 }

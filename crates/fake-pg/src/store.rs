@@ -501,9 +501,12 @@ impl Store {
         }
     }
 
-    /// An API call asked for this `TossPayments-API-Version` (`none`: it named none).
-    pub(crate) fn note_api_version(&self, version: &str) {
-        *self.lock().counters.api_versions.entry(version.to_owned()).or_default() += 1;
+    /// An API call asked for this `TossPayments-API-Version` (`none`: it named
+    /// none), and came in this HTTP version.
+    pub(crate) fn note_versions(&self, api_version: &str, http_version: &str) {
+        let counters = &mut self.lock().counters;
+        *counters.api_versions.entry(api_version.to_owned()).or_default() += 1;
+        *counters.http_versions.entry(http_version.to_owned()).or_default() += 1;
     }
 
     pub(crate) fn note_webhook_given_up(&self) {

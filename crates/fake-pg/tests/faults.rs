@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{body, error_code, fast_config, is_connection_reset, start};
+use common::{Pg, body, error_code, fast_config, is_connection_reset, start};
 use fake_pg::Payment;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -148,6 +148,47 @@ async fn a_hold_keeps_payments_processing_until_it_is_turned_off() {
     assert_eq!(pg.payment("pk-1").await.unwrap().status.as_str(), "DONE");
     let stats = pg.stats().await;
     assert_eq!((stats.in_flight, stats.processings), (0, 2));
+}
+
+#[tokio::test]
+async fn over_http2_a_reset_ends_its_own_call_and_the_calls_beside_it_on_the_connection_are_answered() {
+    let mut config = fast_config();
+    config.runtime.latency_ms = 0;
+    let pg = start(config).await;
+    // One client, one HTTP/2 connection: every call below shares it.
+    let client = reqwest::Client::builder().http2_prior_knowledge().build().unwrap();
+    let pg = Pg { client, ..pg };
+    pg.set_config(json!({"hold": true})).await;
+    let beside = tokio::spawn(pg.confirm_request(Some("key-1"), &body("pk-1", "order-1", 1_000)).send());
+    pg.wait_for_stats("the first confirm processing", |stats| stats.in_flight == 1).await;
+
+    pg.set_config(json!({"hold": false, "faults": {"reset_before_processing": 1}})).await;
+    let error = pg
+        .confirm_request(Some("key-2"), &body("pk-2", "order-2", 2_000))
+        .send()
+        .await
+        .expect_err("a reset call gives no response");
+    assert_eq!(stream_reset_reason(&error), Some(h2::Reason::INTERNAL_ERROR), "{error:?}");
+
+    let answered = beside.await.unwrap().expect("the call beside the reset one is answered");
+    assert_eq!(answered.status(), StatusCode::OK);
+    assert_eq!(pg.payment("pk-1").await.unwrap().status.as_str(), "DONE");
+    let refused = pg.payment("pk-2").await.unwrap();
+    assert_eq!(refused.status.as_str(), "READY", "a reset before processing charges nothing");
+    let stats = pg.stats().await;
+    assert_eq!((stats.processings, stats.faults_injected.reset_before_processing), (1, 1));
+}
+
+/// The reason an HTTP/2 stream was reset with, if the error is that.
+fn stream_reset_reason(error: &reqwest::Error) -> Option<h2::Reason> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if let Some(h2) = current.downcast_ref::<h2::Error>() {
+            return h2.reason();
+        }
+        source = current.source();
+    }
+    None
 }
 
 #[tokio::test]

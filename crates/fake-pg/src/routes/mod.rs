@@ -38,7 +38,7 @@ fn toss(state: AppState) -> Router {
         .merge(transactions::router())
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(middleware::from_fn_with_state(state.clone(), outage_gate))
-        .route_layer(middleware::from_fn_with_state(state.clone(), count_api_version));
+        .route_layer(middleware::from_fn_with_state(state.clone(), count_versions));
     Router::new()
         .merge(api)
         .merge(window::router())
@@ -57,11 +57,12 @@ async fn outage_gate(State(state): State<AppState>, request: Request, next: Next
     next.run(request).await
 }
 
-/// Counts the `TossPayments-API-Version` each API call asks for. Not enforced:
-/// this fake answers one version's Payment whatever is asked.
-async fn count_api_version(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let version = request.headers().get("TossPayments-API-Version").and_then(|value| value.to_str().ok());
-    state.store.note_api_version(version.unwrap_or("none"));
+/// Counts the `TossPayments-API-Version` each API call asks for (not
+/// enforced: this fake answers one version's Payment whatever is asked), and
+/// the HTTP version it came in, so a test can tell its calls shared HTTP/2.
+async fn count_versions(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let api_version = request.headers().get("TossPayments-API-Version").and_then(|value| value.to_str().ok());
+    state.store.note_versions(api_version.unwrap_or("none"), &format!("{:?}", request.version()));
     next.run(request).await
 }
 
