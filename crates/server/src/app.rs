@@ -44,18 +44,12 @@ pub struct App {
 
 impl App {
     pub fn new(config: ServerConfig, db: Db) -> Self {
-        let client =
-            PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_connect_timeout, config.pg_read_timeout);
+        let client = PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
         let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
         let pg = limited_gateway(client, Pg::Toss, &config, &db, &worker_id);
         let kakaopay = config.kakaopay_url.as_ref().map(|url| {
-            let client = KakaoPayClient::new(
-                url,
-                &config.kakaopay_secret_key,
-                &config.kakaopay_cid,
-                config.pg_connect_timeout,
-                config.pg_read_timeout,
-            );
+            let client =
+                KakaoPayClient::new(url, &config.kakaopay_secret_key, &config.kakaopay_cid, config.pg_transport());
             limited_gateway(client, Pg::KakaoPay, &config, &db, &worker_id)
         });
         let waiting_places = WaitingPlaces::new(

@@ -186,6 +186,16 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub pg_read_timeout: Duration,
 
+    /// Speak HTTP/2 to the PGs: every call in flight shares one connection
+    /// instead of holding one each, so thousands of customers waiting on a slow
+    /// PG hold one socket and its buffers, not thousands. Over https it is
+    /// negotiated (HTTP/1.1 if the PG does not offer it); over http the PG, or
+    /// the proxy before it, must speak it (h2c), as the fake PG does. Calls past
+    /// the PG's own limit of streams on a connection wait in this server for a
+    /// stream, within their timeouts.
+    #[arg(long, env = "PAYONCE_PG_HTTP2")]
+    pub pg_http2: bool,
+
     /// Most PG calls in flight at once (confirms and recovery together): `auto`
     /// learns the PG's limit from its answers, starting at 40; a number fixes it.
     #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "auto", value_parser = parse_concurrency)]
@@ -438,6 +448,15 @@ impl ServerConfig {
             self.customer_keys = Some(CustomerKeyFiles { current: read_key("customer-key-file", path)?, previous });
         }
         Ok(())
+    }
+
+    /// How every PG client reaches its PG: the timeouts, and the HTTP version.
+    pub fn pg_transport(&self) -> crate::pg::PgTransport {
+        crate::pg::PgTransport {
+            connect_timeout: self.pg_connect_timeout,
+            read_timeout: self.pg_read_timeout,
+            http2: self.pg_http2,
+        }
     }
 
     /// The longest a confirm can keep the PG busy: connecting plus waiting for the answer.
@@ -902,12 +921,7 @@ mod tests {
         for secret in ["live_sk_never_printed", "token-never-printed", "password-never-printed"] {
             assert!(!printed.contains(secret), "{secret} in {printed}");
         }
-        let client = crate::pg::PgClient::new(
-            &config.pg_url,
-            &config.pg_secret_key,
-            Duration::from_secs(1),
-            Duration::from_secs(1),
-        );
+        let client = crate::pg::PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
         let printed = format!("{client:?}");
         assert!(!printed.contains("Basic"), "the Basic header in {printed}");
     }

@@ -26,8 +26,34 @@ async fn an_approval_is_paid_and_charged_once() {
     assert_charges_agree(&pg, &server, &[&created.order.order_id]).await;
     assert_eq!(pg.charges(&created.order.order_id).await, 1);
     // Every call names the API version the server reads, not the account's default.
-    let versions: Vec<String> = pg.stats().await.api_versions.into_keys().collect();
+    let stats = pg.stats().await;
+    let versions: Vec<String> = stats.api_versions.into_keys().collect();
     assert_eq!(versions, ["2022-11-16"]);
+    // Unless told to speak HTTP/2, each call holds an HTTP/1.1 connection of its own.
+    assert_eq!(stats.http_versions.into_keys().collect::<Vec<_>>(), ["HTTP/1.1"]);
+}
+
+/// With `--pg-http2` every call shares one connection to the PG. A call reset
+/// on it is as unknown as over HTTP/1.1: looked up, never sent again.
+#[tokio::test]
+async fn over_http2_a_call_reset_after_the_charge_is_unknown_and_settled_by_lookup_with_one_charge() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| config.pg_http2 = true).await;
+    let paid = server.create_order().await;
+    let (status, body) = server.confirm(&paid.order, "key-paid").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")));
+
+    pg.configure(json!({"faults": {"reset_after_charge": 1.0}})).await;
+    let reset = server.create_order().await;
+    let (status, body) = server.confirm(&reset.order, "key-reset").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")));
+
+    pg.configure(json!({"faults": {"reset_after_charge": 0.0}})).await;
+    server.wait_for(&reset.order.order_id, OrderStatus::Paid, SETTLE).await;
+    assert_charges_agree(&pg, &server, &[&paid.order.order_id, &reset.order.order_id]).await;
+    let stats = pg.stats().await;
+    assert_eq!(stats.processings, 2, "the reset confirm was looked up, not sent again");
+    assert_eq!(stats.http_versions.into_keys().collect::<Vec<_>>(), ["HTTP/2.0"]);
 }
 
 #[tokio::test]

@@ -9,6 +9,8 @@ use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{Response, Url};
 use secrecy::{ExposeSecret, SecretString};
 
+use super::PgTransport;
+
 pub use payonce_rules::toss::PgAnswer;
 use payonce_rules::toss::wire::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
 
@@ -47,35 +49,22 @@ pub struct PgClient {
     lookup_timeout: Duration,
 }
 
-/// A lookup is a read: it answers at once or not at all, so it waits far less
-/// than a confirm, which may be processing at the card company.
-const LOOKUP_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The longest a lookup takes: connecting, and a read far shorter than a confirm's.
-pub fn lookup_timeout(connect_timeout: Duration, read_timeout: Duration) -> Duration {
-    connect_timeout + LOOKUP_READ_TIMEOUT.min(read_timeout)
-}
-
 impl PgClient {
-    /// `read_timeout` bounds the wait for a confirm's answer once it is sent;
-    /// `connect_timeout` bounds the connection, which fails before anything is sent.
-    pub fn new(base: &str, secret_key: &SecretString, connect_timeout: Duration, read_timeout: Duration) -> Self {
+    /// A client for Toss's API at `base`, reached as `transport` says.
+    pub fn new(base: &str, secret_key: &SecretString, transport: PgTransport) -> Self {
         let version = HeaderValue::from_static(super::toss::API_VERSION);
-        let http = reqwest::Client::builder()
+        let base = Url::parse(base).expect("the PG URL was validated at start-up");
+        let http = transport
+            .client_builder(&base)
             .default_headers(reqwest::header::HeaderMap::from_iter([(API_VERSION_HEADER, version)]))
-            .connect_timeout(connect_timeout)
-            .read_timeout(read_timeout)
-            .timeout(connect_timeout + read_timeout)
             .build()
             .expect("the TLS backend initialises");
-        let base = Url::parse(base).expect("the PG URL was validated at start-up");
         let token = STANDARD.encode(format!("{}:", secret_key.expose_secret()));
         let mut authorization =
             HeaderValue::from_str(&format!("Basic {token}")).expect("base64 is a valid header value");
         // Debug output (and HTTP/2's header compression) leaves it out.
         authorization.set_sensitive(true);
-        let lookup_timeout = lookup_timeout(connect_timeout, read_timeout);
-        Self { http, base, authorization, lookup_timeout }
+        Self { http, base, authorization, lookup_timeout: transport.lookup_timeout() }
     }
 
     /// `POST /v1/payments/confirm` with the attempt's idempotency key.

@@ -17,6 +17,7 @@ use payonce_rules::kakaopay::wire::{
     OrderBody, READY_PATH, Ready, ReadyBody,
 };
 
+use super::PgTransport;
 use super::client::error_chain;
 use super::gateway::{Call, PgGateway, PgPlace};
 use crate::db::{PgCallKind, PgCaller};
@@ -64,27 +65,15 @@ pub struct KakaoPayClient {
 }
 
 impl KakaoPayClient {
-    /// The same timeouts as Toss's: `read_timeout` for an approve or a
-    /// cancel once sent, a lookup's far shorter.
-    pub fn new(
-        base: &str,
-        secret_key: &SecretString,
-        cid: &str,
-        connect_timeout: Duration,
-        read_timeout: Duration,
-    ) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(connect_timeout)
-            .read_timeout(read_timeout)
-            .timeout(connect_timeout + read_timeout)
-            .build()
-            .expect("the TLS backend initialises");
+    /// A client for KakaoPay's API at `base`, reached as Toss's is
+    /// (`transport`): the same timeouts, a lookup's far shorter.
+    pub fn new(base: &str, secret_key: &SecretString, cid: &str, transport: PgTransport) -> Self {
         let base = Url::parse(base).expect("the KakaoPay URL was validated at start-up");
+        let http = transport.client_builder(&base).build().expect("the TLS backend initialises");
         let mut authorization = HeaderValue::from_str(&format!("SECRET_KEY {}", secret_key.expose_secret()))
             .expect("the secret key was validated at start-up");
         authorization.set_sensitive(true);
-        let lookup_timeout = super::lookup_timeout(connect_timeout, read_timeout);
-        Self { http, base, authorization, cid: cid.to_owned(), lookup_timeout }
+        Self { http, base, authorization, cid: cid.to_owned(), lookup_timeout: transport.lookup_timeout() }
     }
 
     /// `ready`: prepares the payment; it moves no money.

@@ -7,6 +7,7 @@ mod client;
 mod gateway;
 mod kakaopay;
 pub mod limit;
+mod transport;
 
 // Toss's adapter tables (its wire types, and what its answers mean) are rules
 // without I/O, in their own crate.
@@ -19,10 +20,11 @@ pub use classify::{
     orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_only_in_full, refunded_total, refusal_code,
     resend_verdict, status_answer, status_verdict, transaction_kind,
 };
-pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm, lookup_timeout};
+pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
 pub use kakaopay::{KakaoPayAnswer, KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady};
 pub use messages::customer_message;
+pub use transport::{PgTransport, lookup_timeout};
 
 /// Toss processes an idempotency key at most once, so a confirm a lookup shows
 /// unconfirmed may go again under the attempt's key.
