@@ -69,6 +69,10 @@ struct FlashSaleFlags {
     /// The server's `--max-waiting-checks`.
     #[arg(long, default_value_t = 10_000)]
     max_waiting_checks: u32,
+    /// The server's calls to the PG share one HTTP/2 connection (its `--pg-http2`), and
+    /// the fake PG takes as many streams on it as there are customers.
+    #[arg(long)]
+    pg_http2: bool,
     /// Send the customers to servers already running here (a balancer's URL) instead of
     /// starting one: one number of customers, and the servers' PG, admin URLs, processes and
     /// database named below (`scripts/experiment-flash-sale-cluster.sh` gives them).
@@ -211,6 +215,7 @@ async fn flash_sale(flags: &Flags, sale: &FlashSaleFlags) -> ExitCode {
         pg_latency: sale.pg_latency,
         pg_contract_limit: sale.pg_contract_limit,
         max_waiting_checks: sale.max_waiting_checks,
+        pg_http2: sale.pg_http2,
         time_scale: flags.time_scale,
         size_scale: flags.size_scale,
         deployment,
@@ -227,8 +232,12 @@ async fn flash_sale(flags: &Flags, sale: &FlashSaleFlags) -> ExitCode {
         }
     };
     println!(
-        "flash sale (PG {:?}, {}/s arriving, time scale {}, size scale {})",
-        sale.pg_latency, sale.arrivals_per_second, flags.time_scale, flags.size_scale
+        "flash sale (PG {:?}{}, {}/s arriving, time scale {}, size scale {})",
+        sale.pg_latency,
+        if sale.pg_http2 { " over HTTP/2" } else { "" },
+        sale.arrivals_per_second,
+        flags.time_scale,
+        flags.size_scale
     );
     print!("{}", flash_sale::report::table(&runs));
     if let Some(path) = &flags.json {

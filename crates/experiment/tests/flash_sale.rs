@@ -23,6 +23,7 @@ async fn past_its_waiting_places_the_server_answers_checks_at_once_instead_of_re
         pg_latency: Duration::from_secs(45),
         pg_contract_limit: None,
         max_waiting_checks: 2_500,
+        pg_http2: true,
         time_scale: 0.1,
         size_scale: 0.01,
         deployment: flash_sale::Deployment::OneServer,
@@ -44,4 +45,6 @@ async fn past_its_waiting_places_the_server_answers_checks_at_once_instead_of_re
     assert!(past.answered_at_once > 0, "checks without a place were answered at once");
     assert!(past.pg_peak_in_flight > 25, "the PG had the confirms in processing together: {}", past.pg_peak_in_flight);
     assert_eq!(past.checks_by_server.len(), 1, "one server's checks counted");
+    let versions: Vec<&String> = past.pg_http_versions.keys().collect();
+    assert_eq!(versions, ["HTTP/2.0"], "every call at the PG shared HTTP/2");
 }

@@ -42,6 +42,9 @@ pub struct Settings {
     pub pg_contract_limit: Option<u32>,
     /// The server's `--max-waiting-checks`.
     pub max_waiting_checks: u32,
+    /// The server's calls to the PG share one HTTP/2 connection (`--pg-http2`),
+    /// and the PG takes as many streams on it as there are customers.
+    pub pg_http2: bool,
     pub time_scale: f64,
     pub size_scale: f64,
     pub deployment: Deployment,
@@ -171,6 +174,8 @@ pub struct Figures {
     pub checks_by_server: Vec<u64>,
     /// Most confirms the PG had in processing at once.
     pub pg_peak_in_flight: u64,
+    /// The calls the PG took, by the HTTP version they came in.
+    pub pg_http_versions: BTreeMap<String, u64>,
     pub series: Vec<Sample>,
 }
 
@@ -262,6 +267,7 @@ async fn step(settings: &Settings, customers: u32, bin_dir: &Path, work_dir: &Pa
     drop(target);
     let mut figures = figures(settings, customers, started, &done, &committed, idle_rss, probe_reads, series, &metrics);
     figures.pg_peak_in_flight = pg_stats["peak_in_flight"].as_u64().unwrap_or(0);
+    figures.pg_http_versions = serde_json::from_value(pg_stats["http_versions"].clone()).unwrap_or_default();
     Ok(figures)
 }
 
@@ -415,6 +421,7 @@ fn figures(
             .collect(),
         checks_by_server: metrics.iter().map(|text| metric(text, "payment_order_waits_total", "")).collect(),
         pg_peak_in_flight: 0,
+        pg_http_versions: BTreeMap::new(),
         series,
     }
 }
@@ -532,6 +539,12 @@ fn pg_program(settings: &Settings, bin_dir: &Path, work_dir: &Path, customers: u
     if let Some(limit) = settings.pg_contract_limit {
         args.extend(["--contract-limit".to_owned(), settings.count(limit).to_string()]);
     }
+    if settings.pg_http2 {
+        // A PG's streams per connection bound a server's calls at it; here they
+        // never do, as the contract limit alone is the PG's limit.
+        let streams = settings.count(customers).max(fake_pg::DEFAULT_HTTP2_MAX_STREAMS);
+        args.extend(["--http2-max-streams".to_owned(), streams.to_string()]);
+    }
     Program { binary: bin_dir.join("fake-pg"), args, log: work_dir.join(format!("fake-pg-flash-sale-{customers}.log")) }
 }
 
@@ -550,7 +563,7 @@ fn server_program(
     } else {
         customers.clamp(1, payonce_server::config::MAX_FIXED_CONCURRENCY).to_string()
     };
-    let args = [
+    let flags = [
         ("--listen", "127.0.0.1:0".to_owned()),
         ("--admin-listen", "127.0.0.1:0".to_owned()),
         ("--db", db_path.display().to_string()),
@@ -569,9 +582,13 @@ fn server_program(
         ("--rate-limit-address-reads", "0".to_owned()),
         ("--max-waiting-checks-per-client", "1000000".to_owned()),
     ];
+    let mut args: Vec<String> = flags.into_iter().flat_map(|(flag, value)| [flag.to_owned(), value]).collect();
+    if settings.pg_http2 {
+        args.push("--pg-http2".to_owned());
+    }
     Program {
         binary: bin_dir.join("payonce-server"),
-        args: args.into_iter().flat_map(|(flag, value)| [flag.to_owned(), value]).collect(),
+        args,
         log: work_dir.join(format!("server-flash-sale-{customers}.log")),
     }
 }

@@ -75,10 +75,11 @@ pub fn table(runs: &[Figures]) -> String {
         let _ = writeln!(
             out,
             "  {} customers: told {told}; errors: {errors}; checks with no waiting place: {no_place}; \
-             checks answered by each server: {}; PG peak in processing: {}",
+             checks answered by each server: {}; PG peak in processing: {}; PG calls by HTTP version: {}",
             run.customers,
             by_server.join(" / "),
-            run.pg_peak_in_flight
+            run.pg_peak_in_flight,
+            listed(run.pg_http_versions.iter().map(|(version, count)| (version.clone(), count.to_string())).collect()),
         );
     }
     out
