@@ -5,6 +5,9 @@
 #
 # HAPROXY_MAXCONN (default 4096) is how many client connections haproxy holds at once;
 # a flash sale's customers each hold one while they check.
+# HAPROXY_SERVER_HTTP2=1 speaks HTTP/2 to the servers (h2c, which they serve beside
+# HTTP/1.1): the customers' requests share a few connections to each server, as
+# streams, instead of each holding a connection (and its buffers) there.
 #
 # Every layer waits at least as long as the one behind it: an order server
 # answers a confirm within its PG timeouts (3 s connect + 60 s read, by
@@ -16,8 +19,9 @@
 # shellcheck shell=bash
 
 haproxy_config() {
-  local file="$1" port="$2" n=0 url
+  local file="$1" port="$2" n=0 url proto=""
   shift 2
+  [[ "${HAPROXY_SERVER_HTTP2:-0}" == 1 ]] && proto=" proto h2"
   {
     cat <<CFG
 global
@@ -52,7 +56,7 @@ backend order_servers
 CFG
     for url in "$@"; do
       n=$((n + 1))
-      echo "    server s$n ${url#http://} check"
+      echo "    server s$n ${url#http://} check$proto"
     done
   } >"$file"
   /usr/sbin/haproxy -c -q -f "$file" || die "haproxy refused the config in $file"

@@ -24,14 +24,27 @@ struct Balancer {
     _dir: tempfile::TempDir,
 }
 
+/// How haproxy speaks to the servers.
+#[derive(Clone, Copy)]
+enum ToServers {
+    Http1,
+    /// `HAPROXY_SERVER_HTTP2=1`: customers' requests share connections to a server as streams.
+    Http2,
+}
+
 impl Balancer {
     async fn start(server: &Server) -> Self {
+        Self::start_speaking(server, ToServers::Http1).await
+    }
+
+    async fn start_speaking(server: &Server, to_servers: ToServers) -> Self {
         assert!(Path::new(HAPROXY).exists(), "{HAPROXY} is missing: scripts/setup.sh installs it");
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("haproxy.cfg");
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts");
         let written = Command::new("bash")
+            .env("HAPROXY_SERVER_HTTP2", if matches!(to_servers, ToServers::Http2) { "1" } else { "0" })
             .arg("-c")
             .arg(format!(
                 "set -euo pipefail; source {0}/lib.sh; source {0}/haproxy.sh; haproxy_config {1} {port} {2}",
@@ -117,6 +130,22 @@ async fn two_clients_behind_the_balancer_have_buckets_of_their_own() {
 
     let first = eight_reads(&client_from("127.0.0.2"), &balancer.url, |_| None).await;
     let second = eight_reads(&client_from("127.0.0.3"), &balancer.url, |_| None).await;
+
+    assert_eq!(served(&first), 5, "the first client's burst, then 429: {first:?}");
+    assert_eq!(first.last(), Some(&429));
+    assert_eq!(served(&second), 5, "the second client is not refused for the first one's reads: {second:?}");
+}
+
+/// Over HTTP/2 many customers' requests share one connection to the server:
+/// each is still counted as the client haproxy names, not as the connection.
+#[tokio::test]
+async fn speaking_http2_to_the_server_the_balancer_still_gives_each_client_its_own_bucket() {
+    let pg = FakePg::start().await;
+    let server = server_behind_haproxy(&pg).await;
+    let balancer = Balancer::start_speaking(&server, ToServers::Http2).await;
+
+    let first = eight_reads(&client_from("127.0.0.9"), &balancer.url, |_| None).await;
+    let second = eight_reads(&client_from("127.0.0.10"), &balancer.url, |_| None).await;
 
     assert_eq!(served(&first), 5, "the first client's burst, then 429: {first:?}");
     assert_eq!(first.last(), Some(&429));
