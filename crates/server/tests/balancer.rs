@@ -128,12 +128,7 @@ async fn two_clients_behind_the_balancer_have_buckets_of_their_own() {
     let server = server_behind_haproxy(&pg).await;
     let balancer = Balancer::start(&server).await;
 
-    let first = eight_reads(&client_from("127.0.0.2"), &balancer.url, |_| None).await;
-    let second = eight_reads(&client_from("127.0.0.3"), &balancer.url, |_| None).await;
-
-    assert_eq!(served(&first), 5, "the first client's burst, then 429: {first:?}");
-    assert_eq!(first.last(), Some(&429));
-    assert_eq!(served(&second), 5, "the second client is not refused for the first one's reads: {second:?}");
+    assert_each_client_has_a_bucket(&balancer, ["127.0.0.2", "127.0.0.3"]).await;
 }
 
 /// Over HTTP/2 many customers' requests share one connection to the server:
@@ -144,8 +139,13 @@ async fn speaking_http2_to_the_server_the_balancer_still_gives_each_client_its_o
     let server = server_behind_haproxy(&pg).await;
     let balancer = Balancer::start_speaking(&server, ToServers::Http2).await;
 
-    let first = eight_reads(&client_from("127.0.0.9"), &balancer.url, |_| None).await;
-    let second = eight_reads(&client_from("127.0.0.10"), &balancer.url, |_| None).await;
+    assert_each_client_has_a_bucket(&balancer, ["127.0.0.9", "127.0.0.10"]).await;
+}
+
+/// Two clients' bursts through `balancer`: each gets its own 5 reads, then 429.
+async fn assert_each_client_has_a_bucket(balancer: &Balancer, [first, second]: [&str; 2]) {
+    let first = eight_reads(&client_from(first), &balancer.url, |_| None).await;
+    let second = eight_reads(&client_from(second), &balancer.url, |_| None).await;
 
     assert_eq!(served(&first), 5, "the first client's burst, then 429: {first:?}");
     assert_eq!(first.last(), Some(&429));
