@@ -233,10 +233,13 @@ async fn a_wrong_password_or_quitting_in_the_window_cannot_be_approved() {
 
 #[tokio::test]
 async fn a_session_not_approved_within_fifteen_minutes_expires() {
-    // Fifteen minutes at 0.002 of real time: 1.8 s.
-    let pg = start(Config { time_scale: 0.002, ..kakaopay() }).await;
-    let (authenticated_tid, token) = authenticated(&pg, "order-1", 1_000).await;
+    // Fifteen minutes at 0.004 of real time: 3.6 s, for a busy machine to
+    // prepare and authenticate in.
+    let pg = start(Config { time_scale: 0.004, ..kakaopay() }).await;
+    // Prepared first, so it is past its fifteen minutes once the other is,
+    // however long the machine took between the two.
     let (untouched_tid, _) = ready(&pg, "order-2", 1_000).await;
+    let (authenticated_tid, token) = authenticated(&pg, "order-1", 1_000).await;
     assert_eq!(status(&pg, &authenticated_tid).await, "AUTH_PASSWORD");
 
     let expired = wait_for_status(&pg, &authenticated_tid, "FAIL_PAYMENT").await;
