@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Pg, body, error_code, fast_config, is_connection_reset, start};
+use common::{Pg, body, causes, error_code, fast_config, is_connection_reset, start};
 use fake_pg::Payment;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -181,14 +181,7 @@ async fn over_http2_a_reset_ends_its_own_call_and_the_calls_beside_it_on_the_con
 
 /// The reason an HTTP/2 stream was reset with, if the error is that.
 fn stream_reset_reason(error: &reqwest::Error) -> Option<h2::Reason> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = source {
-        if let Some(h2) = current.downcast_ref::<h2::Error>() {
-            return h2.reason();
-        }
-        source = current.source();
-    }
-    None
+    causes(error).find_map(|cause| cause.downcast_ref::<h2::Error>()).and_then(h2::Error::reason)
 }
 
 #[tokio::test]

@@ -242,14 +242,12 @@ where
 /// Whether the request failed because the peer reset the connection (RST),
 /// as opposed to any answer or an orderly close.
 pub fn is_connection_reset(error: &reqwest::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = source {
-        if let Some(io) = current.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionReset
-        {
-            return true;
-        }
-        source = current.source();
-    }
-    false
+    causes(error).any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset)
+    })
+}
+
+/// The error and every error under it, outermost first.
+pub fn causes(error: &reqwest::Error) -> impl Iterator<Item = &(dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error as &(dyn std::error::Error + 'static)), |cause| cause.source())
 }
