@@ -24,7 +24,7 @@ pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
 pub use kakaopay::{KakaoPayAnswer, KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady};
 pub use messages::customer_message;
-pub use transport::{PgTransport, lookup_timeout};
+pub use transport::PgTransport;
 
 /// Toss processes an idempotency key at most once, so a confirm a lookup shows
 /// unconfirmed may go again under the attempt's key.

@@ -29,15 +29,10 @@ const LOOKUP_READ_TIMEOUT: Duration = Duration::from_secs(10);
 const HTTP2_PING_INTERVAL: Duration = Duration::from_secs(10);
 const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The longest a lookup takes: connecting, and a read far shorter than a confirm's.
-pub fn lookup_timeout(connect_timeout: Duration, read_timeout: Duration) -> Duration {
-    connect_timeout + LOOKUP_READ_TIMEOUT.min(read_timeout)
-}
-
 impl PgTransport {
-    /// The longest a lookup takes with these timeouts.
+    /// The longest a lookup takes: connecting, and a read far shorter than a confirm's.
     pub fn lookup_timeout(&self) -> Duration {
-        lookup_timeout(self.connect_timeout, self.read_timeout)
+        self.connect_timeout + LOOKUP_READ_TIMEOUT.min(self.read_timeout)
     }
 
     /// A client builder for the PG at `base`, with these timeouts and this

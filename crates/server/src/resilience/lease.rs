@@ -20,7 +20,7 @@ pub fn for_confirm(config: &ServerConfig) -> Duration {
 
 /// While a lookup is out.
 pub fn for_lookup(config: &ServerConfig) -> Duration {
-    crate::pg::lookup_timeout(config.pg_connect_timeout, config.pg_read_timeout) + margin(config)
+    config.pg_transport().lookup_timeout() + margin(config)
 }
 
 /// Milliseconds, as leases are stored.
