@@ -70,7 +70,16 @@ impl Runner {
         if state.is_final() {
             self.claim.borrow_mut().take();
         }
-        self.state.set(state);
+        // Only a change redraws the page. Most events leave the state as it is (a
+        // timer set before the outcome, firing after it); redrawing the same
+        // outcome would replace its heading and drop the focus it was given.
+        self.state.maybe_update(|shown| {
+            let changed = *shown != state;
+            if changed {
+                *shown = state;
+            }
+            changed
+        });
         for effect in effects {
             self.run(effect);
         }
