@@ -1,5 +1,6 @@
 // Page objects: what a customer sees and does, by page.
 import { Locator, Page, expect } from '@playwright/test';
+import { stopPageClock, takePageClock } from './clock';
 
 /** The ids of the fake PG window's test cards. */
 export type Scenario =
@@ -203,11 +204,15 @@ export async function checkout(page: Page, scenario: Scenario): Promise<ConfirmP
  *  called, so a test's steps never race a PG's latency on a busy machine: the
  *  confirm reaches the server at once, but its answer, and the page's checks
  *  of the order after it, wait. The page's look at the order before it sends
- *  is answered. */
-export async function holdPaymentNews(page: Page): Promise<() => void> {
+ *  is answered. From the first held check on (the page is checking) the page's
+ *  clock stands still, so its checking window cannot run out while the test
+ *  holds. Call before the page loads: it takes the page's clock. */
+export async function holdPaymentNews(page: Page): Promise<() => Promise<void>> {
+  await takePageClock(page);
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let confirmSent = false;
+  let clockStopped: Promise<() => Promise<void>> | undefined;
   page.on('request', (request) => {
     if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
   });
@@ -218,8 +223,14 @@ export async function holdPaymentNews(page: Page): Promise<() => void> {
     await route.fulfill({ response }).catch(() => {});
   });
   await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
-    if (route.request().method() === 'GET' && confirmSent) await released;
+    if (route.request().method() === 'GET' && confirmSent) {
+      clockStopped ??= stopPageClock(page);
+      await released;
+    }
     await route.continue().catch(() => {});
   });
-  return release;
+  return async () => {
+    if (clockStopped) await (await clockStopped)();
+    release();
+  };
 }

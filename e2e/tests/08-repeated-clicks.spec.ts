@@ -3,7 +3,7 @@
 // reach the page (a test whose clicks were swallowed would prove nothing).
 import { Locator, Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
-import { CartPage, ConfirmPage, PgWindow } from '../support/pages';
+import { CartPage, ConfirmPage, PgWindow, holdPaymentNews } from '../support/pages';
 
 /** Counts the clicks and key presses that reach the elements it watches, even
  *  once their page has navigated away (the counts live in the test, not the page). */
@@ -148,25 +148,14 @@ test('clicks and Enter on the confirm page while it is processing send nothing m
   stack,
   confirmPosts,
 }) => {
-  await stack.configurePg({ latency_ms: 1_000 });
-  // The page learns nothing of the payment until every input has landed: the
-  // confirm's answer, and the checks after it, wait for them.
-  let inputsLanded!: () => void;
-  const landed = new Promise<void>((resolve) => (inputsLanded = resolve));
-  await page.route('**/api/orders/*/confirm', async (route) => {
-    const response = await route.fetch();
-    await landed;
-    // The page may have stopped waiting for it (and checks instead).
-    await route.fulfill({ response }).catch(() => {});
-  });
+  // The page learns nothing of the payment until every input has landed, and
+  // from its first check on its clock stands still: however long the inputs
+  // take to land, the payment is still in flight when they do.
+  const inputsLanded = await holdPaymentNews(page);
   const cart = new CartPage(page);
   await cart.open();
   const confirm = await (await cart.payAndOpenWindow()).choose('approve');
   await confirm.expectState('submitting');
-  await page.route(/\/api\/orders\/[^/]+(\?.*)?$/, async (route) => {
-    await landed;
-    await route.continue();
-  });
   const input = await inputCounter(page);
   await input.watch(confirm.root);
 
@@ -175,7 +164,7 @@ test('clicks and Enter on the confirm page while it is processing send nothing m
   for (let repeat = 0; repeat < 5; repeat++) await page.keyboard.press('Enter');
 
   await expect.poll(() => input.clicks, { message: 'clicks that reached the page' }).toBe(5);
-  inputsLanded();
+  await inputsLanded();
   // Every click and key press reached the page while the payment was in flight.
   const landedAfter = input.statesAtInput.filter((state) => !['submitting', 'checking'].includes(state));
   expect(landedAfter, 'states of inputs that landed when the payment was no longer in flight').toEqual([]);

@@ -36,7 +36,7 @@ test('back during submitting and checking stays on the page with a toast', async
   await expect(toast).toContainText('stay on this page');
   expect(page.url()).toBe(url);
 
-  letItGo();
+  await letItGo();
   await confirm.expectState('paid', 15_000);
   expect(states.sequence).toEqual(['submitting', 'checking', 'paid']);
   expect(confirmPosts.count).toBe(1);
@@ -51,7 +51,7 @@ test('the header links are blocked while the payment is in flight', async ({ pag
   await expect(page.getByTestId('toast')).toContainText('stay on this page');
   expect(new URL(page.url()).pathname).toBe('/pay/success');
   await expect(confirm.root).toHaveAttribute('data-payment-state', /submitting|checking/);
-  letItGo();
+  await letItGo();
   await confirm.expectState('paid', 15_000);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
   await expect(page).toHaveURL(/\/orders$/);
@@ -75,7 +75,7 @@ test('Back after the customer has used the page is blocked too', async ({ page, 
   expect(page.url()).toBe(url);
   await expect(confirm.root).toHaveAttribute('data-payment-state', /submitting|checking/);
 
-  letItGo();
+  await letItGo();
   await confirm.expectState('paid', 30_000);
   expect(confirmPosts.count).toBe(1);
 });

@@ -33,7 +33,7 @@ test('a reload after the attempt could not be stored checks the payment without 
   // Reloaded first, then the news let go: released before, a held check could
   // still bring "paid" to the old page while the reload is on its way.
   await page.reload();
-  reloading();
+  await reloading();
 
   await confirm.expectState('paid', 20_000);
   const [beforeReload, afterReload, ...more] = states.byPageLoad;

@@ -47,7 +47,7 @@ test.describe('in a Korean browser', () => {
     await confirm.expectState('checking', 10_000);
     await expect(confirm.heading).toHaveText('결제를 확인하고 있습니다');
     await expect(page.getByTestId('check-count')).toHaveText(/^확인 \d+\/\d+회$/);
-    letItGo();
+    await letItGo();
     await confirm.expectState('paid', 20_000);
     await expect(confirm.heading).toHaveText('결제가 완료되었습니다');
   });
