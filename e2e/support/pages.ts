@@ -212,6 +212,7 @@ export async function holdPaymentNews(page: Page): Promise<() => Promise<void>> 
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let confirmSent = false;
+  let holding = true;
   let clockStopped: Promise<() => Promise<void>> | undefined;
   page.on('request', (request) => {
     if (request.method() === 'POST' && request.url().endsWith('/confirm')) confirmSent = true;
@@ -223,13 +224,15 @@ export async function holdPaymentNews(page: Page): Promise<() => Promise<void>> 
     await route.fulfill({ response }).catch(() => {});
   });
   await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
-    if (route.request().method() === 'GET' && confirmSent) {
+    if (route.request().method() === 'GET' && confirmSent && holding) {
       clockStopped ??= stopPageClock(page);
       await released;
     }
     await route.continue().catch(() => {});
   });
   return async () => {
+    // A check after this one is neither held nor stops the clock.
+    holding = false;
     if (clockStopped) await (await clockStopped)();
     release();
   };
