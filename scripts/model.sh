@@ -2,7 +2,7 @@
 # The model checker's deeper runs: every interleaving of the settlement
 # protocol (crates/model) within bounds larger than the test command's, each
 # printing the states it explored, their depth and the time it took, and every
-# property's result. README's "What the model checker proves" lists them.
+# property's result. docs/model-checker.md lists them.
 #
 #   scripts/model.sh                  the deeper runs, one after another
 #   scripts/model.sh --explore        Stateright's explorer at http://localhost:3000,

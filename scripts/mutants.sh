@@ -18,7 +18,7 @@
 # payonce-rules (a second or so a mutant) whose files differ from that record,
 # so a rule changed without its tests fails the run; the server's limit and the
 # page's flow (a large crate built per mutant: 15 and 7 minutes) are only named
-# there when changed. Put the figures in the README's "What the mutation tests show".
+# there when changed. Put the figures in docs/mutation-tests.md.
 #
 # Its last line, "mutated modules: N at target, N below", is for the test command.
 set -uo pipefail

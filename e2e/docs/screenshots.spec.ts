@@ -1,5 +1,5 @@
 // Screenshots of the cart, the PG window and each confirm-page state, in English
-// and in Korean, for the README.
+// and in Korean, for the book (docs/confirm-page.md, docs/languages.md).
 import path from 'node:path';
 import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';

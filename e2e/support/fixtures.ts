@@ -455,7 +455,7 @@ type TestFixtures = {
   observed: Observed;
   confirmPosts: ConfirmPosts;
   states: PaymentStates;
-  /** Off only where a run is not a test: the README's screenshots (their config says so). */
+  /** Off only where a run is not a test: the book's screenshots (their config says so). */
   checkInvariants: boolean;
   invariants: Invariants;
 };

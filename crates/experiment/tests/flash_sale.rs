@@ -6,7 +6,7 @@
 //! Memory, CPU, latencies and overload answers (a 503 when the database's
 //! queue is too long on a busy machine) are printed, not asserted: these
 //! machines are noisy, and a debug build on a loaded machine is not the
-//! server the README measures. The README has the full-size figures.
+//! server the book measures. docs/measured-flash-sale.md has the full-size figures.
 //! It needs the `payonce-server` and `fake-pg` binaries beside this test's.
 
 use std::time::Duration;

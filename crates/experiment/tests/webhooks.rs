@@ -2,8 +2,8 @@
 //! PG working on for 1.5 s more), as the test command runs it: both conditions
 //! must settle every payment, and with webhooks (`--pg-webhooks`) every
 //! payment's event must reach the server. How soon, and with how many lookups,
-//! is printed, not asserted: these machines are noisy; the README has the
-//! full-size figures. It needs the `payonce-server` and `fake-pg` binaries
+//! is printed, not asserted: these machines are noisy; docs/measured-webhooks.md
+//! has the full-size figures. It needs the `payonce-server` and `fake-pg` binaries
 //! beside this test's.
 
 use payonce_experiment::webhooks::{self, Learning, Settings};

@@ -6,7 +6,7 @@ use tracing_subscriber::EnvFilter;
 
 /// With thousands of customers checking at once, glibc's allocator spent a
 /// seventh of the server's CPU and put its answers' p99 past half a second
-/// (README, "A flash sale"); mimalloc answers them in tens of ms.
+/// (docs/measured-flash-sale.md); mimalloc answers them in tens of ms.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

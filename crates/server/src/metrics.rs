@@ -1,5 +1,5 @@
-//! Prometheus metrics, recorded where transitions happen; the README's
-//! "Observable" paragraph lists their names.
+//! Prometheus metrics, recorded where transitions happen; the book's
+//! "Observable" paragraph (docs/payment-safety.md) lists their names.
 
 use std::sync::OnceLock;
 use std::time::Instant;

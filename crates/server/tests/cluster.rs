@@ -91,7 +91,7 @@ async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() 
 }
 
 /// A cluster learning its PG limits starts each at 40, as one server does and
-/// the README says, never lower: a shop that learns turns away no more confirms
+/// docs/measured-timeout.md says, never lower: a shop that learns turns away no more confirms
 /// in its first seconds than one with the old fixed cap of 40.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]

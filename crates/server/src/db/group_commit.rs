@@ -4,7 +4,7 @@
 //! statement. A payment writes three or four times (its order, its attempt,
 //! the record of its PG call, its outcome); one commit each caps a server at
 //! about 700 payments a second, which a flash sale passes (see the flash-sale
-//! experiment in the README).
+//! experiment, docs/measured-flash-sale.md).
 //!
 //! So the writes that arrive while the writer is busy are run together, in one
 //! transaction, one after another, each deciding on what the ones before it
