@@ -7,6 +7,8 @@ export PATH="$TOOLS_DIR/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
 TRUNK_VERSION="0.21.14"
 BINARYEN_VERSION="132"
+MDBOOK_VERSION="0.5.4"
+LYCHEE_VERSION="0.24.2"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 warn() { printf '\033[33mwarning: %s\033[0m\n' "$*" >&2; }

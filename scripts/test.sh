@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Sets up what is missing, runs every Rust test (the order server's integration
-# tests twice: on SQLite, then on a throwaway PostgreSQL with the cluster tests),
-# mutates the rules changed since their recorded mutation run, builds the page,
-# runs the browser journeys, and ends with one line:
-# "N passed, N failed" over all suites.
+# Sets up what is missing, builds the book and checks its links, runs every
+# Rust test (the order server's integration tests twice: on SQLite, then on a
+# throwaway PostgreSQL with the cluster tests), mutates the rules changed since
+# their recorded mutation run, builds the page, runs the browser journeys, and
+# ends with one line: "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/postgres.sh"
@@ -11,12 +11,37 @@ cd "$REPO_ROOT"
 # A run builds everything once: incremental caches would only add gigabytes.
 export CARGO_INCREMENTAL=0
 
+# Each phase's time, printed with the totals at the end.
+phase_times=()
+phase_name=""
+phase_started=$SECONDS
+phase() { # NAME: ends the phase under way (if any) and starts NAME (none: ends the last)
+  if [ -n "$phase_name" ]; then
+    phase_times+=("$(printf '%5d s  %s' $((SECONDS - phase_started)) "$phase_name")")
+  fi
+  phase_name="$1"
+  phase_started=$SECONDS
+  if [ -n "$1" ]; then say "$1"; fi
+}
+
+phase "setting up what is missing"
 bash scripts/setup.sh || die "setup failed"
 
 passed=0
 failed=0
 logs="$REPO_ROOT/target/test-logs"
 mkdir -p "$logs"
+
+phase "the book (mdBook), with every internal link and anchor checked"
+# One test: the book builds, and every link and #anchor in it is found.
+if bash scripts/book.sh >"$logs/book.log" 2>&1; then
+  book_passed=1 book_failed=0
+else
+  cat "$logs/book.log"
+  book_passed=0 book_failed=1
+fi
+passed=$((passed + book_passed))
+failed=$((failed + book_failed))
 
 # Runs `cargo test ARGS...`, logging to $logs/LOG, and adds its counts to the totals.
 rust_suite() {
@@ -34,10 +59,10 @@ rust_suite() {
 rust_passed=0
 rust_failed=0
 
-say "Rust tests (unit and integration, all crates, on SQLite)"
+phase "Rust tests (unit and integration, all crates, on SQLite)"
 rust_suite cargo-test.log --workspace --no-fail-fast
 
-say "the order server's integration tests again, on PostgreSQL, with the cluster tests and a cluster chaos campaign"
+phase "the order server's integration tests again, on PostgreSQL, with the cluster tests and a cluster chaos campaign"
 # In a subshell, so that a server that cannot start counts as a failure instead of ending the run.
 if (postgres_start tests "" fast); then
   # Each test makes a database of its own on this server.
@@ -72,7 +97,7 @@ failed=$((failed + rust_failed))
 # A rule changed since its recorded mutation run is mutated again: each module
 # whose mutants the tests all catch is one passed, each with a mutant missed
 # one failed (a second or so a mutant; nothing runs when no rule changed).
-say "mutation testing of the rules changed since their recorded run"
+phase "mutation testing of the rules changed since their recorded run"
 bash scripts/mutants.sh --changed 2>&1 | tee "$logs/mutants.log"
 read -r mutated_at_target mutated_below < <(
   sed -n 's/^mutated modules: \([0-9]*\) at target, \([0-9]*\) below$/\1 \2/p' "$logs/mutants.log" | tail -1
@@ -80,7 +105,7 @@ read -r mutated_at_target mutated_below < <(
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
 
-say "browser journeys (Playwright, Chromium)"
+phase "browser journeys (Playwright, Chromium)"
 results="e2e/test-results/results.json"
 rm -f "$results"
 if bash scripts/build.sh; then
@@ -104,7 +129,10 @@ fi
 passed=$((passed + e2e_passed))
 failed=$((failed + e2e_failed))
 
+phase ""
 echo
-say "Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
+say "each phase's time:"
+printf '%s\n' "${phase_times[@]}"
+say "book: $book_passed passed, $book_failed failed; Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
