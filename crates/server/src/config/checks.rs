@@ -1,0 +1,212 @@
+//! The checks of the flags: settings under which a payment could be reported
+//! wrongly, or a secret go where it does not belong, are refused at start.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::flags::{FAKE_PG_SECRET_KEY, ServerConfig};
+use crate::operators::{AdminTokenClash, Operators, OperatorsFileError};
+
+/// Where a live key may go: Toss's API.
+const TOSS_API_HOST: &str = "api.tosspayments.com";
+
+/// Why the server refuses a configuration.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error(
+        "the page stops checking before the server can finish a payment: confirm-wait {} \
+         + poll-interval {} x poll-attempts {poll_attempts} = {}, but \
+         pg-connect-timeout {} + pg-read-timeout {} = {}. \
+         Raise --poll-attempts or --confirm-wait, or lower --pg-read-timeout",
+        human(*confirm_wait), human(*poll_interval), human(*window), human(*connect), human(*read), human(*connect + *read)
+    )]
+    CheckingWindowTooShort {
+        confirm_wait: Duration,
+        poll_interval: Duration,
+        poll_attempts: u32,
+        window: Duration,
+        connect: Duration,
+        read: Duration,
+    },
+    #[error("--{flag} must be positive")]
+    ZeroDuration { flag: &'static str },
+    #[error("--{flag} {value:?} is not an http(s) origin (scheme://host[:port], with nothing after it)")]
+    InvalidOrigin { flag: &'static str, value: String },
+    #[error("--{flag} {value:?} is not an http(s) URL")]
+    InvalidUrl { flag: &'static str, value: String },
+    #[error(
+        "--{flag} {url:?} is plain http off this machine: the secret key would cross the network in the clear; use https"
+    )]
+    PlainHttpPg { flag: &'static str, url: String },
+    #[error(
+        "no --{key_flag} (or --{key_flag}-file) for the PG at {url:?}: the default is the fake PG's, which only a PG on this machine accepts"
+    )]
+    NoSecretKey { key_flag: &'static str, url: String },
+    #[error(
+        "--kakaopay-cid must be 1 to {KAKAOPAY_CID_MAX} letters and digits (KakaoPay's test code is TC0ONETIME), got {0:?}"
+    )]
+    InvalidKakaoPayCid(String),
+    #[error("a live secret key (live_sk_...) goes only to https://{TOSS_API_HOST}, not to {0:?}")]
+    LiveKeyOffToss(String),
+    #[error("cannot read --{flag} {path:?}: {reason}")]
+    SecretFile { flag: &'static str, path: PathBuf, reason: String },
+    #[error(
+        "--order-id-prefix {0:?} must be 1 to {ORDER_ID_PREFIX_MAX} of A-Z, a-z, 0-9, `_` and `-` (the PG's orderId is at most 64)"
+    )]
+    InvalidOrderIdPrefix(String),
+    #[error("--operators-file {path:?}: {error}")]
+    OperatorsFile { path: PathBuf, error: OperatorsFileError },
+    #[error("the operators' token of --{flag} is too weak: {reason}")]
+    WeakAdminToken { flag: &'static str, reason: String },
+    #[error("--admin-token with --operators-file: {0}")]
+    AdminTokenClash(AdminTokenClash),
+    #[error("--admin-hosts {0:?} is not a host name (letters, digits, `-` and `.`, no port)")]
+    InvalidAdminHost(String),
+}
+
+/// The longest order-id prefix: the rest of the PG's 64 characters is the id's 32.
+pub const ORDER_ID_PREFIX_MAX: usize = 32;
+
+/// Whether `text` is an http(s) origin and nothing more (no path, query or trailing slash).
+fn is_origin(text: &str) -> bool {
+    reqwest::Url::parse(text)
+        .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.origin().ascii_serialization() == text)
+}
+
+/// A DNS name for `--admin-hosts`: labels of letters, digits and `-`.
+fn is_host_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 253
+        && text.split('.').all(|label| {
+            (1..=63).contains(&label.len()) && label.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+        })
+}
+
+impl ServerConfig {
+    /// Refuses settings under which a payment could be reported wrongly.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (flag, value) in [
+            ("pg-connect-timeout", self.pg_connect_timeout),
+            ("pg-read-timeout", self.pg_read_timeout),
+            ("recovery-interval", self.recovery_interval),
+            ("pg-session-lifetime", self.pg_session_lifetime),
+            ("kakaopay-session-lifetime", self.kakaopay_session_lifetime),
+            ("confirm-wait", self.confirm_wait),
+            ("poll-interval", self.poll_interval),
+            ("client-timeout", self.client_timeout),
+            ("pg-limit-window", self.pg_limit_window),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError::ZeroDuration { flag });
+            }
+        }
+        for (flag, value) in [
+            ("pg-url", Some(&self.pg_url)),
+            ("kakaopay-url", self.kakaopay_url.as_ref()),
+            ("public-url", self.public_url.as_ref()),
+            ("pg-sdk-url", self.pg_sdk_url.as_ref()),
+        ] {
+            if let Some(value) = value {
+                let parsed = reqwest::Url::parse(value).ok();
+                if !parsed.is_some_and(|url| matches!(url.scheme(), "http" | "https")) {
+                    return Err(ConfigError::InvalidUrl { flag, value: value.clone() });
+                }
+            }
+        }
+        // A CSP source list takes origins: a path or a trailing slash would mean something else there.
+        for (flag, origins) in [
+            ("pg-window-origins", &self.pg_window_origins),
+            ("pg-connect-origins", &self.pg_connect_origins),
+            ("pg-img-origins", &self.pg_img_origins),
+            ("pg-style-origins", &self.pg_style_origins),
+        ] {
+            if let Some(origin) = origins.iter().find(|origin| !is_origin(origin)) {
+                return Err(ConfigError::InvalidOrigin { flag, value: origin.clone() });
+            }
+        }
+        self.validate_pg_credentials()?;
+        self.operators()?;
+        if let Some(host) = self.admin_hosts.iter().find(|host| !is_host_name(host)) {
+            return Err(ConfigError::InvalidAdminHost(host.clone()));
+        }
+        let prefix = &self.order_id_prefix;
+        if !(1..=ORDER_ID_PREFIX_MAX).contains(&prefix.len()) || !payonce_api::is_order_id_text(prefix) {
+            return Err(ConfigError::InvalidOrderIdPrefix(prefix.clone()));
+        }
+        let page = self.page_config();
+        if !page.covers_server_processing() {
+            return Err(ConfigError::CheckingWindowTooShort {
+                confirm_wait: self.confirm_wait,
+                poll_interval: self.poll_interval,
+                poll_attempts: self.poll_attempts,
+                window: Duration::from_millis(page.checking_window_ms()),
+                connect: self.pg_connect_timeout,
+                read: self.pg_read_timeout,
+            });
+        }
+        Ok(())
+    }
+
+    /// Everyone who may use the operators' API: the operators file's, and the
+    /// admin token as the operator `operator` (a token the server sees must be
+    /// strong enough; an empty one is none).
+    pub fn operators(&self) -> Result<Operators, ConfigError> {
+        let token = self.admin_token.as_ref().map(ExposeSecret::expose_secret).filter(|token| !token.is_empty());
+        let Some(token) = token else {
+            return Ok(self.operators.clone());
+        };
+        let flag = if self.admin_token_file.is_some() { "admin-token-file" } else { "admin-token" };
+        crate::operators::check_strength(token).map_err(|reason| ConfigError::WeakAdminToken { flag, reason })?;
+        self.operators.clone().with_admin_token(token).map_err(ConfigError::AdminTokenClash)
+    }
+
+    /// The secret keys go only where they belong: in the clear only to a PG on
+    /// this machine, the fake PG's only to this machine, a live Toss key only to Toss.
+    fn validate_pg_credentials(&self) -> Result<(), ConfigError> {
+        let url = credentials_go_to(("pg-url", "pg-secret-key"), &self.pg_url, &self.pg_secret_key)?;
+        let key = self.pg_secret_key.expose_secret();
+        if key.starts_with("live_sk_") && !(url.scheme() == "https" && url.host_str() == Some(TOSS_API_HOST)) {
+            return Err(ConfigError::LiveKeyOffToss(self.pg_url.clone()));
+        }
+        if let Some(kakaopay_url) = &self.kakaopay_url {
+            credentials_go_to(("kakaopay-url", "kakaopay-secret-key"), kakaopay_url, &self.kakaopay_secret_key)?;
+            let cid = &self.kakaopay_cid;
+            if cid.is_empty() || cid.len() > KAKAOPAY_CID_MAX || !cid.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
+                return Err(ConfigError::InvalidKakaoPayCid(cid.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a PG's secret key may go: over https anywhere, in the clear only to
+/// this machine, and the fake PG's only to this machine. The URL, parsed.
+fn credentials_go_to(
+    (flag, key_flag): (&'static str, &'static str),
+    value: &str,
+    key: &SecretString,
+) -> Result<reqwest::Url, ConfigError> {
+    let url = reqwest::Url::parse(value).map_err(|_| ConfigError::InvalidUrl { flag, value: value.to_owned() })?;
+    let on_this_machine = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    };
+    if url.scheme() == "http" && !on_this_machine {
+        return Err(ConfigError::PlainHttpPg { flag, url: value.to_owned() });
+    }
+    if key.expose_secret() == FAKE_PG_SECRET_KEY && !on_this_machine {
+        return Err(ConfigError::NoSecretKey { key_flag, url: value.to_owned() });
+    }
+    Ok(url)
+}
+
+/// KakaoPay's merchant codes are ten letters and digits.
+const KAKAOPAY_CID_MAX: usize = 10;
+
+fn human(duration: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(duration)
+}

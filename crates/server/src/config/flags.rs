@@ -1,0 +1,363 @@
+//! The flags, with their `PAYONCE_*` environment equivalents and their parsers:
+//! what the server is told, before any check or anything derived from it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use payonce_rules::settlement::StrayPolicy;
+use secrecy::SecretString;
+
+use crate::db::DbLocation;
+use crate::operators::Operators;
+
+/// The payonce order server.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "payonce-server", version, about)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    #[arg(long, env = "PAYONCE_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+
+    /// How long a client may take to send a request's head, and then its body;
+    /// a slower one is cut off rather than holding a connection open.
+    #[arg(long, env = "PAYONCE_CLIENT_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub client_timeout: Duration,
+
+    /// POSTs (orders, confirms) a customer may make per minute; 0 turns the limit off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_CUSTOMER", default_value_t = 30)]
+    pub rate_limit_customer: u32,
+
+    /// POSTs one client address may make per minute, all its customers together; 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS", default_value_t = 600)]
+    pub rate_limit_address: u32,
+
+    /// Reads (GETs of the API: checks, orders, the catalog) a customer may make
+    /// per minute. The page checks an order every 2 s, 30 a minute; over it,
+    /// 429 with `Retry-After`, and the page checks again then. 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_CUSTOMER_READS", default_value_t = 240)]
+    pub rate_limit_customer_reads: u32,
+
+    /// Reads one client address may make per minute, all its customers
+    /// together (a hundred customers checking from one office at the page's
+    /// rhythm); 0 turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS_READS", default_value_t = 6_000)]
+    pub rate_limit_address_reads: u32,
+
+    /// The shop's own proxies (load balancers), as addresses or networks,
+    /// comma-separated: a request from one of them is from the client its
+    /// `X-Forwarded-For` names (read from the right, past these proxies). From
+    /// any other peer the header is ignored, and without this flag it always is.
+    #[arg(long, env = "PAYONCE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::client_address::parse_network)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// PG webhook events the shop takes per minute, all senders together (Toss
+    /// sends every shop's events from a few addresses, so they are kept apart
+    /// from customers' limits); over it, 429 and the PG sends the event again
+    /// later. 0 turns the limit off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_WEBHOOKS", default_value_t = 12_000)]
+    pub rate_limit_webhooks: u32,
+
+    /// A file holding the key that signs customers' cookies (one line, at least
+    /// 32 characters of randomness), the same for every server of the shop.
+    /// Without it, a key made once and kept in the database signs them.
+    #[arg(long, env = "PAYONCE_CUSTOMER_KEY_FILE")]
+    pub customer_key_file: Option<PathBuf>,
+
+    /// A file holding the key that signed customers' cookies before the
+    /// current one: cookies it signed are still their customers', and are
+    /// signed again with the current key. Drop it once they have come back.
+    #[arg(long, env = "PAYONCE_CUSTOMER_KEY_PREVIOUS_FILE", requires = "customer_key_file")]
+    pub customer_key_previous_file: Option<PathBuf>,
+
+    /// The keys read from `--customer-key-file` and `--customer-key-previous-file`.
+    #[arg(skip)]
+    pub customer_keys: Option<CustomerKeyFiles>,
+
+    /// Address of the operators' listener (metrics, health): keep it off the internet.
+    #[arg(long, env = "PAYONCE_ADMIN_LISTEN", default_value = "127.0.0.1:3001")]
+    pub admin_listen: SocketAddr,
+
+    /// The database: a SQLite file path (created if missing) or `sqlite:` URL for
+    /// one server, or a `postgres://` URL for several servers sharing it.
+    #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db", hide_env_values = true)]
+    pub db: DbLocation,
+
+    /// Most database connections open at once. A confirm never holds one while
+    /// it waits for the PG, so a small pool serves many payments in flight.
+    #[arg(long, env = "PAYONCE_DB_MAX_CONNECTIONS", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub db_max_connections: u32,
+
+    /// Directory of the built page (`trunk build` output); unset serves the API only.
+    #[arg(long, env = "PAYONCE_STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
+
+    /// Where customers reach the page; the PG window sends them back to it.
+    /// Defaults to `http://<listen>`.
+    #[arg(long, env = "PAYONCE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Base URL of the PG API (and of its payment window).
+    #[arg(long, env = "PAYONCE_PG_URL", default_value = "http://127.0.0.1:9090")]
+    pub pg_url: String,
+
+    /// The merchant's PG secret key. The fake PG's by default, which only a PG
+    /// on this machine accepts; a live key (`live_sk_…`) only goes to Toss, over https.
+    /// Prefer `--pg-secret-key-file`: a flag's value shows in `ps`.
+    #[arg(long, env = "PAYONCE_PG_SECRET_KEY", default_value = FAKE_PG_SECRET_KEY, hide_env_values = true, hide_default_value = true)]
+    pub pg_secret_key: SecretString,
+
+    /// A file holding the merchant's PG secret key (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_PG_SECRET_KEY_FILE", conflicts_with = "pg_secret_key")]
+    pub pg_secret_key_file: Option<PathBuf>,
+
+    /// Base URL of KakaoPay's online payment API (`https://open-api.kakaopay.com`),
+    /// or of a fake PG serving it (`fake-pg --api kakaopay`). Without it the shop
+    /// takes cards through Toss only.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_URL")]
+    pub kakaopay_url: Option<String>,
+
+    /// The merchant's KakaoPay secret key (`Authorization: SECRET_KEY …`). The fake
+    /// PG's by default, which only a KakaoPay on this machine accepts. Prefer
+    /// `--kakaopay-secret-key-file`.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SECRET_KEY", default_value = FAKE_PG_SECRET_KEY, hide_env_values = true, hide_default_value = true)]
+    pub kakaopay_secret_key: SecretString,
+
+    /// A file holding the merchant's KakaoPay secret key (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SECRET_KEY_FILE", conflicts_with = "kakaopay_secret_key")]
+    pub kakaopay_secret_key_file: Option<PathBuf>,
+
+    /// The merchant's KakaoPay code (`cid`); `TC0ONETIME` is KakaoPay's test code.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_CID", default_value = "TC0ONETIME")]
+    pub kakaopay_cid: String,
+
+    /// How long KakaoPay keeps a prepared payment (15 minutes): what it has not
+    /// approved by then it never will. As `--pg-session-lifetime` is for Toss.
+    #[arg(long, env = "PAYONCE_KAKAOPAY_SESSION_LIFETIME", default_value = "15m", value_parser = parse_duration)]
+    pub kakaopay_session_lifetime: Duration,
+
+    /// The merchant's PG client key, given to the page for the PG's SDK (public).
+    #[arg(long, env = "PAYONCE_PG_CLIENT_KEY", default_value = "test_ck_payonce_fake_pg_0000")]
+    pub pg_client_key: String,
+
+    /// The PG's JavaScript SDK, loaded by the page; its origin is the only other
+    /// one the page's Content-Security-Policy lets scripts come from.
+    /// Defaults to `<pg-url>/v2/standard`, where the fake PG serves its own.
+    #[arg(long, env = "PAYONCE_PG_SDK_URL")]
+    pub pg_sdk_url: Option<String>,
+
+    /// Origins the PG's SDK may frame its payment window from, beside the SDK's
+    /// own (Toss's SDK opens its window in an iframe on a PC), comma-separated,
+    /// such as `https://pay.toss.im`: the page's `frame-src`.
+    #[arg(long, env = "PAYONCE_PG_WINDOW_ORIGINS", value_delimiter = ',')]
+    pub pg_window_origins: Vec<String>,
+
+    /// Origins the PG's SDK may connect to from the page (fetch, XHR, WebSocket),
+    /// comma-separated: the page's `connect-src`, beside the shop's own.
+    #[arg(long, env = "PAYONCE_PG_CONNECT_ORIGINS", value_delimiter = ',')]
+    pub pg_connect_origins: Vec<String>,
+
+    /// Origins the PG's SDK may load images from on the page, comma-separated:
+    /// the page's `img-src`, beside the shop's own and `data:`.
+    #[arg(long, env = "PAYONCE_PG_IMG_ORIGINS", value_delimiter = ',')]
+    pub pg_img_origins: Vec<String>,
+
+    /// Origins the PG's SDK may load style sheets from on the page,
+    /// comma-separated: the page's `style-src`, beside the shop's own.
+    #[arg(long, env = "PAYONCE_PG_STYLE_ORIGINS", value_delimiter = ',')]
+    pub pg_style_origins: Vec<String>,
+
+    /// The PG sends this shop its webhooks (registered for
+    /// `<public-url>/api/webhooks/toss`): each change of a payment is announced
+    /// and looked up at once, so recovery polls a payment the PG has not
+    /// settled yet four times less often. Without it, webhooks that come are
+    /// still taken.
+    #[arg(long, env = "PAYONCE_PG_WEBHOOKS")]
+    pub pg_webhooks: bool,
+
+    /// How long to wait for a TCP connection to the PG. A connect failure means the
+    /// request never left, so it is safe to call it a failure.
+    #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]
+    pub pg_connect_timeout: Duration,
+
+    /// How long to wait for the PG's answer once the request is sent. Past it the
+    /// outcome is unknown, never failed.
+    #[arg(long, env = "PAYONCE_PG_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub pg_read_timeout: Duration,
+
+    /// Speak HTTP/2 to the PGs: every call in flight shares one connection
+    /// instead of holding one each, so thousands of customers waiting on a slow
+    /// PG hold one socket and its buffers, not thousands. Over https it is
+    /// negotiated (HTTP/1.1 if the PG does not offer it); over http the PG, or
+    /// the proxy before it, must speak it (h2c), as the fake PG does. Calls past
+    /// the PG's own limit of streams on a connection wait in this server for a
+    /// stream, within their timeouts.
+    #[arg(long, env = "PAYONCE_PG_HTTP2")]
+    pub pg_http2: bool,
+
+    /// Most PG calls in flight at once (confirms and recovery together): `auto`
+    /// learns the PG's limit from its answers, starting at 40; a number fixes it.
+    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "auto", value_parser = parse_concurrency)]
+    pub pg_max_concurrency: Concurrency,
+
+    /// With `--pg-max-concurrency auto`: the limit changes at most once per window.
+    #[arg(long, env = "PAYONCE_PG_LIMIT_WINDOW", default_value = "5s", value_parser = parse_duration)]
+    pub pg_limit_window: Duration,
+
+    /// Pause between recovery passes over unsettled payments.
+    #[arg(long, env = "PAYONCE_RECOVERY_INTERVAL", default_value = "60s", value_parser = parse_duration)]
+    pub recovery_interval: Duration,
+
+    /// How long the PG keeps a payment window's session: what it has not
+    /// confirmed by then it never will (Toss: 10 minutes). Past this, plus the
+    /// longest processing and a margin, recovery settles a payment the PG shows
+    /// unconfirmed as FAILED instead of sending its confirm again.
+    #[arg(long, env = "PAYONCE_PG_SESSION_LIFETIME", default_value = "10m", value_parser = parse_duration)]
+    pub pg_session_lifetime: Duration,
+
+    /// Most checks that may wait for their order to change at once, server-wide
+    /// (each holds an open request, no database connection). Beyond it a check is
+    /// answered at once, as if it had not asked to wait.
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_waiting_checks: u32,
+
+    /// Most checks one client address may have waiting at once; beyond it its
+    /// checks are answered at once (the page asks again 2 s later), so one
+    /// client cannot take the server's waiting places from everyone else.
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS_PER_CLIENT", default_value_t = 200, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub max_waiting_checks_per_client: u32,
+
+    /// Most checks one customer may have waiting at once (a tab or two per order).
+    #[arg(long, env = "PAYONCE_MAX_WAITING_CHECKS_PER_CUSTOMER", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    pub max_waiting_checks_per_customer: u32,
+
+    /// Pause between reconciliation passes (the PG's transactions of the last
+    /// day compared with the orders); `0s` runs none but those operators ask for.
+    #[arg(long, env = "PAYONCE_RECONCILE_INTERVAL", default_value = "10m", value_parser = parse_duration)]
+    pub reconcile_interval: Duration,
+
+    /// What reconciliation does with a charge no order made whose orderId is
+    /// the shop's (see --order-id-prefix): `refund` it in full, or only
+    /// `report` it. A charge of any other orderId is only ever reported.
+    #[arg(long, env = "PAYONCE_RECONCILE_STRAYS", default_value = "refund", value_parser = parse_stray_policy)]
+    pub reconcile_strays: StrayPolicy,
+
+    /// How the shop's order ids begin (1 to 32 of A-Z, a-z, 0-9, `_`, `-`).
+    /// Reconciliation refunds a stray charge only when its orderId has it: give
+    /// each shop (and each staging deploy) sharing a PG account its own.
+    #[arg(long, env = "PAYONCE_ORDER_ID_PREFIX", default_value = "ord_")]
+    pub order_id_prefix: String,
+
+    /// How long after paying a customer may cancel an order themselves.
+    /// Operators may refund at any time.
+    #[arg(long, env = "PAYONCE_CANCEL_WINDOW", default_value = "30m", value_parser = parse_duration)]
+    pub cancel_window: Duration,
+
+    /// One bearer token for the operators' API on the admin listener (at least
+    /// 32 characters): it signs in as the operator `operator`, who may refund.
+    /// Without it or --operators-file, that API answers 503 OPERATOR_API_OFF:
+    /// it is never open.
+    #[arg(long, env = "PAYONCE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<SecretString>,
+
+    /// A file holding the admin token (one line), read at start-up.
+    #[arg(long, env = "PAYONCE_ADMIN_TOKEN_FILE", conflicts_with = "admin_token")]
+    pub admin_token_file: Option<PathBuf>,
+
+    /// A file naming each operator, one a line: `NAME ROLE SHA256-HEX-OF-TOKEN`
+    /// (ROLE `read-only` or `refund`; `#` comments). Read at start-up; a bad line
+    /// refuses to start. `payonce-server operator-line NAME ROLE` makes a line
+    /// from a token on stdin. With --admin-token too, that token is one more
+    /// operator, `operator`.
+    #[arg(long, env = "PAYONCE_OPERATORS_FILE")]
+    pub operators_file: Option<PathBuf>,
+
+    /// The operators read from `--operators-file`.
+    #[arg(skip)]
+    pub operators: Operators,
+
+    /// Host names the admin listener answers to besides IP addresses and
+    /// `localhost`, comma-separated (such as `ops.shop.internal`); a request
+    /// for any other (a DNS-rebinding page in an operator's browser) is refused.
+    #[arg(long, env = "PAYONCE_ADMIN_HOSTS", value_delimiter = ',')]
+    pub admin_hosts: Vec<String>,
+
+    /// How long the page waits for the confirm POST before checking instead.
+    #[arg(long, env = "PAYONCE_CONFIRM_WAIT", default_value = "15s", value_parser = parse_duration)]
+    pub confirm_wait: Duration,
+
+    /// Pause between the page's checks of the order.
+    #[arg(long, env = "PAYONCE_POLL_INTERVAL", default_value = "2s", value_parser = parse_duration)]
+    pub poll_interval: Duration,
+
+    /// How many checks the page makes before it says it could not confirm yet.
+    #[arg(long, env = "PAYONCE_POLL_ATTEMPTS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub poll_attempts: u32,
+}
+
+/// The fake PG's secret key, the default: no real PG accepts it.
+pub const FAKE_PG_SECRET_KEY: &str = "test_sk_payonce_fake_pg_0000";
+
+/// How many PG calls may be out at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    Fixed(u32),
+    /// Learned from the PG's answers.
+    Auto,
+}
+
+impl Concurrency {
+    /// The most calls there can ever be at once under this setting.
+    pub fn most(self) -> u32 {
+        match self {
+            Concurrency::Fixed(cap) => cap,
+            Concurrency::Auto => crate::pg::limit::learning::CEILING,
+        }
+    }
+}
+
+/// The highest fixed PG concurrency limit.
+pub const MAX_FIXED_CONCURRENCY: u32 = 100_000;
+
+fn parse_concurrency(value: &str) -> Result<Concurrency, String> {
+    if value == "auto" {
+        return Ok(Concurrency::Auto);
+    }
+    // A contract's own number: the flash-sale experiment holds tens of
+    // thousands of confirms at a PG that allows them.
+    match value.parse::<u32>() {
+        Ok(cap) if (1..=MAX_FIXED_CONCURRENCY).contains(&cap) => Ok(Concurrency::Fixed(cap)),
+        _ => Err(format!("{value:?} is neither a number from 1 to {MAX_FIXED_CONCURRENCY} nor auto")),
+    }
+}
+
+/// `refund` or `report`, for `--reconcile-strays`.
+fn parse_stray_policy(text: &str) -> Result<StrayPolicy, String> {
+    match text {
+        "refund" => Ok(StrayPolicy::Refund),
+        "report" => Ok(StrayPolicy::Report),
+        other => Err(format!("{other:?} is neither `refund` nor `report`")),
+    }
+}
+
+impl ServerConfig {
+    /// Defaults for everything, as if started with no flags. Tests start from this.
+    pub fn defaults() -> Self {
+        Self::parse_from(["payonce-server"])
+    }
+}
+
+/// Parses `500ms`, `15s`, `2m`, `1h 30m`.
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
+}
+
+/// The keys of customers' cookies, as read from their files.
+#[derive(Debug, Clone)]
+pub struct CustomerKeyFiles {
+    /// Signs every cookie issued, and verifies.
+    pub current: SecretString,
+    /// Only verifies: the key before the current one, while its cookies are about.
+    pub previous: Option<SecretString>,
+}

@@ -1,0 +1,376 @@
+use std::time::Duration;
+
+use clap::Parser;
+use payonce_api::PageConfig;
+use payonce_rules::settlement::StrayPolicy;
+use secrecy::ExposeSecret;
+
+use super::*;
+
+#[test]
+fn the_defaults_match_the_design_and_pass() {
+    let config = ServerConfig::defaults();
+    assert_eq!(config.pg_connect_timeout, Duration::from_secs(3));
+    assert_eq!(config.pg_read_timeout, Duration::from_secs(60));
+    assert_eq!(config.pg_max_concurrency, Concurrency::Auto);
+    assert_eq!(config.page_config(), PageConfig::DEFAULT);
+    assert_eq!(config.validate(), Ok(()));
+}
+
+#[test]
+fn an_order_id_prefix_fits_the_pgs_order_id_and_strays_are_refunded_or_reported() {
+    let with = |prefix: &str| ServerConfig::parse_from(["payonce-server", "--order-id-prefix", prefix]).validate();
+    assert_eq!(with("shop-2_"), Ok(()));
+    assert_eq!(with(&"p".repeat(32)), Ok(()));
+    for bad in ["", "shop 2", "ord/", "가게_", &"p".repeat(33)] {
+        assert_eq!(with(bad), Err(ConfigError::InvalidOrderIdPrefix(bad.to_owned())), "{bad:?}");
+    }
+    assert_eq!(ServerConfig::defaults().order_id_prefix, "ord_");
+    assert_eq!(ServerConfig::defaults().reconcile_strays, StrayPolicy::Refund);
+    let report = ServerConfig::parse_from(["payonce-server", "--reconcile-strays", "report"]);
+    assert_eq!(report.reconcile_strays, StrayPolicy::Report);
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--reconcile-strays", "ignore"]).is_err());
+}
+
+#[test]
+fn the_sdks_origins_are_origins() {
+    for flag in ["pg-window-origins", "pg-connect-origins", "pg-img-origins", "pg-style-origins"] {
+        let with = |origins: &str| ServerConfig::parse_from(["payonce-server", &format!("--{flag}"), origins]);
+        assert_eq!(with("https://pay.toss.im,http://127.0.0.1:9090").validate(), Ok(()), "{flag}");
+        for bad in ["https://pay.toss.im/", "https://pay.toss.im/window", "pay.toss.im", "ftp://pay.toss.im"] {
+            let error = ConfigError::InvalidOrigin { flag, value: bad.to_owned() };
+            assert_eq!(with(bad).validate(), Err(error), "{flag} {bad}");
+        }
+    }
+}
+
+#[test]
+fn the_sdk_frames_from_its_own_origin_and_the_window_origins_and_nothing_more_unless_told() {
+    let config = ServerConfig::parse_from([
+        "payonce-server",
+        "--pg-sdk-url",
+        "https://js.tosspayments.com/v2/standard",
+        "--pg-window-origins",
+        "https://pay.toss.im,https://js.tosspayments.com",
+        "--pg-connect-origins",
+        "https://log.tosspayments.com",
+    ]);
+    let origins = config.payment_sdk_origins();
+    assert_eq!(origins.script.as_deref(), Some("https://js.tosspayments.com"));
+    assert_eq!(origins.frames, ["https://js.tosspayments.com", "https://pay.toss.im"], "each once");
+    assert_eq!(origins.connections, ["https://log.tosspayments.com"]);
+    assert!(origins.images.is_empty() && origins.styles.is_empty());
+}
+
+#[test]
+fn durations_read_the_way_people_write_them() {
+    assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+    assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+    assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+    assert!(parse_duration("15").is_err());
+    assert!(parse_duration("soon").is_err());
+}
+
+#[test]
+fn a_checking_window_shorter_than_the_pg_timeout_is_refused_with_the_numbers() {
+    let config = ServerConfig::parse_from(["payonce-server", "--poll-attempts", "10", "--pg-read-timeout", "60s"]);
+    let error = config.validate().unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, ConfigError::CheckingWindowTooShort { .. }));
+    assert!(message.contains("= 35s"), "{message}");
+    assert!(message.contains("= 1m 3s"), "{message}");
+}
+
+#[test]
+fn a_longer_read_timeout_needs_a_longer_window() {
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s"]);
+    assert!(config.validate().is_err());
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s", "--poll-attempts", "40"]);
+    assert_eq!(config.validate(), Ok(()));
+}
+
+#[test]
+fn the_concurrency_is_a_number_or_auto() {
+    let auto = ServerConfig::parse_from(["payonce-server", "--pg-max-concurrency", "auto"]);
+    assert_eq!(auto.pg_max_concurrency, Concurrency::Auto);
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "0"]).is_err());
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "lots"]).is_err());
+}
+
+#[test]
+fn zero_durations_and_bad_urls_are_refused() {
+    let config = ServerConfig::parse_from(["payonce-server", "--poll-interval", "0s"]);
+    assert_eq!(config.validate(), Err(ConfigError::ZeroDuration { flag: "poll-interval" }));
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "localhost:9090"]);
+    assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-url", .. })));
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-sdk-url", "/v2/standard"]);
+    assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-sdk-url", .. })));
+}
+
+#[test]
+fn the_sdk_comes_from_the_pg_unless_told_otherwise_and_its_origin_is_what_the_csp_allows() {
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "http://127.0.0.1:9090/"]);
+    assert_eq!(config.payment_sdk().url, "http://127.0.0.1:9090/v2/standard");
+    assert_eq!(config.payment_sdk_origin().as_deref(), Some("http://127.0.0.1:9090"));
+    let live = ServerConfig::parse_from([
+        "payonce-server",
+        "--pg-url",
+        "https://api.tosspayments.com",
+        "--pg-sdk-url",
+        "https://js.tosspayments.com/v2/standard",
+        "--pg-client-key",
+        "live_ck_abc",
+    ]);
+    assert_eq!(live.payment_sdk().client_key, "live_ck_abc");
+    assert_eq!(live.payment_sdk_origin().as_deref(), Some("https://js.tosspayments.com"));
+}
+
+fn credentials(args: &[&str]) -> Result<(), ConfigError> {
+    ServerConfig::parse_from(std::iter::once("payonce-server").chain(args.iter().copied())).validate()
+}
+
+#[test]
+fn the_secret_key_goes_in_the_clear_only_to_a_pg_on_this_machine() {
+    assert_eq!(credentials(&["--pg-url", "http://127.0.0.1:9090"]), Ok(()));
+    assert_eq!(credentials(&["--pg-url", "http://localhost:9090"]), Ok(()));
+    assert_eq!(credentials(&["--pg-url", "http://[::1]:9090"]), Ok(()));
+    let plain = ["--pg-url", "http://pg.example.invalid", "--pg-secret-key", "test_sk_shop"];
+    assert_eq!(
+        credentials(&plain),
+        Err(ConfigError::PlainHttpPg { flag: "pg-url", url: "http://pg.example.invalid".into() })
+    );
+    assert_eq!(credentials(&["--pg-url", "https://pg.example.invalid", "--pg-secret-key", "test_sk_shop"]), Ok(()));
+}
+
+#[test]
+fn a_forgotten_key_is_refused_instead_of_becoming_the_fake_pgs() {
+    let error = credentials(&["--pg-url", "https://api.tosspayments.com"]).unwrap_err();
+    assert_eq!(
+        error,
+        ConfigError::NoSecretKey { key_flag: "pg-secret-key", url: "https://api.tosspayments.com".into() }
+    );
+    assert!(error.to_string().contains("--pg-secret-key-file"), "{error}");
+}
+
+#[test]
+fn the_kakaopay_key_goes_where_tosss_does_and_its_cid_is_checked() {
+    assert_eq!(credentials(&["--kakaopay-url", "http://127.0.0.1:9091"]), Ok(()));
+    assert_eq!(
+        credentials(&["--kakaopay-url", "https://open-api.kakaopay.com"]),
+        Err(ConfigError::NoSecretKey { key_flag: "kakaopay-secret-key", url: "https://open-api.kakaopay.com".into() })
+    );
+    let live = ["--kakaopay-url", "https://open-api.kakaopay.com", "--kakaopay-secret-key", "DEVKEY0123"];
+    assert_eq!(credentials(&live), Ok(()));
+    assert_eq!(
+        credentials(&["--kakaopay-url", "http://kakaopay.example.invalid", "--kakaopay-secret-key", "DEVKEY0123"]),
+        Err(ConfigError::PlainHttpPg { flag: "kakaopay-url", url: "http://kakaopay.example.invalid".into() })
+    );
+    for cid in ["", "TC0ONETIME1", "TC0 ONETIM"] {
+        let args = ["--kakaopay-url", "http://127.0.0.1:9091", "--kakaopay-cid", cid];
+        assert_eq!(credentials(&args), Err(ConfigError::InvalidKakaoPayCid(cid.into())), "{cid:?}");
+    }
+    assert!(matches!(
+        credentials(&["--kakaopay-url", "ftp://x"]),
+        Err(ConfigError::InvalidUrl { flag: "kakaopay-url", .. })
+    ));
+}
+
+#[test]
+fn a_live_key_goes_only_to_toss_over_https() {
+    let live = |url| credentials(&["--pg-url", url, "--pg-secret-key", "live_sk_shop"]);
+    assert_eq!(live("https://api.tosspayments.com"), Ok(()));
+    assert_eq!(
+        live("https://api.tosspayments.com.example"),
+        Err(ConfigError::LiveKeyOffToss("https://api.tosspayments.com.example".into()))
+    );
+    assert_eq!(live("http://127.0.0.1:9090"), Err(ConfigError::LiveKeyOffToss("http://127.0.0.1:9090".into())));
+    assert_eq!(
+        live("http://api.tosspayments.com"),
+        Err(ConfigError::PlainHttpPg { flag: "pg-url", url: "http://api.tosspayments.com".into() })
+    );
+}
+
+#[test]
+fn secrets_never_show_in_debug_output() {
+    let config = ServerConfig::parse_from([
+        "payonce-server",
+        "--pg-url",
+        "https://api.tosspayments.com",
+        "--pg-secret-key",
+        "live_sk_never_printed",
+        "--admin-token",
+        "token-never-printed",
+        "--db",
+        "postgres://shop:password-never-printed@db.internal/shop",
+    ]);
+    let printed = format!("{config:?}");
+    for secret in ["live_sk_never_printed", "token-never-printed", "password-never-printed"] {
+        assert!(!printed.contains(secret), "{secret} in {printed}");
+    }
+    let client = crate::pg::PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
+    let printed = format!("{client:?}");
+    assert!(!printed.contains("Basic"), "the Basic header in {printed}");
+}
+
+#[test]
+fn secrets_are_read_from_their_files_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("pg-secret-key");
+    let token = dir.path().join("admin-token");
+    std::fs::write(&key, "live_sk_from_file\n").unwrap();
+    std::fs::write(&token, "token-from-file-of-32-characters-or-more\r\n").unwrap();
+    let mut config = ServerConfig::parse_from([
+        "payonce-server",
+        "--pg-url",
+        "https://api.tosspayments.com",
+        "--pg-secret-key-file",
+        key.to_str().unwrap(),
+        "--admin-token-file",
+        token.to_str().unwrap(),
+    ]);
+    config.read_secret_files().unwrap();
+    assert_eq!(config.pg_secret_key.expose_secret(), "live_sk_from_file");
+    assert_eq!(
+        config.admin_token.as_ref().map(ExposeSecret::expose_secret),
+        Some("token-from-file-of-32-characters-or-more")
+    );
+    assert_eq!(config.validate(), Ok(()));
+}
+
+#[test]
+fn customer_cookie_keys_come_from_files_of_at_least_32_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (current, previous, short) =
+        (dir.path().join("current"), dir.path().join("previous"), dir.path().join("short"));
+    std::fs::write(&current, format!("{}\n", "c".repeat(64))).unwrap();
+    std::fs::write(&previous, "p".repeat(32)).unwrap();
+    std::fs::write(&short, "p".repeat(31)).unwrap();
+    let with = |files: &[&std::path::PathBuf]| {
+        let mut args = vec!["payonce-server".to_owned()];
+        for (flag, file) in ["--customer-key-file", "--customer-key-previous-file"].iter().zip(files) {
+            args.extend([(*flag).to_owned(), file.display().to_string()]);
+        }
+        let mut config = ServerConfig::try_parse_from(args)?;
+        Ok::<_, clap::Error>(config.read_secret_files().map(|()| config.customer_keys))
+    };
+
+    let keys = with(&[&current, &previous]).unwrap().unwrap().expect("keys from files");
+    assert_eq!(keys.current.expose_secret(), "c".repeat(64));
+    assert_eq!(keys.previous.as_ref().map(|key| key.expose_secret().to_owned()), Some("p".repeat(32)));
+    assert!(with(&[]).unwrap().unwrap().is_none(), "no file: the database's key");
+    let Err(ConfigError::SecretFile { flag, reason, .. }) = with(&[&current, &short]).unwrap() else {
+        panic!("a short previous key is refused")
+    };
+    assert_eq!(flag, "customer-key-previous-file");
+    assert!(reason.contains("shorter than 32"), "{reason}");
+    let previous_alone =
+        ServerConfig::try_parse_from(["payonce-server", "--customer-key-previous-file", previous.to_str().unwrap()]);
+    assert!(previous_alone.is_err(), "a previous key without a current one");
+}
+
+#[test]
+fn a_missing_or_empty_secret_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let mut config = ServerConfig::parse_from(["payonce-server", "--admin-token-file", empty.to_str().unwrap()]);
+    let error = config.read_secret_files().unwrap_err();
+    assert!(
+        matches!(&error, ConfigError::SecretFile { flag: "admin-token-file", reason, .. } if reason == "it is empty"),
+        "{error}"
+    );
+    let missing = dir.path().join("missing");
+    let mut config = ServerConfig::parse_from(["payonce-server", "--pg-secret-key-file", missing.to_str().unwrap()]);
+    let error = config.read_secret_files().unwrap_err();
+    assert!(error.to_string().starts_with("cannot read --pg-secret-key-file"), "{error}");
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--admin-token", "t", "--admin-token-file", "f"]).is_err());
+}
+
+#[test]
+fn a_weak_admin_token_refuses_to_start() {
+    assert_eq!(credentials(&["--admin-token", "0123456789abcdef0123456789abcdef"]), Ok(()));
+    assert_eq!(credentials(&["--admin-token", ""]), Ok(()), "empty is none: the operators' API is off");
+    let Err(ConfigError::WeakAdminToken { flag: "admin-token", reason }) =
+        credentials(&["--admin-token", "test-admin-token"])
+    else {
+        panic!("a short token is refused")
+    };
+    assert!(reason.contains("shorter than 32"), "{reason}");
+    let Err(ConfigError::WeakAdminToken { reason, .. }) = credentials(&["--admin-token", &"xy".repeat(20)]) else {
+        panic!("a token of two characters is refused")
+    };
+    assert!(reason.contains("different characters"), "{reason}");
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("admin-token");
+    std::fs::write(&token, "short\n").unwrap();
+    let mut config = ServerConfig::parse_from(["payonce-server", "--admin-token-file", token.to_str().unwrap()]);
+    config.read_secret_files().unwrap();
+    let error = config.validate().unwrap_err();
+    assert!(matches!(error, ConfigError::WeakAdminToken { flag: "admin-token-file", .. }), "{error}");
+    assert!(error.to_string().contains("--admin-token-file"), "{error}");
+}
+
+#[test]
+fn operators_come_from_their_file_with_the_admin_token_as_one_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("operators");
+    let minseo = "minseo-token-0123456789abcdefghijklmnop";
+    let line = crate::operators::file_line("minseo", "read-only", minseo).unwrap();
+    std::fs::write(&file, format!("# operators\n{line}\n")).unwrap();
+    let admin = "admin-token-0123456789abcdefghijklmnop";
+    let mut config = ServerConfig::parse_from([
+        "payonce-server",
+        "--operators-file",
+        file.to_str().unwrap(),
+        "--admin-token",
+        admin,
+    ]);
+    config.read_secret_files().unwrap();
+    assert_eq!(config.validate(), Ok(()));
+    let operators = config.operators().unwrap();
+    assert_eq!(operators.signed_in(minseo).map(|operator| operator.name.as_str()), Some("minseo"));
+    assert_eq!(operators.signed_in(admin).map(|operator| operator.name.as_str()), Some("operator"));
+    config.admin_token = Some(minseo.into());
+    let error = config.validate().unwrap_err();
+    assert!(matches!(error, ConfigError::AdminTokenClash(_)), "{error}");
+}
+
+#[test]
+fn a_bad_operators_file_refuses_to_start_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("operators");
+    let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    std::fs::write(&file, format!("# operators\njiwoo refund {digest}\nminseo admin {digest}\n")).unwrap();
+    let mut config = ServerConfig::parse_from(["payonce-server", "--operators-file", file.to_str().unwrap()]);
+    let error = config.read_secret_files().unwrap_err();
+    assert_eq!(
+        error,
+        ConfigError::OperatorsFile {
+            path: file.clone(),
+            error: crate::operators::OperatorsFileError::UnknownRole { line: 3, role: "admin".to_owned() }
+        }
+    );
+    assert!(error.to_string().contains("line 3: unknown role \"admin\""), "{error}");
+    std::fs::write(&file, "\n# nobody\n").unwrap();
+    let error = config.read_secret_files().unwrap_err();
+    assert!(error.to_string().ends_with("it names no operator"), "{error}");
+    let mut missing =
+        ServerConfig::parse_from(["payonce-server", "--operators-file", dir.path().join("nope").to_str().unwrap()]);
+    assert!(missing.read_secret_files().unwrap_err().to_string().starts_with("cannot read --operators-file"));
+}
+
+#[test]
+fn admin_hosts_are_host_names() {
+    assert_eq!(credentials(&["--admin-hosts", "ops.shop.internal,payonce-admin"]), Ok(()));
+    for bad in ["ops.shop.internal:3001", "http://ops", "ops..internal", "*.shop"] {
+        assert_eq!(credentials(&["--admin-hosts", bad]), Err(ConfigError::InvalidAdminHost(bad.to_owned())), "{bad}");
+    }
+}
+
+#[test]
+fn the_public_url_defaults_to_the_listen_address() {
+    let config = ServerConfig::parse_from(["payonce-server", "--listen", "127.0.0.1:4000"]);
+    assert_eq!(config.public_base_url(), "http://127.0.0.1:4000");
+    let config = ServerConfig::parse_from(["payonce-server", "--public-url", "https://shop.example/"]);
+    assert_eq!(config.public_base_url(), "https://shop.example");
+}
