@@ -42,13 +42,13 @@ export async function audit(page: Page, what: string): Promise<void> {
   await page.setViewportSize({ width: WIDTHS[0], height: 800 });
 }
 
-/** Audits a still copy of the page as it stands now, in a page of its own,
- *  while the page itself goes on: for a state that lasts its seconds
- *  (processing, checking), so that the audit, however long it takes on a busy
- *  machine, audits that state, and the page's clock runs against nothing held.
- *  The copy has the page's markup and styles without its scripts; it is no
- *  payment page (its payment state is left out, so no journey counts it as one). */
-export async function auditStillCopy(page: Page, what: string): Promise<void> {
+/** A still copy of the page as it stands now, in a page of its own, to audit
+ *  later: for a state that lasts its seconds (processing, checking), so that the
+ *  audit, however long it takes on a busy machine, audits that state, and runs
+ *  once the test holds nothing the page or the server waits on. The copy has
+ *  the page's markup and styles without its scripts; it is no payment page (its
+ *  payment state is left out, so no journey counts it as one). */
+export async function stillCopy(page: Page): Promise<{ audit(what: string): Promise<void> }> {
   const markup = (await page.content())
     .replace(/<script\b[\s\S]*?<\/script>/gi, '')
     .replace(/ data-payment-state="[^"]*"/g, '');
@@ -56,6 +56,10 @@ export async function auditStillCopy(page: Page, what: string): Promise<void> {
   const url = new URL('/still-copy-of-a-page', page.url()).toString();
   await copy.route(url, (route) => route.fulfill({ contentType: 'text/html; charset=utf-8', body: markup }));
   await copy.goto(url);
-  await audit(copy, what);
-  await copy.close();
+  return {
+    async audit(what: string) {
+      await audit(copy, what);
+      await copy.close();
+    },
+  };
 }

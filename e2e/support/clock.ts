@@ -15,14 +15,15 @@ export async function takePageClock(page: Page): Promise<void> {
 export async function stopPageClock(page: Page): Promise<() => Promise<void>> {
   // `pauseAt` names the time to stop at: the page's now, a moment ahead for the
   // call's way there. On a busy machine the clock can pass that moment first,
-  // which Playwright refuses ("to the past"); then it is asked again.
-  for (;;) {
-    const now = await page.evaluate(() => Date.now());
+  // which Playwright refuses ("to the past"): then it is asked again, with twice
+  // the lead. A page reloading meanwhile has no context to ask: asked again too.
+  for (let lead = 100; ; lead *= 2) {
     try {
-      await page.clock.pauseAt(now + 100);
+      const now = await page.evaluate(() => Date.now());
+      await page.clock.pauseAt(now + lead);
       break;
     } catch (error) {
-      if (!String(error).includes('to the past')) throw error;
+      if (!/to the past|context was destroyed|navigat/i.test(String(error))) throw error;
     }
   }
   return () => page.clock.resume();

@@ -269,9 +269,11 @@ async function chargesAtBothPgs(stack: Stack): Promise<{ charges: Record<string,
   return { charges, doubled };
 }
 
-/** How long a payment still in progress after a test is given to settle. */
+/** How long a payment still in progress after a test is given to settle. In the
+ *  fast timings, past recovery's longest pause between two looks at a payment
+ *  (15 recovery intervals of 1 s), with room to spare. */
 function settleWait(timings: Timings): number {
-  return timings === 'fast' ? 15_000 : 30_000;
+  return timings === 'fast' ? 25_000 : 30_000;
 }
 
 /**

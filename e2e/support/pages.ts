@@ -148,7 +148,7 @@ export class ConfirmPage {
     return new ConfirmPage(page);
   }
 
-  async expectState(state: string, timeout?: number): Promise<void> {
+  async expectState(state: string | RegExp, timeout?: number): Promise<void> {
     await expect(this.root).toHaveAttribute('data-payment-state', state, { timeout });
   }
 
@@ -225,7 +225,11 @@ export async function holdPaymentNews(page: Page): Promise<() => Promise<void>> 
   });
   await page.route(/\/api\/orders\/ord_[^/?]+(\?.*)?$/, async (route) => {
     if (route.request().method() === 'GET' && confirmSent && holding) {
-      clockStopped ??= stopPageClock(page);
+      if (!clockStopped) {
+        clockStopped = stopPageClock(page);
+        // Its failure is the release's to report, not an unhandled rejection's.
+        clockStopped.catch(() => {});
+      }
       await released;
     }
     await route.continue().catch(() => {});

@@ -15,7 +15,7 @@ test('a 70-second approval is unresolved after the full window, then paid by rec
   test.setTimeout(150_000);
   const confirm = await checkout(page, 'approve_70s');
 
-  await confirm.expectState('checking', 20_000);
+  await confirm.expectState('checking', 30_000);
   await confirm.expectState('unresolved', 60_000);
   const unresolvedAfter = states.firstAt('unresolved') - confirmPosts.firstAt;
   console.log(`unresolved after ${unresolvedAfter} ms`);

@@ -5,6 +5,7 @@
 // that took 20 s, or 5 s, was once done before the test pressed Back.
 import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
+import { stopPageClock } from '../support/clock';
 import { checkout, holdPaymentNews } from '../support/pages';
 
 test.use({ timings: 'real' });
@@ -24,13 +25,16 @@ test('back during submitting and checking stays on the page with a toast', async
   const { confirm, url, toast, letItGo } = await heldPayment(page);
 
   await confirm.expectState('submitting');
+  // A toast stays 4 s: the page's clock stands still while the test reads it.
+  const restartClock = await stopPageClock(page);
   await page.goBack();
   await expect(toast).toContainText('stay on this page');
   await expect(toast.locator('xpath=..'), 'said as an alert, at once').toHaveAttribute('role', 'alert');
   expect(page.url()).toBe(url);
   const firstToast = await toast.getAttribute('data-toast-id');
+  await restartClock();
 
-  await confirm.expectState('checking', 20_000);
+  await confirm.expectState('checking', 30_000);
   await page.goBack();
   await expect(toast).not.toHaveAttribute('data-toast-id', firstToast!);
   await expect(toast).toContainText('stay on this page');
@@ -62,6 +66,8 @@ test('Back after the customer has used the page is blocked too', async ({ page, 
   const { confirm, url, toast, letItGo } = await heldPayment(page);
   await confirm.expectState('submitting');
 
+  // A toast stays 4 s: the page's clock stands still while the test reads them.
+  const restartClock = await stopPageClock(page);
   // A real click on an in-app link: blocked, and from now on the browser counts the
   // page as used, so its history entries are ones its Back button does not skip.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
@@ -75,6 +81,7 @@ test('Back after the customer has used the page is blocked too', async ({ page, 
   expect(page.url()).toBe(url);
   await expect(confirm.root).toHaveAttribute('data-payment-state', /submitting|checking/);
 
+  await restartClock();
   await letItGo();
   await confirm.expectState('paid', 30_000);
   expect(confirmPosts.count).toBe(1);

@@ -21,7 +21,7 @@ test('a reload during checking asks first, then resumes checking without a new P
     void dialog.accept();
   });
   const confirm = await checkout(page, 'approve_40s');
-  await confirm.expectState('checking', 20_000);
+  await confirm.expectState('checking', 30_000);
   // Browsers ask before leaving only a page the customer has used.
   await confirm.heading.click();
 

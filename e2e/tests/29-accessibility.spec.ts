@@ -3,7 +3,7 @@
 // a 320 CSS px screen (what 400 % zoom of a 1280 px window gives): no
 // violation, and nothing wider than the screen.
 import type { Page } from '@playwright/test';
-import { audit, auditStillCopy } from '../support/accessibility';
+import { audit, stillCopy } from '../support/accessibility';
 import { expect, test } from '../support/fixtures';
 import { CartPage, OrderPage, checkout } from '../support/pages';
 import { OPERATOR_TOKEN } from '../support/stack';
@@ -57,7 +57,9 @@ for (const locale of ['en-US', 'ko-KR']) {
       const confirm = await checkout(page, 'approve');
       // Processing lasts 15 s; "preparing", before it, is the same view without the seconds.
       await confirm.expectState('submitting');
-      await auditStillCopy(page, 'processing');
+      // Copied now, audited once the PG has let the payment go: an audit takes
+      // its time, and the server waits on the PG for 60 s at most.
+      const processing = await stillCopy(page);
       await confirm.expectState('checking', 25_000);
       const said = SAID[locale as keyof typeof SAID];
       const progress = page.getByTestId('announced-progress');
@@ -69,13 +71,15 @@ for (const locale of ['en-US', 'ko-KR']) {
       const before = await counter.textContent();
       await expect(counter, 'a check later').not.toHaveText(before!, { timeout: 10_000 });
       expect(await changes(), 'checking is announced once, not at every check').toBe(0);
-      await auditStillCopy(page, 'checking');
+      const checking = await stillCopy(page);
       await letPgFinish();
       await confirm.expectState('paid');
       await expect(page.getByTestId('announced-outcome'), 'the outcome is announced at once').toHaveText(said.paid);
       await expect(confirm.heading, 'the outcome takes the focus').toBeFocused();
       await expect(page).toHaveTitle(`${await confirm.heading.textContent()} — payonce`);
       await audit(page, 'paid');
+      await processing.audit('processing');
+      await checking.audit('checking');
     });
 
     test('a paid order, its cancel dialog and the orders list have no violation', async ({ page }) => {

@@ -112,8 +112,9 @@ test("'Try again' after a declined card takes the focus to the cart", async ({ p
 
 test('the orders list keeps the focus on an order while its status changes', async ({ page, context, stack }) => {
   const letPgFinish = await stack.holdPg();
+  const before = (await stack.pgStats()).processings;
   const paying = await checkout(page, 'approve');
-  await paying.expectState('submitting');
+  await stack.pgStartedProcessing(before);
 
   const list = await context.newPage();
   await list.goto('/orders');
