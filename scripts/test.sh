@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what is missing, builds the book and checks its links, runs every
-# Rust test (the order server's integration tests twice: on SQLite, then on a
-# throwaway PostgreSQL with the cluster tests), mutates the rules changed since
-# their recorded mutation run, builds the page, runs the browser journeys, and
-# ends with one line: "N passed, N failed" over all suites.
+# Rust test (the order server's integration tests twice, at the same time: on
+# SQLite, and on a throwaway PostgreSQL with the cluster tests), mutates the
+# rules changed since their recorded mutation run, builds the page, runs the
+# browser journeys, and ends with one line: "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/postgres.sh"
@@ -26,6 +26,11 @@ phase() { # NAME: ends the phase under way (if any) and starts NAME (none: ends 
 
 phase "setting up what is missing"
 bash scripts/setup.sh || die "setup failed"
+# The Rust tests' runner; the demo has no need of it, so it is installed here.
+if [ "$(cargo nextest --version 2>/dev/null | head -1 | awk '{print $2}')" != "$NEXTEST_VERSION" ]; then
+  say "installing cargo-nextest $NEXTEST_VERSION (a few minutes, once)"
+  cargo install --quiet cargo-nextest --version "$NEXTEST_VERSION" --locked || die "installing cargo-nextest failed"
+fi
 
 passed=0
 failed=0
@@ -43,53 +48,67 @@ fi
 passed=$((passed + book_passed))
 failed=$((failed + book_failed))
 
-# Runs `cargo test ARGS...`, logging to $logs/LOG, and adds its counts to the totals.
-rust_suite() {
-  local log="$logs/$1" status suite_passed suite_failed
-  shift
-  cargo test "$@" 2>&1 | tee "$log"
-  status=${PIPESTATUS[0]}
-  read -r suite_passed suite_failed < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$log")
-  if [ "$status" -ne 0 ] && [ "$suite_failed" -eq 0 ]; then
-    suite_failed=1 # the tests did not build, a test binary crashed, or the suite could not start
-  fi
-  rust_passed=$((rust_passed + suite_passed))
-  rust_failed=$((rust_failed + suite_failed))
+# Every Rust test runs under cargo-nextest: one build of the workspace serves
+# both runs (the PostgreSQL run picks its tests by a filter, not by `-p`, which
+# would resolve the crates' features anew and build everything again), each
+# test runs in a process of its own, and the tests of all binaries run side by
+# side instead of one binary after another.
+rust_run() { # LOG PROFILE ARGS...: `cargo nextest run` over the workspace, logged to $logs/LOG
+  local log="$logs/$1" profile="$2"
+  shift 2
+  cargo nextest run --workspace --profile "$profile" "$@" >"$log" 2>&1
 }
+tests_marked() { # STATUS LOG...: the tests the logs show as STATUS (PASS, SKIP, ...)
+  cat "${@:2}" 2>/dev/null | sed -n "s/^ *$1 \[[^]]*\] *\(([^)]*) *\)\{0,1\}\(.*\)$/\2/p" | sort -u
+}
+rust_counts() { # LOG: "passed failed" of one run; a run that ended without a summary is one failure
+  local log="$logs/$1" run passed
+  read -r run passed < <(sed -n 's/^ *Summary \[.*\] *\([0-9]*\) tests\{0,1\} run: \([0-9]*\) passed.*/\1 \2/p' "$log" | tail -1)
+  if [ -z "${run:-}" ]; then echo "0 1"; else echo "$passed $((run - passed))"; fi
+}
+
+phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
 rust_failed=0
-
-phase "Rust tests (unit and integration, all crates, on SQLite)"
-rust_suite cargo-test.log --workspace --no-fail-fast
-
-phase "the order server's integration tests again, on PostgreSQL, with the cluster tests and a cluster chaos campaign"
-# In a subshell, so that a server that cannot start counts as a failure instead of ending the run.
-if (postgres_start tests "" fast); then
-  # Each test makes a database of its own on this server.
-  export PAYONCE_TEST_DATABASE_URL
-  PAYONCE_TEST_DATABASE_URL="$(postgres_url tests)"
-  rust_suite cargo-test-postgres.log -p payonce-server --no-fail-fast --test '*' -- --include-ignored
-  # Three servers on one database, killed mid-payment, under every PG fault.
-  rust_suite cargo-test-cluster-campaign.log -p payonce-chaos --test cluster -- --include-ignored
-  unset PAYONCE_TEST_DATABASE_URL
-  # A throwaway server: its data (over 2 GB after the campaign) goes with it.
-  postgres_remove tests
+if cargo nextest run --workspace --no-run 2>&1 | tee "$logs/cargo-build.log" \
+  && cargo test --workspace --doc 2>&1 | tee "$logs/cargo-doc-tests.log"; then
+  read -r rust_passed rust_failed < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$logs/cargo-doc-tests.log")
+  built=1
 else
-  rust_failed=$((rust_failed + 1))
+  rust_failed=1 # the tests did not build
+  built=0
 fi
 
-# A Rust test that did not run is a failure, not a pass: none may be filtered
-# out, and every test the SQLite run ignores (it needs PostgreSQL) must have
-# passed in the PostgreSQL run.
-tests_marked() { # STATE LOG...: the names of the tests a log shows as STATE
-  cat "${@:2}" 2>/dev/null | sed -n "s/^test \(.*\) \.\.\. $1.*/\1/p" | sort -u
-}
-not_run="$(comm -23 <(tests_marked ignored "$logs/cargo-test.log") \
-  <(tests_marked ok "$logs/cargo-test-postgres.log" "$logs/cargo-test-cluster-campaign.log"))"
-filtered="$(awk '/^test result:/ { f += $12 } END { print f + 0 }' "$logs"/cargo-test*.log)"
-if [ -n "$not_run" ] || [ "$filtered" -ne 0 ]; then
-  say "Rust tests that did not run: $filtered filtered out; ignored and not passed on PostgreSQL: ${not_run:-none}"
-  rust_failed=$((rust_failed + filtered + $(printf '%s' "$not_run" | grep -c .)))
+phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign"
+if [ "$built" -eq 1 ]; then
+  rust_run sqlite.log sqlite &
+  sqlite_run=$!
+  # In a subshell, so that a server that cannot start counts as a failure instead of ending the run.
+  (
+    postgres_start tests "" fast || exit 1
+    # Each test makes a database of its own on this server.
+    PAYONCE_TEST_DATABASE_URL="$(postgres_url tests)" rust_run postgres.log postgres --run-ignored all \
+      -E '(package(payonce-server) & kind(test)) | (package(payonce-chaos) & binary(cluster))'
+    # A throwaway server: its data (over 2 GB after the campaign) goes with it.
+    postgres_remove tests
+  ) &
+  postgres_run=$!
+  wait "$sqlite_run"
+  wait "$postgres_run"
+  for run in sqlite postgres; do
+    cat "$logs/$run.log"
+    read -r run_passed run_failed < <(rust_counts "$run.log")
+    say "Rust on $run: $run_passed passed, $run_failed failed"
+    rust_passed=$((rust_passed + run_passed))
+    rust_failed=$((rust_failed + run_failed))
+  done
+  # A Rust test that did not run is a failure, not a pass: every test the
+  # SQLite run skips (it needs PostgreSQL) must have passed on PostgreSQL.
+  not_run="$(comm -23 <(tests_marked SKIP "$logs/sqlite.log") <(tests_marked PASS "$logs/postgres.log"))"
+  if [ -n "$not_run" ]; then
+    say "Rust tests skipped on SQLite and not passed on PostgreSQL: $not_run"
+    rust_failed=$((rust_failed + $(printf '%s' "$not_run" | grep -c .)))
+  fi
 fi
 passed=$((passed + rust_passed))
 failed=$((failed + rust_failed))
@@ -109,7 +128,7 @@ phase "browser journeys (Playwright, Chromium)"
 results="e2e/test-results/results.json"
 rm -f "$results"
 if bash scripts/build.sh; then
-  # A stray test.only would run that journey alone and look like a pass.
+  # A forgotten test.only would run that journey alone and look like a pass.
   (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?
   if [ -f "$results" ]; then
