@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo as a cluster: a throwaway PostgreSQL, the fake PG (40 s to approve),
-# three order servers sharing the database and one PG cap, haproxy in front of
+# three order servers sharing the database and one PG limit, haproxy in front of
 # them on :3000, and the page served by trunk. A customer uses it exactly like
 # the single-server demo; kill a server mid-payment (the PIDs are printed) and
 # the page still ends on the truth. Ctrl-C stops it all.
@@ -76,7 +76,7 @@ cat <<MSG
 
   payonce cluster is running:  http://127.0.0.1:$PAGE_PORT
 
-  $SERVERS order servers share PostgreSQL ($db_url) and one PG cap,
+  $SERVERS order servers share PostgreSQL ($db_url) and one PG limit,
   behind haproxy on :$BALANCER_PORT. Pay exactly as in the single-server demo.
   Kill a server mid-payment and watch the page still end on the truth:
       kill -9 ${server_pids[0]}     (order server 1; others: ${server_pids[*]:1})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Experiment: the flash sale (`payonce-experiment flash-sale`) on the cluster: three order
 # servers sharing PostgreSQL behind haproxy (two processes on one port), with one PG limit
-# for the three (`--pg-max-concurrency`, the cap kept in the database), their PG calls over
+# for the three (`--pg-limit`, the limit kept in the database), their PG calls over
 # HTTP/2, and a fake PG whose contract limit is that number. Customers arrive at 1,000 a
 # second, confirm while the PG takes its time and check as the page does; prints the flash
 # sale's table, how the checks were spread over the servers, and the PG's peak in
@@ -36,7 +36,7 @@ for n in 1 2 3; do
   # The page's timings and the server's defaults, as the one-server experiment runs them;
   # every customer comes from this machine, so no limits per address or customer.
   target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$db" \
-    --pg-url "$pg_url" --pg-http2 --pg-max-concurrency "$limit" --poll-attempts 25 --max-waiting-checks 10000 \
+    --pg-url "$pg_url" --pg-http2 --pg-limit "$limit" --max-checks 25 --max-waiting-checks 10000 \
     --rate-limit-customer 0 --rate-limit-address 0 --rate-limit-customer-reads 0 \
     --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 \
     >"$work/server-$n.out" 2>"$work/server-$n.log" &

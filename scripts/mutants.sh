@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -29,13 +29,13 @@ cd "$REPO_ROOT"
 # payonce-rules, a crate without I/O, so a mutant there builds and is tested in
 # seconds; the in-memory PG limit is the server's (a lock and a wake-up).
 declare -A crate=(
-  [settlement]=payonce-rules [pg-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
+  [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-page [page-return]=payonce-page
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
-  [pg-classify]="crates/rules/src/toss/classify/*.rs"
-  [kakaopay-classify]="crates/rules/src/kakaopay/classify/*.rs crates/rules/src/kakaopay/answer.rs"
+  [toss-classify]="crates/rules/src/toss/classify/*.rs"
+  [kakaopay-classify]="crates/rules/src/kakaopay/classify/*.rs crates/rules/src/kakaopay/reply.rs"
   [pg-learning]="crates/rules/src/learning.rs crates/rules/src/places.rs"
   [resilience]="crates/rules/src/breaker.rs crates/rules/src/retry_budget.rs crates/rules/src/backoff.rs"
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
@@ -44,7 +44,7 @@ declare -A files=(
   # Which credential the confirm carries, by the PG whose window sent the customer back.
   [page-return]="src/pages/confirm/returned.rs"
 )
-all=(settlement pg-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.

@@ -87,7 +87,7 @@ if (adminUrls.length > 0) {
   const first = sum('payment_pg_confirm_calls_total') - sum('payment_pg_confirm_calls_total', 'outcome="busy"');
   const lookups = sum('payment_pg_recovery_calls_total', 'call="lookup"');
   const resends = sum('payment_pg_recovery_calls_total', 'call="resend"');
-  const retries = sum('payment_pg_query_retry_total');
+  const retries = sum('payment_pg_lookup_retry_total');
   console.log(`  recovery: ${lookups} lookups (${retries} of them retries) and ${resends} resent confirms, ` +
     `beside ${first} customers' confirms; ${sum('payment_pg_recovery_over_budget_total')} held back by the budget`);
   // A cluster's shared PG cap: what taking and freeing a place cost each server.

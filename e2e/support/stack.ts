@@ -22,8 +22,8 @@ const serverFlags: Record<Timings, string[]> = {
   real: ['--recovery-interval', '5s'],
   fast: [
     '--confirm-wait', '3s',
-    '--poll-interval', '500ms',
-    '--poll-attempts', '12',
+    '--check-interval', '500ms',
+    '--max-checks', '12',
     '--pg-connect-timeout', '1s',
     '--pg-read-timeout', '4s',
     '--recovery-interval', '1s',
@@ -186,7 +186,7 @@ export class Stack {
       // the killed server's POST may come back at once, as a 409 from another
       // server, when the connection is retried under it.
       // Requests come through haproxy, which names their client in X-Forwarded-For.
-      const cluster = ['--public-url', url, '--poll-attempts', '30', '--trusted-proxies', '127.0.0.1'];
+      const cluster = ['--public-url', url, '--max-checks', '30', '--trusted-proxies', '127.0.0.1'];
       servers.push(await Stack.startServer(timings, dir, pgs, db, logs, index, [...cluster, ...serverFlags]));
     }
     const config = path.join(dir, 'haproxy.cfg');

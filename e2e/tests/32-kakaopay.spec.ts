@@ -11,7 +11,7 @@ import { Stack } from '../support/stack';
 
 // Room to check for 20 s after the POST: the approves held below settle through
 // the server's timeout (4 s) and then a lookup, on a machine that may be busy.
-test.use({ serverFlags: ['--poll-attempts', '40'] });
+test.use({ serverFlags: ['--max-checks', '40'] });
 
 /** Approves KakaoPay received, and its charges for `orderId`, from the start of the test. */
 async function atKakaoPay(stack: Stack, orderId: string): Promise<{ approves: number; charges: number }> {

@@ -77,7 +77,7 @@ pub enum Check {
 
 /// What the server's current view of the order says about its payment. Used for
 /// checks and for the answer to closing the order alike.
-pub fn classify_poll(order: &Order) -> Check {
+pub fn classify_check(order: &Order) -> Check {
     match (order.status, final_verdict(order)) {
         (_, Some(verdict)) => Check::Settled(verdict),
         (OrderStatus::Created, None) => Check::NotReceived,

@@ -1,6 +1,6 @@
 //! The confirm page's payment flow as a pure state machine: events in, the next
 //! state and a list of effects out. The component executes the effects (check
-//! the order, claim it among tabs, send the POST, start a timer, poll, close the
+//! the order, claim it among tabs, send the POST, start a timer, check, close the
 //! order, persist, lock navigation) and feeds their results back as events.
 //! Nothing here touches the browser, so every rule is unit-tested.
 //!
@@ -22,7 +22,7 @@ mod classify;
 #[cfg(test)]
 mod tests;
 
-pub use classify::{Check, ConfirmReply, Verdict, classify_confirm, classify_poll, classify_refused_check};
+pub use classify::{Check, ConfirmReply, Verdict, classify_check, classify_confirm, classify_refused_check};
 
 use payonce_api::{Failure, PageConfig};
 use serde::{Deserialize, Serialize};
@@ -101,15 +101,15 @@ pub enum State {
     /// Asking the server for the order until it is final or the window closes.
     Checking {
         started_at: Millis,
-        polls_done: u32,
-        polls_total: u32,
+        checks_done: u32,
+        checks_total: u32,
         window_ends_at: Millis,
     },
     /// The window closed and the server, when last asked, had never received the
     /// confirm: asking it to close the order, and waiting for its word.
     Closing {
         started_at: Millis,
-        polls_total: u32,
+        checks_total: u32,
         window_ends_at: Millis,
     },
     Paid {
@@ -213,9 +213,9 @@ pub enum Event {
     /// `confirm_wait` has passed since the POST left.
     ConfirmWaitElapsed { now: Millis },
     /// Time for the next check.
-    PollDue { now: Millis },
+    CheckDue { now: Millis },
     /// A check of the order ended.
-    PollReplied { check: Check, now: Millis },
+    CheckReplied { check: Check, now: Millis },
     /// The server answered the request to close the order (`NothingLearned`: it did not).
     AbandonReplied { check: Check, now: Millis },
 }
@@ -247,12 +247,12 @@ pub enum Effect {
     },
     /// Stop waiting for the POST (AbortController). Changes nothing on the server.
     AbortConfirm,
-    /// Fire `PollDue` after this long.
-    SchedulePoll {
+    /// Fire `CheckDue` after this long.
+    ScheduleCheck {
         after_ms: u64,
     },
     /// Check the order, letting the server hold the check up to `wait_ms` for a change.
-    Poll {
+    SendCheck {
         order_id: String,
         wait_ms: u64,
     },
@@ -289,7 +289,7 @@ pub struct Flow {
     server_has_confirm: Option<bool>,
     /// When the check in flight (or the last one) started: the next starts an
     /// interval after it, however long the server held it.
-    poll_started_at: Millis,
+    check_started_at: Millis,
 }
 
 impl Flow {
@@ -301,7 +301,7 @@ impl Flow {
             confirm_sent: false,
             attempt_stored: false,
             server_has_confirm: None,
-            poll_started_at: 0,
+            check_started_at: 0,
         }
     }
 
@@ -352,16 +352,16 @@ impl Flow {
                     None => vec![],
                 }
             }
-            (State::Checking { .. }, Event::PollDue { now }) => {
-                self.poll_started_at = now;
-                vec![Effect::Poll { order_id: self.order_id(), wait_ms: self.timings.check_wait_ms }]
+            (State::Checking { .. }, Event::CheckDue { now }) => {
+                self.check_started_at = now;
+                vec![Effect::SendCheck { order_id: self.order_id(), wait_ms: self.timings.check_wait_ms }]
             }
             (
-                State::Checking { started_at, polls_done, polls_total, window_ends_at },
-                Event::PollReplied { check, now },
+                State::Checking { started_at, checks_done, checks_total, window_ends_at },
+                Event::CheckReplied { check, now },
             ) => {
-                let since_start = now.saturating_sub(self.poll_started_at);
-                let rest_of_interval = self.timings.poll_interval_ms.saturating_sub(since_start);
+                let since_start = now.saturating_sub(self.check_started_at);
+                let rest_of_interval = self.timings.check_interval_ms.saturating_sub(since_start);
                 match check {
                     Check::Settled(verdict) => return self.settle(verdict),
                     Check::InProgress => self.server_has_confirm = Some(true),
@@ -371,24 +371,24 @@ impl Flow {
                     // about the payment. The window still ends when it would.
                     Check::Throttled { retry_after_ms } => {
                         if now >= window_ends_at {
-                            return self.stop_checking(started_at, polls_total, window_ends_at);
+                            return self.stop_checking(started_at, checks_total, window_ends_at);
                         }
                         return vec![
                             Effect::Log(format!(
                                 "the server asked to check less often; checking again in {retry_after_ms} ms"
                             )),
-                            Effect::SchedulePoll { after_ms: rest_of_interval.max(retry_after_ms) },
+                            Effect::ScheduleCheck { after_ms: rest_of_interval.max(retry_after_ms) },
                         ];
                     }
                 }
-                let polls_done = polls_done + 1;
-                if polls_done >= polls_total || now >= window_ends_at {
-                    return self.stop_checking(started_at, polls_total, window_ends_at);
+                let checks_done = checks_done + 1;
+                if checks_done >= checks_total || now >= window_ends_at {
+                    return self.stop_checking(started_at, checks_total, window_ends_at);
                 }
-                self.state = State::Checking { started_at, polls_done, polls_total, window_ends_at };
+                self.state = State::Checking { started_at, checks_done, checks_total, window_ends_at };
                 // A check the server held for its whole wait is followed at once; one
                 // answered early (a change that settles nothing) after the rest of the interval.
-                vec![Effect::SchedulePoll { after_ms: rest_of_interval }]
+                vec![Effect::ScheduleCheck { after_ms: rest_of_interval }]
             }
             (State::Closing { .. }, Event::AbandonReplied { check, .. }) => match check {
                 Check::Settled(verdict) => self.settle(verdict),
@@ -490,20 +490,20 @@ impl Flow {
     /// change), and as many checks, an interval apart, as it takes to outlast the
     /// server's own deadline for a payment sent at `started_at`.
     fn start_checking(&mut self, started_at: Millis, now: Millis, mut effects: Vec<Effect>) -> Vec<Effect> {
-        let interval = self.timings.poll_interval_ms.max(1);
-        let configured = self.timings.poll_attempts.max(1);
+        let interval = self.timings.check_interval_ms.max(1);
+        let configured = self.timings.max_checks.max(1);
         let server_deadline = started_at + self.timings.server_max_processing_ms;
         let needed = server_deadline.saturating_sub(now).div_ceil(interval);
-        let polls_total = configured.max(u32::try_from(needed).unwrap_or(u32::MAX));
-        if polls_total > configured {
+        let checks_total = configured.max(u32::try_from(needed).unwrap_or(u32::MAX));
+        if checks_total > configured {
             effects.push(Effect::Log(format!(
-                "checking {polls_total} times instead of {configured}: the server may take up to {} ms to settle a payment",
+                "checking {checks_total} times instead of {configured}: the server may take up to {} ms to settle a payment",
                 self.timings.server_max_processing_ms
             )));
         }
-        let window_ends_at = now + interval * u64::from(polls_total);
-        self.state = State::Checking { started_at, polls_done: 0, polls_total, window_ends_at };
-        effects.push(Effect::SchedulePoll { after_ms: 0 });
+        let window_ends_at = now + interval * u64::from(checks_total);
+        self.state = State::Checking { started_at, checks_done: 0, checks_total, window_ends_at };
+        effects.push(Effect::ScheduleCheck { after_ms: 0 });
         effects
     }
 
@@ -511,9 +511,9 @@ impl Flow {
     /// had no confirm for the order, the POST may never have arrived; only the server
     /// can make that final (and say so), so it is asked to close the order. Otherwise
     /// the server holds the payment and will settle it.
-    fn stop_checking(&mut self, started_at: Millis, polls_total: u32, window_ends_at: Millis) -> Vec<Effect> {
+    fn stop_checking(&mut self, started_at: Millis, checks_total: u32, window_ends_at: Millis) -> Vec<Effect> {
         if self.server_has_confirm == Some(false) {
-            self.state = State::Closing { started_at, polls_total, window_ends_at };
+            self.state = State::Closing { started_at, checks_total, window_ends_at };
             return vec![
                 Effect::Log("the server never received the confirm; asking it to close the order".into()),
                 Effect::Abandon { order_id: self.order_id() },

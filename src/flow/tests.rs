@@ -147,7 +147,7 @@ fn a_reload_with_a_pending_attempt_resumes_checking_without_sending() {
 
     assert_eq!(sends(&effects), 0);
     assert!(effects.contains(&Effect::LockNavigation));
-    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 0 }), "the first check goes at once");
+    assert!(effects.contains(&Effect::ScheduleCheck { after_ms: 0 }), "the first check goes at once");
     assert!(!effects.iter().any(|effect| matches!(effect, Effect::Verify { .. } | Effect::Claim { .. })));
     assert_eq!(flow.state().name(), "checking");
 }
@@ -159,11 +159,11 @@ fn a_reload_while_the_post_is_in_flight_checks_until_the_servers_deadline_withou
     let effects = flow.handle(opened(Some(stored(T0 - 2_000, None))));
 
     assert_eq!(sends(&effects), 0);
-    let State::Checking { started_at, polls_total, window_ends_at, .. } = flow.state().clone() else {
+    let State::Checking { started_at, checks_total, window_ends_at, .. } = flow.state().clone() else {
         panic!("{:?}", flow.state())
     };
     assert_eq!(started_at, T0 - 2_000);
-    assert_eq!(polls_total, 31, "ceil((63s - 2s) / 2s)");
+    assert_eq!(checks_total, 31, "ceil((63s - 2s) / 2s)");
     assert!(window_ends_at >= started_at + timings().server_max_processing_ms);
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 13_000 });
     assert!(effects.is_empty(), "this page has no POST of its own to wait for");
@@ -313,8 +313,8 @@ fn a_cancelled_or_partly_refunded_order_is_refunded_never_paid_or_failed() {
         assert_eq!(flow.state(), &expected, "confirm reply {status:?}");
 
         let mut flow = checking();
-        flow.handle(Event::PollDue { now: 0 });
-        let effects = flow.handle(Event::PollReplied { check: classify_poll(&order(status)), now: 0 });
+        flow.handle(Event::CheckDue { now: 0 });
+        let effects = flow.handle(Event::CheckReplied { check: classify_check(&order(status)), now: 0 });
         assert_eq!(flow.state(), &expected, "check {status:?}");
         assert!(
             effects
@@ -353,26 +353,26 @@ fn ambiguous_replies_go_to_checking_and_never_resend() {
 fn the_wait_ends_at_confirm_wait_with_an_abort_and_the_first_check_at_once() {
     let mut flow = submitting();
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
-    assert_eq!(effects, vec![Effect::AbortConfirm, Effect::SchedulePoll { after_ms: 0 }]);
+    assert_eq!(effects, vec![Effect::AbortConfirm, Effect::ScheduleCheck { after_ms: 0 }]);
     assert_eq!(
         flow.state(),
-        &State::Checking { started_at: T0, polls_done: 0, polls_total: 25, window_ends_at: T0 + 65_000 }
+        &State::Checking { started_at: T0, checks_done: 0, checks_total: 25, window_ends_at: T0 + 65_000 }
     );
 }
 
 #[test]
-fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
+fn checking_asks_every_interval_and_gives_up_after_the_last_check() {
     let mut flow = checking();
     for check in 1..=25 {
         assert_eq!(
-            flow.handle(Event::PollDue { now: 0 }),
-            vec![Effect::Poll { order_id: "ord_1".into(), wait_ms: 2_000 }],
+            flow.handle(Event::CheckDue { now: 0 }),
+            vec![Effect::SendCheck { order_id: "ord_1".into(), wait_ms: 2_000 }],
             "each check may wait on the server for a change"
         );
-        let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: 0 });
+        let effects = flow.handle(Event::CheckReplied { check: Check::InProgress, now: 0 });
         if check < 25 {
-            assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 2_000 }], "check {check}");
-            assert!(matches!(flow.state(), State::Checking { polls_done, .. } if *polls_done == check));
+            assert_eq!(effects, vec![Effect::ScheduleCheck { after_ms: 2_000 }], "check {check}");
+            assert!(matches!(flow.state(), State::Checking { checks_done, .. } if *checks_done == check));
         } else {
             assert_eq!(effects, vec![Effect::UnlockNavigation]);
         }
@@ -384,16 +384,20 @@ fn checking_polls_every_interval_and_gives_up_after_the_last_check() {
 fn a_throttled_check_is_not_counted_and_the_next_waits_as_long_as_the_server_asked() {
     let mut flow = checking();
     let before = flow.state().clone();
-    flow.handle(Event::PollDue { now: T0 + 17_000 });
+    flow.handle(Event::CheckDue { now: T0 + 17_000 });
     let effects =
-        flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 3_000 }, now: T0 + 17_010 });
+        flow.handle(Event::CheckReplied { check: Check::Throttled { retry_after_ms: 3_000 }, now: T0 + 17_010 });
 
-    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 3_000 }), "{effects:?}");
+    assert!(effects.contains(&Effect::ScheduleCheck { after_ms: 3_000 }), "{effects:?}");
     assert_eq!(flow.state(), &before, "still checking, the check not counted");
     assert_eq!(sends(&effects), 0);
     assert!(!effects.contains(&Effect::UnlockNavigation));
-    let effects = flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 100 }, now: T0 + 17_020 });
-    assert!(effects.contains(&Effect::SchedulePoll { after_ms: 1_980 }), "never sooner than the interval: {effects:?}");
+    let effects =
+        flow.handle(Event::CheckReplied { check: Check::Throttled { retry_after_ms: 100 }, now: T0 + 17_020 });
+    assert!(
+        effects.contains(&Effect::ScheduleCheck { after_ms: 1_980 }),
+        "never sooner than the interval: {effects:?}"
+    );
 }
 
 #[test]
@@ -403,10 +407,10 @@ fn throttled_to_the_end_of_the_window_the_page_says_unresolved_never_failed() {
     let mut now = T0 + 15_000;
     let mut effects = vec![];
     while flow.state().name() == "checking" {
-        flow.handle(Event::PollDue { now });
+        flow.handle(Event::CheckDue { now });
         now += 10;
-        effects = flow.handle(Event::PollReplied { check: Check::Throttled { retry_after_ms: 5_000 }, now });
-        if let Some(Effect::SchedulePoll { after_ms }) = effects.last() {
+        effects = flow.handle(Event::CheckReplied { check: Check::Throttled { retry_after_ms: 5_000 }, now });
+        if let Some(Effect::ScheduleCheck { after_ms }) = effects.last() {
             now += after_ms;
         }
     }
@@ -418,18 +422,18 @@ fn throttled_to_the_end_of_the_window_the_page_says_unresolved_never_failed() {
 #[test]
 fn a_check_the_server_held_for_its_whole_wait_is_followed_at_once() {
     let mut flow = checking();
-    flow.handle(Event::PollDue { now: T0 + 17_000 });
-    let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: T0 + 19_000 });
-    assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 0 }]);
+    flow.handle(Event::CheckDue { now: T0 + 17_000 });
+    let effects = flow.handle(Event::CheckReplied { check: Check::InProgress, now: T0 + 19_000 });
+    assert_eq!(effects, vec![Effect::ScheduleCheck { after_ms: 0 }]);
 }
 
 #[test]
 fn a_check_answered_early_by_a_change_that_settles_nothing_is_followed_after_the_rest_of_the_interval() {
     let mut flow = checking();
-    flow.handle(Event::PollDue { now: T0 + 17_000 });
+    flow.handle(Event::CheckDue { now: T0 + 17_000 });
     // PENDING became UNKNOWN: the server answered at once, and nothing is settled.
-    let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now: T0 + 17_500 });
-    assert_eq!(effects, vec![Effect::SchedulePoll { after_ms: 1_500 }]);
+    let effects = flow.handle(Event::CheckReplied { check: Check::InProgress, now: T0 + 17_500 });
+    assert_eq!(effects, vec![Effect::ScheduleCheck { after_ms: 1_500 }]);
 }
 
 #[test]
@@ -439,11 +443,11 @@ fn waiting_checks_keep_to_the_same_number_of_checks_and_the_same_window() {
     let mut now = T0 + 15_000;
     let mut checks = 0;
     while flow.state().name() == "checking" {
-        flow.handle(Event::PollDue { now });
+        flow.handle(Event::CheckDue { now });
         checks += 1;
         now += 2_000; // held by the server for the whole wait
-        let effects = flow.handle(Event::PollReplied { check: Check::InProgress, now });
-        if let [Effect::SchedulePoll { after_ms }] = effects.as_slice() {
+        let effects = flow.handle(Event::CheckReplied { check: Check::InProgress, now });
+        if let [Effect::ScheduleCheck { after_ms }] = effects.as_slice() {
             now += after_ms;
         }
     }
@@ -456,9 +460,9 @@ fn waiting_checks_keep_to_the_same_number_of_checks_and_the_same_window() {
 fn a_final_check_settles_the_flow() {
     for (status, expected) in [(OrderStatus::Paid, "paid"), (OrderStatus::Failed, "failed")] {
         let mut flow = checking();
-        flow.handle(Event::PollDue { now: 0 });
-        let check = classify_poll(&order(status));
-        let effects = flow.handle(Event::PollReplied { check, now: 0 });
+        flow.handle(Event::CheckDue { now: 0 });
+        let check = classify_check(&order(status));
+        let effects = flow.handle(Event::CheckReplied { check, now: 0 });
         assert_eq!(flow.state().name(), expected);
         assert!(effects.contains(&Effect::UnlockNavigation));
     }
@@ -466,12 +470,12 @@ fn a_final_check_settles_the_flow() {
 
 #[test]
 fn checks_tell_a_confirm_in_progress_from_one_never_received() {
-    assert_eq!(classify_poll(&order(OrderStatus::Created)), Check::NotReceived);
-    assert_eq!(classify_poll(&order(OrderStatus::Pending)), Check::InProgress);
-    assert_eq!(classify_poll(&order(OrderStatus::Unknown)), Check::InProgress);
-    assert_eq!(classify_poll(&order(OrderStatus::Paid)), Check::Settled(Verdict::Paid { amount: 12_900 }));
+    assert_eq!(classify_check(&order(OrderStatus::Created)), Check::NotReceived);
+    assert_eq!(classify_check(&order(OrderStatus::Pending)), Check::InProgress);
+    assert_eq!(classify_check(&order(OrderStatus::Unknown)), Check::InProgress);
+    assert_eq!(classify_check(&order(OrderStatus::Paid)), Check::Settled(Verdict::Paid { amount: 12_900 }));
     assert_eq!(
-        classify_poll(&order(OrderStatus::CancelRequested)),
+        classify_check(&order(OrderStatus::CancelRequested)),
         Check::Settled(Verdict::Paid { amount: 12_900 }),
         "a refund under way is a charge, never a payment in progress"
     );
@@ -480,8 +484,8 @@ fn checks_tell_a_confirm_in_progress_from_one_never_received() {
 fn run_checks(flow: &mut Flow, checks: &[Check]) -> Vec<Effect> {
     let mut effects = vec![];
     for check in checks {
-        flow.handle(Event::PollDue { now: 0 });
-        effects = flow.handle(Event::PollReplied { check: check.clone(), now: 0 });
+        flow.handle(Event::CheckDue { now: 0 });
+        effects = flow.handle(Event::CheckReplied { check: check.clone(), now: 0 });
     }
     effects
 }
@@ -550,11 +554,11 @@ fn a_server_holding_the_confirm_without_an_outcome_leaves_it_unresolved() {
 fn checking_ends_with_its_window_even_when_checks_are_slow() {
     let mut flow = checking();
     let State::Checking { window_ends_at, .. } = flow.state().clone() else { panic!() };
-    flow.handle(Event::PollDue { now: 0 });
-    flow.handle(Event::PollReplied { check: Check::NothingLearned, now: window_ends_at - 1 });
+    flow.handle(Event::CheckDue { now: 0 });
+    flow.handle(Event::CheckReplied { check: Check::NothingLearned, now: window_ends_at - 1 });
     assert_eq!(flow.state().name(), "checking");
-    flow.handle(Event::PollDue { now: 0 });
-    flow.handle(Event::PollReplied { check: Check::NothingLearned, now: window_ends_at });
+    flow.handle(Event::CheckDue { now: 0 });
+    flow.handle(Event::CheckReplied { check: Check::NothingLearned, now: window_ends_at });
     assert_eq!(flow.state().name(), "unresolved");
 }
 
@@ -576,8 +580,8 @@ fn an_early_ambiguous_error_checks_until_the_server_deadline() {
     // A 502 after one second: the server may still be working for 62 more seconds.
     let mut flow = submitting();
     let effects = flow.handle(Event::ConfirmReplied { reply: response(502, ""), now: T0 + 1_000 });
-    let State::Checking { polls_total, window_ends_at, .. } = flow.state().clone() else { panic!() };
-    assert_eq!(polls_total, 31, "ceil(62s / 2s)");
+    let State::Checking { checks_total, window_ends_at, .. } = flow.state().clone() else { panic!() };
+    assert_eq!(checks_total, 31, "ceil(62s / 2s)");
     assert!(window_ends_at >= T0 + 63_000);
     assert!(effects.iter().any(|effect| matches!(effect, Effect::Log(_))), "the extension is explained");
 }
@@ -586,8 +590,8 @@ fn an_early_ambiguous_error_checks_until_the_server_deadline() {
 fn a_window_shorter_than_the_servers_processing_is_extended() {
     let short = PageConfig {
         confirm_wait_ms: 15_000,
-        poll_interval_ms: 2_000,
-        poll_attempts: 10,
+        check_interval_ms: 2_000,
+        max_checks: 10,
         server_max_processing_ms: 63_000,
         check_wait_ms: 2_000,
         ..PageConfig::DEFAULT
@@ -597,8 +601,8 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
     flow.handle(Event::Verified { check: Check::NotReceived, now: T0 });
     flow.handle(claimed(true, None));
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
-    let State::Checking { polls_total, window_ends_at, .. } = flow.state().clone() else { panic!() };
-    assert_eq!(polls_total, 24, "ceil((63s - 15s) / 2s)");
+    let State::Checking { checks_total, window_ends_at, .. } = flow.state().clone() else { panic!() };
+    assert_eq!(checks_total, 24, "ceil((63s - 15s) / 2s)");
     assert!(window_ends_at >= T0 + 63_000);
     assert!(effects.iter().any(|effect| matches!(effect, Effect::Log(message) if message.contains("24"))));
 }
@@ -607,8 +611,8 @@ fn a_window_shorter_than_the_servers_processing_is_extended() {
 fn a_window_that_covers_the_server_is_not_extended() {
     let mut flow = submitting();
     let effects = flow.handle(Event::ConfirmWaitElapsed { now: T0 + 15_000 });
-    let State::Checking { polls_total, .. } = flow.state().clone() else { panic!() };
-    assert_eq!(polls_total, 25);
+    let State::Checking { checks_total, .. } = flow.state().clone() else { panic!() };
+    assert_eq!(checks_total, 25);
     assert!(!effects.iter().any(|effect| matches!(effect, Effect::Log(_))), "no extension to explain: {effects:?}");
 }
 
@@ -685,12 +689,12 @@ fn all_events() -> Vec<Event> {
         Event::ConfirmReplied { reply: response(400, error_body("AMOUNT_MISMATCH", None)), now: T0 + 1 },
         Event::ConfirmReplied { reply: response(404, error_body("ORDER_NOT_FOUND", None)), now: T0 + 1 },
         Event::ConfirmWaitElapsed { now: T0 + 15_000 },
-        Event::PollDue { now: T0 + 17_000 },
-        Event::PollReplied { check: Check::NothingLearned, now: T0 + 17_000 },
-        Event::PollReplied { check: Check::NotReceived, now: T0 + 17_000 },
-        Event::PollReplied { check: Check::InProgress, now: T0 + 17_000 },
-        Event::PollReplied { check: Check::NotReceived, now: T0 + 200_000 },
-        Event::PollReplied { check: paid.clone(), now: T0 + 17_000 },
+        Event::CheckDue { now: T0 + 17_000 },
+        Event::CheckReplied { check: Check::NothingLearned, now: T0 + 17_000 },
+        Event::CheckReplied { check: Check::NotReceived, now: T0 + 17_000 },
+        Event::CheckReplied { check: Check::InProgress, now: T0 + 17_000 },
+        Event::CheckReplied { check: Check::NotReceived, now: T0 + 200_000 },
+        Event::CheckReplied { check: paid.clone(), now: T0 + 17_000 },
         Event::AbandonReplied { check: failed, now: T0 + 30_000 },
         Event::AbandonReplied { check: paid, now: T0 + 30_000 },
         Event::AbandonReplied { check: Check::InProgress, now: T0 + 30_000 },
@@ -707,8 +711,8 @@ fn no_sequence_of_events_sends_a_second_confirm() {
     // The shipped window, and a short one (two checks, extended by nothing).
     let short = PageConfig {
         confirm_wait_ms: 15_000,
-        poll_interval_ms: 2_000,
-        poll_attempts: 2,
+        check_interval_ms: 2_000,
+        max_checks: 2,
         server_max_processing_ms: 1_000,
         check_wait_ms: 2_000,
         ..PageConfig::DEFAULT

@@ -7,10 +7,13 @@ use serde::{Deserialize, Serialize};
 pub struct PageConfig {
     /// How long the page waits for the confirm POST before it aborts it and checks instead.
     pub confirm_wait_ms: u64,
-    /// Pause between two checks of the order.
-    pub poll_interval_ms: u64,
+    /// Pause between two checks of the order. (Read under its old name too,
+    /// so a page and a server a release apart still agree.)
+    #[serde(alias = "poll_interval_ms")]
+    pub check_interval_ms: u64,
     /// How many checks before the page says it could not confirm yet.
-    pub poll_attempts: u32,
+    #[serde(alias = "poll_attempts")]
+    pub max_checks: u32,
     /// The longest the server can take to settle a confirm (PG connect + read timeout).
     pub server_max_processing_ms: u64,
     /// How long one check may wait on the server for the order to change
@@ -53,8 +56,8 @@ impl PageConfig {
     /// The timings the page uses when `/api/config` cannot be read.
     pub const DEFAULT: PageConfig = PageConfig {
         confirm_wait_ms: 15_000,
-        poll_interval_ms: 2_000,
-        poll_attempts: 25,
+        check_interval_ms: 2_000,
+        max_checks: 25,
         server_max_processing_ms: 63_000,
         check_wait_ms: MAX_CHECK_WAIT_MS,
         cancel_window_ms: 30 * 60 * 1_000,
@@ -62,7 +65,7 @@ impl PageConfig {
 
     /// From sending the POST to the last check: how long the page can wait for an outcome.
     pub fn checking_window_ms(&self) -> u64 {
-        self.confirm_wait_ms + self.poll_interval_ms * u64::from(self.poll_attempts)
+        self.confirm_wait_ms + self.check_interval_ms * u64::from(self.max_checks)
     }
 
     /// Whether the page keeps checking at least as long as the server may still be working.
@@ -89,7 +92,7 @@ mod tests {
 
     #[test]
     fn a_window_shorter_than_the_server_is_reported() {
-        let short = PageConfig { poll_attempts: 10, ..PageConfig::DEFAULT };
+        let short = PageConfig { max_checks: 10, ..PageConfig::DEFAULT };
         assert_eq!(short.checking_window_ms(), 35_000);
         assert!(!short.covers_server_processing());
     }

@@ -51,7 +51,7 @@ pub enum ErrorCode {
     NotFound,
     /// The route exists, but not with this method.
     MethodNotAllowed,
-    /// Every PG slot is taken; the payment was not sent. Nothing was charged.
+    /// Every PG place is taken; the payment was not sent. Nothing was charged.
     PgBusy,
     /// The PG could not be reached; the payment was not sent. Nothing was charged.
     PgUnreachable,

@@ -30,9 +30,9 @@ pub struct Options {
     #[arg(long)]
     pub db: Option<DbLocation>,
 
-    /// The PG concurrency cap of the whole shop (`--pg-max-concurrency` of every server).
+    /// The PG concurrency limit of the whole shop (`--pg-limit` of every server).
     #[arg(long, default_value_t = 40)]
-    pub pg_cap: u32,
+    pub pg_limit: u32,
 
     /// SIGKILLs of a random order server at random moments; each is restarted at once on its port.
     #[arg(long, default_value_t = 5)]

@@ -29,8 +29,8 @@ impl Shop for str {
 #[derive(Debug, Clone, Copy)]
 pub struct PageTimings {
     pub confirm_wait: Duration,
-    pub poll_interval: Duration,
-    pub poll_attempts: u32,
+    pub check_interval: Duration,
+    pub max_checks: u32,
     /// A check that takes longer learned nothing (the page's 5 s).
     pub check_timeout: Duration,
 }
@@ -47,8 +47,8 @@ pub enum Told {
     /// "We could not confirm your payment yet."
     Unresolved,
     /// Turned away before paying: KakaoPay's window could not be prepared,
-    /// the shop being at KakaoPay's cap (`PG_BUSY`); nothing was sent to pay.
-    /// (A confirm turned away at the cap is a FAILED order: told failed.)
+    /// the shop being at KakaoPay's limit (`PG_BUSY`); nothing was sent to pay.
+    /// (A confirm turned away at the limit is a FAILED order: told failed.)
     TurnedAway,
     /// The shop could not take the order at all.
     NoOrder,
@@ -111,8 +111,8 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
 enum Window {
     /// Approved: the `pg_token` KakaoPay sent them back with.
     Approved(String),
-    /// The shop was at KakaoPay's cap (`PG_BUSY`): turned away, as a confirm
-    /// at Toss's cap is, and expected whenever the load is over the cap.
+    /// The shop was at KakaoPay's limit (`PG_BUSY`): turned away, as a confirm
+    /// at Toss's limit is, and expected whenever the load is over the limit.
     TurnedAway,
     /// They never got through (servers killed, KakaoPay out, the window failing).
     NeverThrough,
@@ -208,8 +208,8 @@ fn told_by_order(order: &Order) -> Option<Told> {
 /// server to close the order and shows what the server answers.
 async fn check_until_told(stack: &(impl Shop + ?Sized), client: &Client, order_id: &str, timings: PageTimings) -> Told {
     let mut server_has_confirm = None;
-    for _ in 0..timings.poll_attempts {
-        tokio::time::sleep(timings.poll_interval).await;
+    for _ in 0..timings.max_checks {
+        tokio::time::sleep(timings.check_interval).await;
         let response = client
             .get(format!("{}/api/orders/{order_id}", stack.server_url()))
             .timeout(timings.check_timeout)

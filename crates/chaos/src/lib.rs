@@ -93,7 +93,7 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             time_scale: options.time_scale,
             seed: options.seed,
             contract_limit: options.contract_limit,
-            pg_cap: options.pg_cap,
+            pg_limit: options.pg_limit,
             kakaopay_share: options.kakaopay_share,
         },
         customers_by_pg: count_by_pg(visits.iter()),
@@ -148,8 +148,8 @@ fn progress_bar(options: &Options) -> ProgressBar {
 async fn visit_all(stack: &Arc<Stack>, options: &Options, schedule: &Schedule, progress: &ProgressBar) -> Vec<Visit> {
     let timings = PageTimings {
         confirm_wait: options.scaled(Duration::from_secs(15)),
-        poll_interval: options.scaled(Duration::from_secs(2)),
-        poll_attempts: 25,
+        check_interval: options.scaled(Duration::from_secs(2)),
+        max_checks: 25,
         check_timeout: options.scaled(Duration::from_secs(5)),
     };
     let pause = options.scaled(Duration::from_secs(1));
@@ -250,7 +250,7 @@ fn told_counts(visits: &[Visit]) -> report::Told {
     told
 }
 
-/// Customers turned away at the cap, by PG: at KakaoPay's window, or by a
+/// Customers turned away at the limit, by PG: at KakaoPay's window, or by a
 /// confirm the server failed `PG_BUSY` without sending it.
 fn turned_away_by_pg(visits: &[Visit], truths: &BTreeMap<String, Truth>) -> BTreeMap<String, usize> {
     let busy = ErrorCode::PgBusy.as_str();

@@ -28,9 +28,9 @@ pub struct Report {
     pub settle_after_outage_ms: Quantiles,
     /// Customers by the PG they paid with.
     pub customers_by_pg: std::collections::BTreeMap<String, usize>,
-    /// Customers turned away at the shop's cap (`PG_BUSY`), by PG: a confirm
+    /// Customers turned away at the shop's limit (`PG_BUSY`), by PG: a confirm
     /// refused before it was sent (a FAILED order), or KakaoPay's window not
-    /// prepared. Expected whenever the load is over the cap.
+    /// prepared. Expected whenever the load is over the limit.
     pub turned_away_by_pg: std::collections::BTreeMap<String, usize>,
     /// Toss's figures, and KakaoPay's (a fake PG each).
     pub pg: PgFigures,
@@ -49,8 +49,8 @@ pub struct Settings {
     pub time_scale: f64,
     pub seed: u64,
     pub contract_limit: u32,
-    /// The shop's PG concurrency cap (every server's `--pg-max-concurrency`).
-    pub pg_cap: u32,
+    /// The shop's PG concurrency limit (every server's `--pg-limit`).
+    pub pg_limit: u32,
     /// The share of customers paying with KakaoPay.
     pub kakaopay_share: f64,
 }
@@ -120,19 +120,19 @@ impl Report {
         self.verdicts.failed() || self.pg.double_charges > 0 || self.kakaopay.double_charges > 0
     }
 
-    /// The PGs that had more in processing at once than the shop's cap for
-    /// each (`--pg-cap`): each PG's contract is its own, and so is its cap.
-    pub fn over_cap(&self) -> Vec<&'static str> {
+    /// The PGs that had more in processing at once than the shop's limit for
+    /// each (`--pg-limit`): each PG's contract is its own, and so is its limit.
+    pub fn over_limit(&self) -> Vec<&'static str> {
         [("toss", &self.pg), ("kakaopay", &self.kakaopay)]
             .into_iter()
-            .filter(|(_, figures)| self.went_over_cap(figures))
+            .filter(|(_, figures)| self.went_over_limit(figures))
             .map(|(pg, _)| pg)
             .collect()
     }
 
-    /// Whether a PG had more in processing at once than the shop's cap.
-    fn went_over_cap(&self, figures: &PgFigures) -> bool {
-        figures.peak_in_flight > u64::from(self.settings.pg_cap)
+    /// Whether a PG had more in processing at once than the shop's limit.
+    fn went_over_limit(&self, figures: &PgFigures) -> bool {
+        figures.peak_in_flight > u64::from(self.settings.pg_limit)
     }
 }
 
@@ -147,8 +147,8 @@ impl fmt::Display for Report {
         let v = &self.verdicts;
         let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);
         let turned_away = |pg: &str| self.turned_away_by_pg.get(pg).copied().unwrap_or(0);
-        let against_cap = |figures: &PgFigures| {
-            let over = if self.went_over_cap(figures) { " OVER THE CAP" } else { "" };
+        let against_limit = |figures: &PgFigures| {
+            let over = if self.went_over_limit(figures) { " OVER THE LIMIT" } else { "" };
             format!("{}{over}", figures.peak_in_flight)
         };
         let calls = |pg: &PgFigures| {
@@ -180,7 +180,7 @@ impl fmt::Display for Report {
                 ),
             ),
             (
-                "turned away at the cap (PG_BUSY): Toss / KakaoPay",
+                "turned away at the limit (PG_BUSY): Toss / KakaoPay",
                 format!("{} / {}", turned_away("toss"), turned_away("kakaopay")),
             ),
             ("final statuses", format!("{:?}", self.final_statuses)),
@@ -188,8 +188,8 @@ impl fmt::Display for Report {
             ("time to settle p50 / p99 / max", quantiles(&self.settle_ms)),
             ("  through UNKNOWN p50 / p99 / max", quantiles(&self.settle_unknown_ms)),
             (
-                "peak in processing: Toss / KakaoPay / the shop's cap for each",
-                format!("{} / {} / {}", against_cap(&self.pg), against_cap(&self.kakaopay), s.pg_cap),
+                "peak in processing: Toss / KakaoPay / the shop's limit for each",
+                format!("{} / {} / {}", against_limit(&self.pg), against_limit(&self.kakaopay), s.pg_limit),
             ),
             (
                 "calls about one payment at once: Toss / KakaoPay",

@@ -66,7 +66,7 @@ impl Stack {
 
     /// SIGKILLs server `index` and starts it again on its port, as a supervisor would.
     pub async fn kill_and_restart(&self, index: usize) -> Result<(), ProcessError> {
-        let running = self.servers[index].lock().expect("server slot").take();
+        let running = self.servers[index].lock().expect("a server's lock").take();
         if let Some(running) = running {
             running.kill().await;
         }
@@ -82,7 +82,7 @@ impl Stack {
                 Err(error) => return Err(error),
             }
         };
-        *self.servers[index].lock().expect("server slot") = Some(restarted);
+        *self.servers[index].lock().expect("a server's lock") = Some(restarted);
         Ok(())
     }
 
@@ -94,7 +94,7 @@ impl Stack {
     }
 
     fn with_server(&self, index: usize, action: fn(&Running) -> Result<(), ProcessError>) -> Result<(), ProcessError> {
-        match self.servers[index].lock().expect("server slot").as_ref() {
+        match self.servers[index].lock().expect("a server's lock").as_ref() {
             Some(running) => action(running),
             None => Ok(()),
         }
@@ -184,8 +184,8 @@ fn server_program(
         "1000000".to_owned(),
         "--db".to_owned(),
         db.url().to_owned(),
-        "--pg-max-concurrency".to_owned(),
-        options.pg_cap.to_string(),
+        "--pg-limit".to_owned(),
+        options.pg_limit.to_string(),
         "--pg-url".to_owned(),
         pgs.toss.to_owned(),
         "--kakaopay-url".to_owned(),
@@ -195,9 +195,9 @@ fn server_program(
         scaled(15 * 60),
         "--confirm-wait".to_owned(),
         scaled(15),
-        "--poll-interval".to_owned(),
+        "--check-interval".to_owned(),
         scaled(2),
-        "--poll-attempts".to_owned(),
+        "--max-checks".to_owned(),
         "25".to_owned(),
         "--pg-connect-timeout".to_owned(),
         scaled(3),

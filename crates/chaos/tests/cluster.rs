@@ -1,5 +1,5 @@
 //! A chaos campaign against a cluster: three order servers sharing one
-//! PostgreSQL database and each PG's cap, customers spread over them, servers
+//! PostgreSQL database and each PG's limit, customers spread over them, servers
 //! SIGKILLed mid-payment, the fake PG with a contract limit. It needs a
 //! PostgreSQL server, so it runs in the test command's PostgreSQL run
 //! (`PAYONCE_TEST_DATABASE_URL`), on a database of its own.
@@ -22,7 +22,7 @@ async fn fresh_database() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
-async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_with_the_ledger() {
+async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_with_the_ledger() {
     let db = fresh_database().await;
     let options = Options::parse_from([
         "payonce-chaos",
@@ -30,7 +30,7 @@ async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_wi
         "3",
         "--db",
         &db,
-        // Half pay with KakaoPay: as many card payments as the cap was made
+        // Half pay with KakaoPay: as many card payments as the limit was made
         // for, beside payments without idempotency keys taken over across servers.
         "--customers",
         "600",
@@ -40,7 +40,7 @@ async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_wi
         "2m",
         "--kills",
         "3",
-        "--pg-cap",
+        "--pg-limit",
         "8",
         "--contract-limit",
         "60",
@@ -53,11 +53,11 @@ async fn a_cluster_campaign_keeps_one_cap_never_asks_twice_at_once_and_agrees_wi
 
     assert!(!report.failed(), "the campaign found orders that disagree with the ledger:\n{report}");
     assert_eq!(report.chaos.kills, 3, "every kill happened");
-    // Each PG's cap is the cluster's, and its own: neither PG saw more than 8.
-    assert!(report.over_cap().is_empty(), "over the cluster's cap of 8 at {:?}:\n{report}", report.over_cap());
+    // Each PG's limit is the cluster's, and its own: neither PG saw more than 8.
+    assert!(report.over_limit().is_empty(), "over the cluster's limit of 8 at {:?}:\n{report}", report.over_limit());
     assert_eq!(report.pg.overlapping_calls, 0, "two servers asked about one payment at once");
     let turned_away = report.turned_away_by_pg.get("toss").copied().unwrap_or(0);
-    assert!(turned_away > 0, "the load went over Toss's cap, so the cap was what held the PG: {report}");
+    assert!(turned_away > 0, "the load went over Toss's limit, so the limit was what held the PG: {report}");
     assert!(report.verdicts.recovered > 0, "payments cut by the kills were recovered");
     assert_eq!(report.kakaopay.overlapping_calls, 0, "two servers asked KakaoPay about one payment at once");
     assert!(report.kakaopay.charges > 0, "KakaoPay charged some orders");

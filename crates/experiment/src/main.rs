@@ -17,7 +17,7 @@ struct Flags {
     /// Multiplies every duration (0.1 runs ten times faster).
     #[arg(long, global = true, default_value_t = 1.0)]
     time_scale: f64,
-    /// Multiplies arrival rates, the contract limit and the caps.
+    /// Multiplies arrival rates, the contract limit and the limits.
     #[arg(long, global = true, default_value_t = 1.0)]
     size_scale: f64,
     /// Run only the conditions whose name contains this (repeatable).
@@ -44,7 +44,7 @@ enum Which {
     /// 10 customers/s for 60 s; approvals take 300 ms, a tenth of them 20 s.
     Tail,
     /// 5 payments left UNKNOWN (each confirm outlives a 60 s read timeout), then
-    /// finished by the PG at once: how soon each is settled, by polling and with webhooks.
+    /// finished by the PG at once: how soon each is settled, by lookups alone and with webhooks.
     Webhooks,
     /// Customers arriving at 1,000/s, each creating an order and confirming while
     /// the PG takes 45 s, then checking as the page does: one server's memory,

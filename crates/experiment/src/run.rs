@@ -105,8 +105,8 @@ pub async fn run(
     let stack = Stack::new(pg, server, &db_path).await?;
     let timings = PageTimings {
         confirm_wait: scale.duration(Duration::from_secs(15)),
-        poll_interval: scale.duration(Duration::from_secs(2)),
-        poll_attempts: 25,
+        check_interval: scale.duration(Duration::from_secs(2)),
+        max_checks: 25,
         check_timeout: scale.duration(Duration::from_secs(5)),
     };
 
@@ -127,7 +127,7 @@ pub async fn run(
             tokio::spawn(async move {
                 tokio::time::sleep_until(tokio::time::Instant::from_std(started + arrival)).await;
                 // The timeout experiment is about Toss's confirm.
-                customer::visit(url.as_str(), timings, timings.poll_interval, payonce_api::Pg::Toss).await
+                customer::visit(url.as_str(), timings, timings.check_interval, payonce_api::Pg::Toss).await
             })
         })
         .collect();
@@ -205,7 +205,7 @@ fn server_program(
     db_path: &Path,
 ) -> Program {
     let scaled = |duration: Duration| millis(scale.duration(duration));
-    let cap = condition.cap.map_or_else(|| "auto".to_owned(), |cap| scale.count(cap).to_string());
+    let limit = condition.limit.map_or_else(|| "auto".to_owned(), |limit| scale.count(limit).to_string());
     let args = vec![
         "--listen".to_owned(),
         "127.0.0.1:0".to_owned(),
@@ -221,14 +221,14 @@ fn server_program(
         scaled(Duration::from_secs(3)),
         "--confirm-wait".to_owned(),
         scaled(Duration::from_secs(15)),
-        "--poll-interval".to_owned(),
+        "--check-interval".to_owned(),
         scaled(Duration::from_secs(2)),
-        "--poll-attempts".to_owned(),
+        "--max-checks".to_owned(),
         "25".to_owned(),
         "--recovery-interval".to_owned(),
         scaled(experiment.recovery_interval),
-        "--pg-max-concurrency".to_owned(),
-        cap,
+        "--pg-limit".to_owned(),
+        limit,
         "--pg-limit-window".to_owned(),
         scaled(Duration::from_secs(5)),
         // Every customer comes from this machine: no rate limits in an experiment.
@@ -297,7 +297,7 @@ impl Stack {
             rejections: stats.contract_limit_rejections
                 + metric(&metrics, "payment_pg_confirm_calls_total", "outcome=\"busy\"") as u64,
             // The experiment pays by card: Toss's limit, Toss's calls.
-            limit: metric(&metrics, "payment_pg_concurrency_limit", "pg=\"toss\""),
+            limit: metric(&metrics, "payment_pg_limit", "pg=\"toss\""),
             server_waiting: metric(&metrics, "payment_pg_in_flight", "pg=\"toss\""),
         })
     }

@@ -30,7 +30,7 @@ pub struct Condition {
     pub name: &'static str,
     pub read_timeout: Duration,
     /// `None` for the learned limit (`auto`).
-    pub cap: Option<u32>,
+    pub limit: Option<u32>,
     /// Whether the fake PG enforces its contract limit (a fake without one shows
     /// what a PG never does).
     pub contract_limit: bool,
@@ -48,8 +48,8 @@ pub struct Experiment {
 
 const SECOND: Duration = Duration::from_secs(1);
 
-fn condition(name: &'static str, read_timeout_s: u64, cap: Option<u32>, contract_limit: bool) -> Condition {
-    Condition { name, read_timeout: SECOND * read_timeout_s as u32, cap, contract_limit }
+fn condition(name: &'static str, read_timeout_s: u64, limit: Option<u32>, contract_limit: bool) -> Condition {
+    Condition { name, read_timeout: SECOND * read_timeout_s as u32, limit, contract_limit }
 }
 
 /// Warm-up 10 customers/s for 15 s, then 50/s for 60 s; every approval takes
@@ -61,10 +61,10 @@ pub fn brownout() -> Experiment {
         pg: PgBehaviour { latency: SECOND * 20, slow: None, contract_limit: 60 },
         recovery_interval: SECOND * 60,
         conditions: vec![
-            condition("cap 40, 60 s timeout", 60, Some(40), true),
-            condition("cap 40, 5 s timeout", 5, Some(40), true),
-            condition("cap 40, 5 s, PG without limit", 5, Some(40), false),
-            condition("cap 60, 60 s timeout", 60, Some(60), true),
+            condition("limit 40, 60 s timeout", 60, Some(40), true),
+            condition("limit 40, 5 s timeout", 5, Some(40), true),
+            condition("limit 40, 5 s, PG without limit", 5, Some(40), false),
+            condition("limit 60, 60 s timeout", 60, Some(60), true),
             condition("learned, 60 s timeout", 60, None, true),
         ],
     }
@@ -78,8 +78,8 @@ pub fn tail() -> Experiment {
         pg: PgBehaviour { latency: Duration::from_millis(300), slow: Some((0.1, SECOND * 20)), contract_limit: 60 },
         recovery_interval: SECOND * 60,
         conditions: vec![
-            condition("cap 40, 60 s timeout", 60, Some(40), true),
-            condition("cap 40, 5 s timeout", 5, Some(40), true),
+            condition("limit 40, 60 s timeout", 60, Some(40), true),
+            condition("limit 40, 5 s timeout", 5, Some(40), true),
             condition("learned, 60 s timeout", 60, None, true),
         ],
     }
@@ -87,7 +87,7 @@ pub fn tail() -> Experiment {
 
 /// How an experiment is shrunk: `time` multiplies every duration (the PG's,
 /// the server's, the page's and the arrivals'); `size` multiplies the arrival
-/// rates, the contract limit and the caps, keeping demand and capacity in the
+/// rates, the contract limit and the limits, keeping demand and capacity in the
 /// same ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Scale {

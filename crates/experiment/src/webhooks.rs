@@ -1,5 +1,5 @@
 //! The webhook benchmark: how soon an UNKNOWN payment is settled once the PG
-//! finishes it, and with how many lookups, by recovery's polling alone and
+//! finishes it, and with how many lookups, by recovery's lookups alone and
 //! with Toss's webhooks. Every payment's confirm outlives the server's read
 //! timeout (the fake PG holds every processing), so each is UNKNOWN; recovery
 //! looks them up as it always does while the PG still works on them; then the
@@ -11,7 +11,7 @@
 //! asked for draws first on an allowance of its own (a burst of 100) before
 //! the retry budget, under the PG limit and the breaker as always: fifty
 //! payments polled before the PG finishes (`--size-scale 10`) no longer leave
-//! their webhooks' lookups waiting for the budget's next window.
+//! their webhooks' lookups waiting for the retry budget's next window.
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,7 +28,7 @@ use crate::run::{RunError, Spread, database, spread};
 #[serde(rename_all = "snake_case")]
 pub enum Learning {
     /// Recovery's lookups, on their backoff.
-    Polling,
+    LookupsAlone,
     /// Recovery's lookups, and the PG's webhook bringing one forward.
     Webhooks,
 }
@@ -78,7 +78,7 @@ pub struct Figures {
 /// Runs both conditions, one after the other.
 pub async fn run(settings: Settings, bin_dir: &Path, work_dir: &Path) -> Result<Vec<Figures>, RunError> {
     let mut figures = Vec::new();
-    for learning in [Learning::Polling, Learning::Webhooks] {
+    for learning in [Learning::LookupsAlone, Learning::Webhooks] {
         figures.push(run_one(learning, settings, bin_dir, work_dir).await?);
     }
     Ok(figures)
@@ -112,9 +112,9 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
             "--recovery-interval".into(),
             ms(settings.scaled(settings.recovery_interval)),
             // The page's checking window must cover the read timeout; no page runs here.
-            "--poll-attempts".into(),
+            "--max-checks".into(),
             "1000".into(),
-            "--pg-max-concurrency".into(),
+            "--pg-limit".into(),
             (settings.payments + 10).to_string(),
             "--rate-limit-customer".into(),
             "0".into(),
@@ -140,7 +140,7 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
         async move { request.send().await?.error_for_status().map(|_| ()) }
     };
     let webhook_url = match learning {
-        Learning::Polling => serde_json::Value::Null,
+        Learning::LookupsAlone => serde_json::Value::Null,
         Learning::Webhooks => json!(format!("{}/api/webhooks/toss", server.url)),
     };
     configure(json!({"hold": true, "webhook_url": webhook_url})).await?;

@@ -12,7 +12,8 @@ use payonce_experiment::{report, run};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_brownout_with_the_learned_limit_leaves_nothing_unknown_and_every_charge_paid() {
     let experiment = scenario::brownout();
-    let learned = experiment.conditions.iter().find(|condition| condition.cap.is_none()).expect("a learned condition");
+    let learned =
+        experiment.conditions.iter().find(|condition| condition.limit.is_none()).expect("a learned condition");
     let work_dir = tempfile::tempdir().unwrap();
     let bin_dir = payonce_chaos::processes::bin_dir(None);
 

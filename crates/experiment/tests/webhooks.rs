@@ -9,7 +9,7 @@
 use payonce_experiment::webhooks::{self, Learning, Settings};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_payments_are_settled_by_polling_and_by_webhooks() {
+async fn unknown_payments_are_settled_by_lookups_alone_and_by_webhooks() {
     let work_dir = tempfile::tempdir().unwrap();
     let bin_dir = payonce_chaos::processes::bin_dir(None);
     let settings = Settings { time_scale: 0.05, ..Settings::DEFAULT };
@@ -21,6 +21,6 @@ async fn unknown_payments_are_settled_by_polling_and_by_webhooks() {
         assert_eq!(run.settled, run.payments, "{:?}: every UNKNOWN payment settled PAID", run.learning);
     }
     let delivered = |learning| figures.iter().find(|run| run.learning == learning).unwrap().webhooks_delivered;
-    assert_eq!(delivered(Learning::Polling), 0, "no webhooks without a webhook URL");
+    assert_eq!(delivered(Learning::LookupsAlone), 0, "no webhooks without a webhook URL");
     assert!(delivered(Learning::Webhooks) >= settings.payments as u64, "an event for every payment");
 }

@@ -1,7 +1,7 @@
 //! The settlement protocol as a model, explored exhaustively by Stateright.
 //!
 //! Every decision in the model is the server's own: the PG's answers are
-//! built as the real `PgAnswer` values and read by the real classification
+//! built as the real `TossReply` values and read by the real classification
 //! tables (`pg::classify`), what they lead to is the real settlement core
 //! (`settlement`), a status is stored only where the real lifecycle
 //! (`Transition::from`) and lease rule (`Transition::needs_lease`) let it,

@@ -5,10 +5,10 @@
 //! or answers 404, as the PG chooses), and lookups by paymentKey and by
 //! orderId, and cancels with keys of their own (the first response replayed,
 //! a 429 not stored, `PROVIDER_ERROR` stored with nothing refunded). Its
-//! answers are built as the server's `PgAnswer`, so the server's own tables
+//! answers are built as the server's `TossReply`, so the server's own tables
 //! read them.
 
-use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::Expected;
 use payonce_rules::toss::wire::{Payment, PaymentStatus};
 
@@ -67,7 +67,7 @@ pub enum CancelReply {
     /// Refused by the card company: nothing refunded, and the key's answer is spent.
     ProviderError,
     TooManyRequests,
-    NoAnswer,
+    NoReply,
 }
 
 /// How one cancel is processed, beyond what the PG's state decides.
@@ -104,7 +104,7 @@ pub enum Reply {
     /// A code no table knows (the PG's answer to a key of another order).
     Undocumented,
     /// The caller stopped waiting: the PG may still process it.
-    NoAnswer,
+    NoReply,
 }
 
 /// A lookup's reply.
@@ -131,7 +131,7 @@ pub enum Processing {
 /// A confirm the PG has received and not yet processed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Request {
-    /// The task waiting for it: (server, slot), and the lease it sent it under.
+    /// The task waiting for it: (server, worker), and the lease it sent it under.
     pub to: (u8, u8),
     pub holder: crate::lease::Holder,
     /// It reached the PG before the session ended: the PG processes it as
@@ -281,7 +281,7 @@ impl Pg {
     }
 }
 
-fn payment(payment_key: &str, order_id: &str, status: PaymentStatus, refunded: u64) -> PgAnswer {
+fn payment(payment_key: &str, order_id: &str, status: PaymentStatus, refunded: u64) -> TossReply {
     let payment = Payment {
         payment_key: payment_key.to_owned(),
         order_id: order_id.to_owned(),
@@ -291,15 +291,15 @@ fn payment(payment_key: &str, order_id: &str, status: PaymentStatus, refunded: u
         failure: None,
         is_partial_cancelable: Some(true),
     };
-    PgAnswer::Payment { http_status: 200, payment }
+    TossReply::Payment { http_status: 200, payment }
 }
 
-fn error(http_status: u16, code: &str) -> PgAnswer {
-    PgAnswer::Error { http_status, code: code.to_owned(), message: String::new() }
+fn error(http_status: u16, code: &str) -> TossReply {
+    TossReply::Error { http_status, code: code.to_owned(), message: String::new() }
 }
 
 /// A confirm's reply as the server's client reads it.
-pub fn confirm_answer(reply: Reply, names_other_order: bool) -> PgAnswer {
+pub fn confirm_answer(reply: Reply, names_other_order: bool) -> TossReply {
     match reply {
         Reply::Approved => payment(attempt_key(names_other_order), ORDER_ID, PaymentStatus::Done, 0),
         Reply::Declined => error(403, "REJECT_CARD_PAYMENT"),
@@ -308,12 +308,12 @@ pub fn confirm_answer(reply: Reply, names_other_order: bool) -> PgAnswer {
         Reply::SessionGone => error(404, "NOT_FOUND_PAYMENT_SESSION"),
         Reply::AlreadyProcessed => error(400, "ALREADY_PROCESSED_PAYMENT"),
         Reply::Undocumented => error(400, "INVALID_ORDER_ID_FOR_PAYMENT_KEY"),
-        Reply::NoAnswer => PgAnswer::NoAnswer { detail: "timed out".to_owned(), timed_out: true },
+        Reply::NoReply => TossReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
     }
 }
 
 /// A lookup's reply as the server's client reads it.
-pub fn lookup_answer(looked: Looked) -> PgAnswer {
+pub fn lookup_answer(looked: Looked) -> TossReply {
     match looked {
         Looked::Order(PaymentAtPg::Gone, _) => error(404, "NOT_FOUND_PAYMENT"),
         Looked::Order(status, refunded) => {
@@ -333,7 +333,7 @@ pub fn lookup_answer(looked: Looked) -> PgAnswer {
 }
 
 /// A cancel's reply as the server's client reads it.
-pub fn cancel_answer(reply: CancelReply) -> PgAnswer {
+pub fn cancel_answer(reply: CancelReply) -> TossReply {
     match reply {
         CancelReply::Refunded { balance } => {
             let status = if balance == 0 { PaymentStatus::Canceled } else { PaymentStatus::PartialCanceled };
@@ -342,16 +342,16 @@ pub fn cancel_answer(reply: CancelReply) -> PgAnswer {
         CancelReply::NotCancelable => error(400, "NOT_CANCELABLE_AMOUNT"),
         CancelReply::ProviderError => error(400, "PROVIDER_ERROR"),
         CancelReply::TooManyRequests => error(429, "TOO_MANY_REQUESTS"),
-        CancelReply::NoAnswer => PgAnswer::NoAnswer { detail: "timed out".to_owned(), timed_out: true },
+        CancelReply::NoReply => TossReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
     }
 }
 
 /// The body of an error answer, for traces.
-pub fn describe(answer: &PgAnswer) -> String {
+pub fn describe(answer: &TossReply) -> String {
     match answer {
-        PgAnswer::Error { http_status, code, .. } => format!("{http_status} {code}"),
-        PgAnswer::Payment { payment, .. } => format!("{} {:?}", payment.order_id, payment.status),
-        PgAnswer::NoAnswer { .. } => "no answer".to_owned(),
-        PgAnswer::NotSent { .. } | PgAnswer::Unparsable { .. } => "unreadable".to_owned(),
+        TossReply::Error { http_status, code, .. } => format!("{http_status} {code}"),
+        TossReply::Payment { payment, .. } => format!("{} {:?}", payment.order_id, payment.status),
+        TossReply::NoReply { .. } => "no answer".to_owned(),
+        TossReply::NotSent { .. } | TossReply::Unparsable { .. } => "unreadable".to_owned(),
     }
 }

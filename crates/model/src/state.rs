@@ -197,12 +197,12 @@ pub struct State {
 }
 
 impl State {
-    pub fn task(&self, server: u8, slot: u8) -> Task {
-        self.servers[server as usize].tasks[slot as usize]
+    pub fn task(&self, server: u8, worker: u8) -> Task {
+        self.servers[server as usize].tasks[worker as usize]
     }
 
-    pub fn set_task(&mut self, server: u8, slot: u8, task: Task) {
-        self.servers[server as usize].tasks[slot as usize] = task;
+    pub fn set_task(&mut self, server: u8, worker: u8, task: Task) {
+        self.servers[server as usize].tasks[worker as usize] = task;
     }
 
     /// Whether a live task acts under `holder`.

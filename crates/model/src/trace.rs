@@ -36,8 +36,8 @@ pub fn render_until(path: &Path<State, Action>, ends: impl Fn(&State) -> bool) -
     out
 }
 
-fn task_name(server: u8, slot: u8) -> String {
-    if slot == 0 { format!("server {server}'s request task") } else { format!("worker {server}.{slot}") }
+fn task_name(server: u8, worker: u8) -> String {
+    if worker == 0 { format!("server {server}'s request task") } else { format!("worker {server}.{worker}") }
 }
 
 fn job_name(job: Job) -> &'static str {
@@ -49,7 +49,7 @@ fn job_name(job: Job) -> &'static str {
 
 /// What a step did, in words.
 pub fn describe(action: &Action, after: &State) -> String {
-    let answered = |server: u8, slot: u8| match after.task(server, slot) {
+    let answered = |server: u8, worker: u8| match after.task(server, worker) {
         Task::ConfirmAnswered(_, reply) | Task::ResendAnswered(_, reply) => format!(": {reply:?}"),
         Task::LookedUp(_, by, looked, _) => format!(" ({by:?}): {looked:?}"),
         Task::RefundLookedUp(_, looked) => format!(": {looked:?}"),
@@ -64,11 +64,11 @@ pub fn describe(action: &Action, after: &State) -> String {
         Action::StoreAttempt { server } => format!("{} stores the attempt", task_name(server, 0)),
         Action::SendConfirm { server } => format!("{} sends the confirm", task_name(server, 0)),
         Action::SettleConfirm { server } => format!("{} stores the outcome", task_name(server, 0)),
-        Action::Claim { server, slot, job } => format!("{} claims the {}", task_name(server, slot), job_name(job)),
+        Action::Claim { server, worker, job } => format!("{} claims the {}", task_name(server, worker), job_name(job)),
         Action::AskRefund { server } => format!("an operator refunds {REFUND_AMOUNT} of the order, on server {server}"),
         Action::SendCancel { server } => format!("server {server}'s refund task sends the cancel"),
         Action::ProcessCancel { request, processing } => {
-            let (server, slot) = request.to;
+            let (server, worker) = request.to;
             let how = match processing {
                 CancelProcessing::AsDocumented => "",
                 CancelProcessing::TurnedAway => " with a 429 (not stored)",
@@ -76,36 +76,38 @@ pub fn describe(action: &Action, after: &State) -> String {
             };
             format!(
                 "the PG processes {}'s cancel (key {}){how}{}",
-                task_name(server, slot),
+                task_name(server, worker),
                 request.key,
-                answered(server, slot)
+                answered(server, worker)
             )
         }
-        Action::BeginPass { server, slot } => format!("{} begins its pass", task_name(server, slot)),
-        Action::AskBreaker { server, slot } => format!("{} asks server {server}'s breaker", task_name(server, slot)),
-        Action::RenewAndCall { server, slot, fails } => format!(
+        Action::BeginPass { server, worker } => format!("{} begins its pass", task_name(server, worker)),
+        Action::AskBreaker { server, worker } => {
+            format!("{} asks server {server}'s breaker", task_name(server, worker))
+        }
+        Action::RenewAndCall { server, worker, fails } => format!(
             "{} renews its lease and calls the PG{}{}",
-            task_name(server, slot),
+            task_name(server, worker),
             if fails { ", which fails" } else { "" },
-            answered(server, slot)
+            answered(server, worker)
         ),
-        Action::Decide { server, slot } => format!("{} acts on the answer", task_name(server, slot)),
+        Action::Decide { server, worker } => format!("{} acts on the answer", task_name(server, worker)),
         Action::Process { request, processing } => {
-            let (server, slot) = request.to;
+            let (server, worker) = request.to;
             let how = match processing {
                 Processing::AsDocumented => "",
                 Processing::TurnedAway => " with a 429 (not stored)",
                 Processing::StoredServerError => " with a 5xx it stores",
             };
-            format!("the PG processes {}'s confirm{how}{}", task_name(server, slot), answered(server, slot))
+            format!("the PG processes {}'s confirm{how}{}", task_name(server, worker), answered(server, worker))
         }
-        Action::GiveUp { server, slot } => format!("{} stops waiting for the PG", task_name(server, slot)),
+        Action::GiveUp { server, worker } => format!("{} stops waiting for the PG", task_name(server, worker)),
         Action::SessionEnds => "the PG's session for the payment ends".to_owned(),
         Action::SessionLongOver => "the session's longest processing is over too".to_owned(),
         Action::PartialCancelAtPg => "part of the charge is cancelled at the PG's console".to_owned(),
         Action::Tick => "time passes: the breakers' deadlines come".to_owned(),
         Action::Kill { server } => format!("server {server} is killed and restarts"),
-        Action::TaskStops { server, slot } => format!("a database call of {} fails", task_name(server, slot)),
+        Action::TaskStops { server, worker } => format!("a database call of {} fails", task_name(server, worker)),
         Action::Freeze { job } => format!("the {}'s lease holder freezes past its lease", job_name(job)),
         Action::LeaseRunsOut { job } => format!("the {}'s lease, of a task that is gone, runs out", job_name(job)),
         Action::AskPgNow => "an operator asks the PG now".to_owned(),

@@ -1,6 +1,6 @@
 //! What the job engine, the breaker and the PG limit need of any PG's raw
-//! answer, in words of no PG: each adapter's answer type (`toss::PgAnswer`,
-//! `kakaopay::PgAnswer`) says it, so the server's engine is written once for
+//! answer, in words of no PG: each adapter's answer type (`toss::TossReply`,
+//! `kakaopay::KakaoPayReply`) says it, so the server's engine is written once for
 //! every PG.
 
 /// A PG's raw answer to one call, as the PG-neutral parts of the server see it.
@@ -15,17 +15,17 @@ pub trait PgReply {
     fn describe(&self) -> String;
 }
 
-impl PgReply for crate::toss::PgAnswer {
+impl PgReply for crate::toss::TossReply {
     fn unanswered(&self) -> bool {
-        crate::toss::PgAnswer::unanswered(self)
+        crate::toss::TossReply::unanswered(self)
     }
 
     fn shows_overload(&self) -> bool {
-        crate::toss::PgAnswer::shows_overload(self)
+        crate::toss::TossReply::shows_overload(self)
     }
 
     fn shows_pg_unavailable(&self) -> bool {
-        crate::toss::PgAnswer::shows_pg_unavailable(self)
+        crate::toss::TossReply::shows_pg_unavailable(self)
     }
 
     fn describe(&self) -> String {
@@ -33,17 +33,17 @@ impl PgReply for crate::toss::PgAnswer {
     }
 }
 
-impl<T> PgReply for crate::kakaopay::PgAnswer<T> {
+impl<T> PgReply for crate::kakaopay::KakaoPayReply<T> {
     fn unanswered(&self) -> bool {
-        crate::kakaopay::PgAnswer::unanswered(self)
+        crate::kakaopay::KakaoPayReply::unanswered(self)
     }
 
     fn shows_overload(&self) -> bool {
-        crate::kakaopay::PgAnswer::shows_overload(self)
+        crate::kakaopay::KakaoPayReply::shows_overload(self)
     }
 
     fn shows_pg_unavailable(&self) -> bool {
-        crate::kakaopay::PgAnswer::shows_pg_unavailable(self)
+        crate::kakaopay::KakaoPayReply::shows_pg_unavailable(self)
     }
 
     fn describe(&self) -> String {

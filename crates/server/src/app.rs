@@ -10,7 +10,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
 use crate::db::Db;
-use crate::pg::{KakaoPayClient, PgClient, PgGateway};
+use crate::pg::{KakaoPayClient, PgGateway, TossClient};
 use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
 use crate::waiting_places::WaitingPlaces;
 use payonce_api::Pg;
@@ -20,7 +20,8 @@ use payonce_rules::settlement::Timings;
 pub struct App {
     pub config: Arc<ServerConfig>,
     pub db: Db,
-    pub pg: PgGateway,
+    /// Toss, under its own limit.
+    pub toss: PgGateway<TossClient>,
     /// KakaoPay, when the shop takes it: its own client and its own limit (its
     /// own contract), shared by a cluster as Toss's is.
     pub kakaopay: Option<PgGateway<KakaoPayClient>>,
@@ -30,7 +31,7 @@ pub struct App {
     pub retry_budget: Arc<RetryBudget>,
     /// Lookups a webhook asked for go first under an allowance of their own.
     pub hinted_lookups: Arc<HintedLookups>,
-    /// This server's name in the leases it takes: of attempts, and of places under a shared PG cap.
+    /// This server's name in the leases it takes: of attempts, and of places under a shared PG limit.
     pub worker_id: Arc<str>,
     /// Wakes the recovery job early, when a confirm has just ended unknown.
     pub recovery_wake: Arc<Notify>,
@@ -44,9 +45,9 @@ pub struct App {
 
 impl App {
     pub fn new(config: ServerConfig, db: Db) -> Self {
-        let client = PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
+        let client = TossClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
         let worker_id: Arc<str> = Arc::from(format!("server-{}", uuid::Uuid::new_v4().simple()));
-        let pg = limited_gateway(client, Pg::Toss, &config, &db, &worker_id);
+        let toss = limited_gateway(client, Pg::Toss, &config, &db, &worker_id);
         let kakaopay = config.kakaopay_url.as_ref().map(|url| {
             let client =
                 KakaoPayClient::new(url, &config.kakaopay_secret_key, &config.kakaopay_cid, config.pg_transport());
@@ -66,7 +67,7 @@ impl App {
             hinted_lookups: Arc::new(HintedLookups::default()),
             config: Arc::new(config),
             db,
-            pg,
+            toss,
             kakaopay,
             worker_id,
             recovery_wake: Arc::new(Notify::new()),

@@ -90,9 +90,9 @@ pub async fn run(
     if db.shared_by_servers() {
         // The cluster's places under each PG's limit are rows: as many as this
         // server's limit can use. Every PG's, whether this server takes it or
-        // not: another server of the cluster may, under the same cap.
+        // not: another server of the cluster may, under the same limit.
         for pg in payonce_api::Pg::ALL {
-            db.provide_places(pg, config.pg_max_concurrency.most()).await?;
+            db.provide_places(pg, config.pg_limit.most()).await?;
         }
     }
     let customer_cookies = customer::CustomerCookies::load(&config, &db).await?;

@@ -20,7 +20,12 @@ async fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some(OPERATOR_LINE) {
         return operator_line();
     }
-    let mut config = ServerConfig::parse();
+    let (args, old_names) =
+        payonce_server::config::with_renamed_env(std::env::args_os().collect(), |name| std::env::var_os(name));
+    for old_name in old_names {
+        tracing::warn!("{old_name}");
+    }
+    let mut config = ServerConfig::parse_from(args);
     if let Err(error) = config.read_secret_files().and_then(|()| config.validate()) {
         eprintln!("payonce-server: refusing to start: {error}");
         return ExitCode::from(2);

@@ -26,7 +26,7 @@ pub fn handle() -> PrometheusHandle {
 
 fn describe() {
     metrics::describe_counter!("payment_pg_confirm_calls_total", "Confirm calls to the PG by outcome");
-    metrics::describe_counter!("payment_pg_query_retry_total", "Recovery lookups retried after no usable answer");
+    metrics::describe_counter!("payment_pg_lookup_retry_total", "Recovery lookups retried after no usable answer");
     metrics::describe_counter!("payment_pg_recovery_calls_total", "Recovery calls to the PG by call and verdict");
     metrics::describe_counter!(
         "payment_pg_recovery_over_budget_total",
@@ -38,15 +38,23 @@ fn describe() {
         "Payments still unsettled after many answered recovery passes: they need an operator"
     );
     metrics::describe_counter!(
-        "payment_pg_query_retry_exhausted_total",
+        "payment_pg_lookup_retry_exhausted_total",
         "Recovery passes that ended without settling a payment"
     );
     metrics::describe_gauge!("payment_unknown_oldest_age_seconds", "Age of the oldest unsettled payment");
     metrics::describe_gauge!("payment_pg_in_flight", "PG calls in flight");
-    metrics::describe_gauge!("payment_pg_concurrency_limit", "PG calls allowed at once (fixed, or learned)");
+    metrics::describe_gauge!("payment_pg_limit", "PG calls allowed at once (fixed, or learned)");
+    for (old, new) in OLD_NAMES {
+        let help = format!("The old name of {new}, kept until a later release");
+        if old.ends_with("_total") {
+            metrics::describe_counter!(*old, help);
+        } else {
+            metrics::describe_gauge!(*old, help);
+        }
+    }
     metrics::describe_histogram!(
         "payment_pg_place_seconds",
-        "Time to take (op=take) or free (op=free) a place under a cluster's shared PG cap"
+        "Time to take (op=take) or free (op=free) a place under a cluster's shared PG limit"
     );
     metrics::describe_counter!("payment_orders_total", "Order status transitions by new status");
     metrics::describe_counter!(
@@ -95,13 +103,22 @@ pub fn operator_sign_in_failed(outcome: &'static str) {
     counter!("operator_sign_in_failures_total", "outcome" => outcome).increment(1);
 }
 
+/// Metrics renamed so that each idea has one word, each also recorded under
+/// its old name until a later release, for the dashboards and alerts that use it.
+pub const OLD_NAMES: &[(&str, &str)] = &[
+    ("payment_pg_query_retry_total", "payment_pg_lookup_retry_total"),
+    ("payment_pg_query_retry_exhausted_total", "payment_pg_lookup_retry_exhausted_total"),
+    ("payment_pg_concurrency_limit", "payment_pg_limit"),
+];
+
 /// The calls `pg`'s limit allows at once (each PG has its own contract).
-pub fn pg_concurrency_limit(pg: Pg, limit: f64) {
+pub fn pg_limit(pg: Pg, limit: f64) {
+    gauge!("payment_pg_limit", "pg" => pg.as_str()).set(limit);
     gauge!("payment_pg_concurrency_limit", "pg" => pg.as_str()).set(limit);
 }
 
-/// Taking or freeing a place under a cluster's shared cap took this long: the
-/// cost the shared budget adds to a PG call.
+/// Taking or freeing a place under a cluster's shared limit took this long: the
+/// cost the shared limit adds to a PG call.
 pub fn pg_place_seconds(op: &'static str, took: std::time::Duration) {
     metrics::histogram!("payment_pg_place_seconds", "op" => op).record(took.as_secs_f64());
 }
@@ -125,6 +142,7 @@ pub fn order_waiting(delta: f64) {
 }
 
 pub fn recovery_retry() {
+    counter!("payment_pg_lookup_retry_total").increment(1);
     counter!("payment_pg_query_retry_total").increment(1);
 }
 
@@ -146,6 +164,7 @@ pub fn recovery_alert() {
 }
 
 pub fn recovery_exhausted() {
+    counter!("payment_pg_lookup_retry_exhausted_total").increment(1);
     counter!("payment_pg_query_retry_exhausted_total").increment(1);
 }
 

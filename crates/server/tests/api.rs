@@ -243,8 +243,8 @@ async fn config_publishes_the_page_timings_the_servers_limit_and_the_pgs_sdk() {
 
     let config = shop.timings;
     assert_eq!(config.confirm_wait_ms, 15_000);
-    assert_eq!(config.poll_interval_ms, 2_000);
-    assert_eq!(config.poll_attempts, 25);
+    assert_eq!(config.check_interval_ms, 2_000);
+    assert_eq!(config.max_checks, 25);
     assert_eq!(config.server_max_processing_ms, 2_500, "connect 500ms + read 2s in the test config");
     assert_eq!(config.check_wait_ms, 2_000);
     assert_eq!(shop.payment_sdk.url, format!("{}/v2/standard", pg.url));

@@ -1,4 +1,4 @@
-//! Several order servers on one PostgreSQL database: one PG cap for all of
+//! Several order servers on one PostgreSQL database: one PG limit for all of
 //! them, a killed server's places coming back, and a customer's session and
 //! idempotency keys working on whichever server a request lands.
 //!
@@ -34,24 +34,24 @@ fn postgres_only() {
     assert!(url.starts_with("postgres"), "{NEEDS_POSTGRES}");
 }
 
-fn cap(cap: u32) -> impl FnOnce(&mut payonce_server::ServerConfig) {
-    move |config| config.pg_max_concurrency = payonce_server::config::Concurrency::Fixed(cap)
+fn limit(limit: u32) -> impl FnOnce(&mut payonce_server::ServerConfig) {
+    move |config| config.pg_limit = payonce_server::config::Concurrency::Fixed(limit)
 }
 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
-async fn two_servers_share_one_pg_cap() {
+async fn two_servers_share_one_pg_limit() {
     postgres_only();
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_000})).await;
-    let first = Server::start_with(&pg.url, cap(3)).await;
-    let second = beside(&first, &pg, cap(3)).await;
+    let first = Server::start_with(&pg.url, limit(3)).await;
+    let second = beside(&first, &pg, limit(3)).await;
 
     let mut confirms = Vec::new();
     for n in 0..8 {
         let created = first.create_order().await;
         let server = if n % 2 == 0 { &first } else { &second };
-        confirms.push(server.confirm_request(&created.order, &format!("key-cap-{n}")).send());
+        confirms.push(server.confirm_request(&created.order, &format!("key-limit-{n}")).send());
     }
     let mut busy = 0;
     for response in futures::future::join_all(confirms).await {
@@ -64,7 +64,7 @@ async fn two_servers_share_one_pg_cap() {
     }
 
     let stats = pg.stats().await;
-    assert_eq!(stats.peak_in_flight, 3, "the PG saw the cluster's cap, not each server's");
+    assert_eq!(stats.peak_in_flight, 3, "the PG saw the cluster's limit, not each server's");
     assert_eq!(busy, 5, "the rest were refused before anything was sent");
     assert_eq!(stats.confirm_requests, 3);
 }
@@ -76,7 +76,7 @@ async fn two_servers_share_one_pg_cap() {
 async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() {
     postgres_only();
     let pg = FakePg::start().await;
-    let server = Server::start_with(&pg.url, cap(1_200)).await;
+    let server = Server::start_with(&pg.url, limit(1_200)).await;
     let db = server.db().await;
     let terms = payonce_server::db::PlaceTerms { lapse_ms: 60_000, recent_longest_ms: 0, call_deadline_ms: 60_000 };
     let now_ms = 1_000;
@@ -92,7 +92,7 @@ async fn a_cluster_limit_above_a_thousand_has_a_place_for_every_call_under_it() 
 
 /// A cluster learning its PG limits starts each at 40, as one server does and
 /// docs/measured-timeout.md says, never lower: a shop that learns turns away no more confirms
-/// in its first seconds than one with the old fixed cap of 40.
+/// in its first seconds than one with the old fixed limit of 40.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
 async fn a_cluster_learns_its_pg_limit_starting_at_40() {
@@ -101,54 +101,54 @@ async fn a_cluster_learns_its_pg_limit_starting_at_40() {
     let server = Server::start(&pg.url).await;
     for each in Pg::ALL {
         let learned = server.db().await.learned_limit_row(each).await.unwrap();
-        assert_eq!((learned.cap, learned.slow_start, learned.version), (40, 1, 0), "{each:?}");
+        assert_eq!((learned.limit, learned.slow_start, learned.version), (40, 1, 0), "{each:?}");
     }
 }
 
-/// Each PG's cap for `shared_gateways`.
-const CAP: u32 = 3;
+/// Each PG's limit for `shared_gateways`.
+const LIMIT: u32 = 3;
 
-/// A server's gateways to Toss and to KakaoPay, each under a cap of `CAP`
+/// A server's gateways to Toss and to KakaoPay, each under a limit of `LIMIT`
 /// shared on `store`'s database, with connections of their own. Taking places
 /// calls no PG, so they have no client.
 async fn shared_gateways(store: &Store, holder: &str) -> (PgGateway<()>, PgGateway<()>) {
     let db = payonce_server::db::Db::open(&store.db, 4).await.unwrap();
     let holder: Arc<str> = holder.into();
     let deadline = Duration::from_secs(60);
-    let gateway = |pg| PgGateway::shared((), pg, Policy::Fixed(CAP), db.clone(), holder.clone(), deadline);
+    let gateway = |pg| PgGateway::shared((), pg, Policy::Fixed(LIMIT), db.clone(), holder.clone(), deadline);
     (gateway(Pg::Toss), gateway(Pg::KakaoPay))
 }
 
-/// KakaoPay's cap is the cluster's, as Toss's is: two servers taking its
-/// places at once hold no more of them together than the cap. And each PG's
+/// KakaoPay's limit is the cluster's, as Toss's is: two servers taking its
+/// places at once hold no more of them together than the limit. And each PG's
 /// places are its own: Toss's all taken leave KakaoPay's free, and the other
 /// way round.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
-async fn two_servers_share_kakaopays_cap_and_each_pg_has_its_own() {
+async fn two_servers_share_kakaopays_limit_and_each_pg_has_its_own() {
     postgres_only();
     let store = Store::fresh().await;
     let (first_toss, first_kakaopay) = shared_gateways(&store, "server-a").await;
     let (second_toss, second_kakaopay) = shared_gateways(&store, "server-b").await;
 
-    // Both servers ask for KakaoPay places at once, many times the cap.
+    // Both servers ask for KakaoPay places at once, many times the limit.
     let asks = (0..12).map(|n| if n % 2 == 0 { first_kakaopay.try_place() } else { second_kakaopay.try_place() });
     let kakaopay_places: Vec<_> =
         futures::future::join_all(asks).await.into_iter().filter_map(|place| place.unwrap()).collect();
-    assert_eq!(kakaopay_places.len(), CAP as usize, "the two servers together held KakaoPay's cap, no more");
+    assert_eq!(kakaopay_places.len(), LIMIT as usize, "the two servers together held KakaoPay's limit, no more");
 
     // Toss's places are all still free, and taking them all leaves KakaoPay's as they were.
     let mut toss_places = Vec::new();
-    for n in 0..CAP {
+    for n in 0..LIMIT {
         let gateway = if n % 2 == 0 { &first_toss } else { &second_toss };
         toss_places.push(gateway.try_place().await.unwrap().expect("KakaoPay's places take none of Toss's"));
     }
-    assert!(first_toss.try_place().await.unwrap().is_none(), "Toss's cap holds on its own");
-    assert!(second_toss.try_place().await.unwrap().is_none(), "Toss's cap holds on its own");
+    assert!(first_toss.try_place().await.unwrap().is_none(), "Toss's limit holds on its own");
+    assert!(second_toss.try_place().await.unwrap().is_none(), "Toss's limit holds on its own");
     let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
     let now_ms = payonce_server::db::now_ms();
     for each in Pg::ALL {
-        assert_eq!(db.places_in_use(each, now_ms).await.unwrap(), i64::from(CAP), "{each:?}");
+        assert_eq!(db.places_in_use(each, now_ms).await.unwrap(), i64::from(LIMIT), "{each:?}");
     }
 
     // A KakaoPay place given back is KakaoPay's again, for either server;
@@ -168,11 +168,11 @@ async fn two_servers_share_kakaopays_cap_and_each_pg_has_its_own() {
 async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settle_elsewhere() {
     postgres_only();
     let pg = FakePg::start().await;
-    let survivor = Server::start_with(&pg.url, cap(2)).await;
+    let survivor = Server::start_with(&pg.url, limit(2)).await;
     let args = [
         "--pg-url",
         &pg.url,
-        "--pg-max-concurrency",
+        "--pg-limit",
         "2",
         "--pg-read-timeout",
         "10s",
@@ -203,7 +203,7 @@ async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settl
     // 3 + 2 x 4 = 11 s here, even when a busy machine made that renewal two
     // seconds before the kill, against 9 s of processing. (Dying three seconds
     // into 8 s calls, as this test once did, a renewal at 2.4 s held the place
-    // for 7.8 s: the cap's documented heuristic, which the test raced.)
+    // for 7.8 s: the limit's documented heuristic, which the test raced.)
     pg.configure(json!({"latency_ms": 9_000})).await;
     let mut held = Vec::new();
     for n in 0..2 {
@@ -240,7 +240,7 @@ async fn a_killed_servers_places_come_back_within_seconds_and_its_payments_settl
         survivor.wait_for(order_id, OrderStatus::Paid, Duration::from_secs(20)).await;
     }
     let stats = pg.stats().await;
-    assert!(stats.peak_in_flight <= 2, "the PG saw {} at once over a cap of 2", stats.peak_in_flight);
+    assert!(stats.peak_in_flight <= 2, "the PG saw {} at once over a limit of 2", stats.peak_in_flight);
     assert_eq!(stats.overlapping_calls, 0, "no payment was asked about by two servers at once");
     let held: Vec<&str> = held.iter().map(String::as_str).collect();
     assert_charges_agree(&pg, &survivor, &held).await;

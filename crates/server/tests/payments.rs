@@ -1,5 +1,5 @@
 //! Confirms against a real fake PG: each row of the classification table, the
-//! confirm semantics, the concurrency cap, and recovery with the same key.
+//! confirm semantics, the concurrency limit, and recovery with the same key.
 
 mod support;
 
@@ -375,12 +375,11 @@ async fn a_wrong_amount_is_refused_before_the_pg_is_called() {
 }
 
 #[tokio::test]
-async fn at_the_concurrency_cap_a_confirm_fails_busy_and_nothing_is_charged() {
+async fn at_the_pg_limit_a_confirm_fails_busy_and_nothing_is_charged() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_500})).await;
     let server =
-        Server::start_with(&pg.url, |config| config.pg_max_concurrency = payonce_server::config::Concurrency::Fixed(1))
-            .await;
+        Server::start_with(&pg.url, |config| config.pg_limit = payonce_server::config::Concurrency::Fixed(1)).await;
     let holding = server.create_order().await;
     let refused = server.create_order().await;
     let first = tokio::spawn(server.confirm_request(&holding.order, "key-holding").send());

@@ -1,4 +1,4 @@
-//! Each PG's places under its cap, and its learned limit, are its own rows:
+//! Each PG's places under its limit, and its learned limit, are its own rows:
 //! on SQLite by default, and on PostgreSQL in the test command's PostgreSQL
 //! run (`PAYONCE_TEST_DATABASE_URL`), so both schemas' migrations are run.
 
@@ -13,8 +13,8 @@ use support::Store;
 const TERMS: PlaceTerms = PlaceTerms { lapse_ms: 60_000, recent_longest_ms: 0, call_deadline_ms: 60_000 };
 const NOW_MS: i64 = 1_000;
 
-async fn claim(db: &Db, pg: Pg, call_id: &str, cap: u32) -> Option<i64> {
-    db.claim_place(pg, "a test", call_id, Some(cap), NOW_MS, TERMS).await.unwrap()
+async fn claim(db: &Db, pg: Pg, call_id: &str, limit: u32) -> Option<i64> {
+    db.claim_place(pg, "a test", call_id, Some(limit), NOW_MS, TERMS).await.unwrap()
 }
 
 #[tokio::test]
@@ -25,10 +25,10 @@ async fn each_pg_has_places_and_a_learned_limit_of_its_own() {
         // Start-up's statement for a contract above the schema's 1,000 places.
         db.provide_places(pg, 1_001).await.unwrap();
         let learned = db.learned_limit_row(pg).await.unwrap();
-        assert_eq!((learned.cap, learned.slow_start, learned.version), (40, 1, 0), "{pg:?} starts at 40");
+        assert_eq!((learned.limit, learned.slow_start, learned.version), (40, 1, 0), "{pg:?} starts at 40");
     }
 
-    // Toss's cap of two, all taken, leaves KakaoPay's two free, numbered from 1.
+    // Toss's limit of two, all taken, leaves KakaoPay's two free, numbered from 1.
     assert_eq!(claim(&db, Pg::Toss, "toss-1", 2).await, Some(1));
     assert_eq!(claim(&db, Pg::Toss, "toss-2", 2).await, Some(2));
     assert_eq!(claim(&db, Pg::Toss, "toss-3", 2).await, None);
@@ -53,12 +53,12 @@ async fn each_pg_has_places_and_a_learned_limit_of_its_own() {
 
     // KakaoPay learning leaves Toss's limit as it was.
     let kakaopay = db.learned_limit_row(Pg::KakaoPay).await.unwrap();
-    let lowered = LearnedLimitRow { cap: 20, slow_start: 0, last_decrease_ms: Some(NOW_MS), ..kakaopay };
+    let lowered = LearnedLimitRow { limit: 20, slow_start: 0, last_decrease_ms: Some(NOW_MS), ..kakaopay };
     assert!(db.update_learned_limit_row(Pg::KakaoPay, &lowered).await.unwrap());
     assert!(!db.update_learned_limit_row(Pg::KakaoPay, &lowered).await.unwrap(), "the version moved on");
-    assert_eq!(db.learned_limit_row(Pg::KakaoPay).await.unwrap().cap, 20);
-    assert_eq!(db.learned_limit_row(Pg::Toss).await.unwrap().cap, 40);
-    // Toss's cap as learned is the one its claims go by: its two places are taken.
+    assert_eq!(db.learned_limit_row(Pg::KakaoPay).await.unwrap().limit, 20);
+    assert_eq!(db.learned_limit_row(Pg::Toss).await.unwrap().limit, 40);
+    // Toss's limit as learned is the one its claims go by: its two places are taken.
     assert_eq!(db.claim_place(Pg::Toss, "a test", "toss-5", None, NOW_MS, TERMS).await.unwrap(), Some(2));
 }
 
@@ -86,9 +86,9 @@ async fn places_and_a_learned_limit_from_before_stay_tosss() {
 
     let db = Db::open(&store.db, 2).await.unwrap();
     let toss = db.learned_limit_row(Pg::Toss).await.unwrap();
-    assert_eq!((toss.cap, toss.slow_start, toss.version), (17, 0, 3), "the limit learned before is Toss's");
+    assert_eq!((toss.limit, toss.slow_start, toss.version), (17, 0, 3), "the limit learned before is Toss's");
     let kakaopay = db.learned_limit_row(Pg::KakaoPay).await.unwrap();
-    assert_eq!((kakaopay.cap, kakaopay.slow_start, kakaopay.version), (40, 1, 0));
+    assert_eq!((kakaopay.limit, kakaopay.slow_start, kakaopay.version), (40, 1, 0));
     assert_eq!(db.places_in_use(Pg::Toss, NOW_MS).await.unwrap(), 1, "the place held before is Toss's");
     assert_eq!(db.places_in_use(Pg::KakaoPay, NOW_MS).await.unwrap(), 0);
     assert_eq!(claim(&db, Pg::Toss, "toss-1", 1_000).await, Some(2));

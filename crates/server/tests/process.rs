@@ -51,13 +51,15 @@ async fn an_operator_sees_the_learned_pg_limit_from_the_start_at_40() {
     assert_eq!(paid.status, OrderStatus::Paid);
 
     // Published as the server starts, before the limit first changes; each PG's is its own.
+    assert_eq!(server.metric("payment_pg_limit{pg=\"toss\"}").await.as_deref(), Some("40"));
+    // And under its old name, until a later release.
     assert_eq!(server.metric("payment_pg_concurrency_limit{pg=\"toss\"}").await.as_deref(), Some("40"));
 }
 
 #[tokio::test]
 async fn the_binary_refuses_a_checking_window_shorter_than_its_pg_timeout() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))
-        .args(["--listen", "127.0.0.1:0", "--poll-attempts", "10"])
+        .args(["--listen", "127.0.0.1:0", "--max-checks", "10"])
         .output()
         .await
         .unwrap();

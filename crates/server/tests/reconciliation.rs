@@ -69,15 +69,15 @@ async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation
     let pg = FakePg::start().await;
     let server = server_with_token(&pg).await;
     let order = server.paid_order().await;
-    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+    charge_directly(&pg, "ord_orphan", 12_900, "pk_orphan").await;
 
     let report = reconcile(&server).await;
-    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_stray".to_owned())], "{report}");
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_orphan".to_owned())], "{report}");
     assert_eq!(report["mismatches"][0]["action"], "refunded", "{report}");
     assert_eq!(report["mismatches"][0]["pg_amount"], 12_900);
     assert_eq!((report["approvals"].as_u64(), report["matched"].as_u64()), (Some(2), Some(1)), "{report}");
     let stats = pg.stats().await;
-    assert_eq!((refunded(&stats, "ord_stray"), stats.cancel_requests), (12_900, 1));
+    assert_eq!((refunded(&stats, "ord_orphan"), stats.cancel_requests), (12_900, 1));
     assert!(stats.over_refunds.is_empty());
     assert!(server.metrics().await.contains("payment_reconcile_mismatch_total{kind=\"charge_without_order\"}"));
     assert!(server.metrics().await.contains("payment_reconcile_last_run_timestamp_seconds"));
@@ -85,12 +85,12 @@ async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation
     // The PG now lists the refund: nothing left to do, nothing sent again.
     let again = reconcile(&server).await;
     assert!(kinds(&again).is_empty(), "{again}");
-    assert_eq!(again["refunded_orphans"], json!(["pk_stray"]));
+    assert_eq!(again["refunded_orphans"], json!(["pk_orphan"]));
     let stats = pg.stats().await;
-    assert_eq!((refunded(&stats, "ord_stray"), stats.cancel_requests), (12_900, 1));
+    assert_eq!((refunded(&stats, "ord_orphan"), stats.cancel_requests), (12_900, 1));
 
     let db = server.db().await;
-    let stored = db.orphan_refund("pk_stray").await.unwrap().unwrap();
+    let stored = db.orphan_refund("pk_orphan").await.unwrap().unwrap();
     assert_eq!((stored.status.as_str(), stored.calls), ("DONE", 1));
     let (status, last) = admin(&server, reqwest::Method::GET, "/admin/reconcile", Some(TOKEN)).await;
     assert_eq!((status, &last), (StatusCode::OK, &again));
@@ -105,7 +105,7 @@ async fn a_charge_without_an_order_is_refunded_once_however_often_reconciliation
 }
 
 #[tokio::test]
-async fn a_stray_charges_refund_left_unanswered_goes_out_once_without_another_pass() {
+async fn an_orphan_charges_refund_left_unanswered_goes_out_once_without_another_pass() {
     let pg = FakePg::start().await;
     // No scheduled pass: the one an operator starts is the last to list the charge.
     let server = server_with_token(&pg).await;
@@ -358,25 +358,25 @@ async fn the_console_page_is_served_on_the_admin_listener_only_and_holds_no_toke
 }
 
 #[tokio::test]
-async fn the_scheduled_pass_refunds_a_stray_charge_by_itself_and_only_once() {
+async fn the_scheduled_pass_refunds_an_orphan_charge_by_itself_and_only_once() {
     let pg = FakePg::start().await;
     let server = Server::start_with(&pg.url, |config| config.reconcile_interval = Duration::from_millis(300)).await;
-    charge_directly(&pg, "ord_stray_scheduled", 7_000, "pk_stray_scheduled").await;
+    charge_directly(&pg, "ord_orphan_scheduled", 7_000, "pk_orphan_scheduled").await;
 
-    support::eventually("the scheduled pass refunds the stray charge", Duration::from_secs(10), || async {
-        (refunded(&pg.stats().await, "ord_stray_scheduled") == 7_000).then_some(())
+    support::eventually("the scheduled pass refunds the orphan charge", Duration::from_secs(10), || async {
+        (refunded(&pg.stats().await, "ord_orphan_scheduled") == 7_000).then_some(())
     })
     .await;
     // Several more passes: the PG lists it refunded, so nothing is sent again.
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     let stats = pg.stats().await;
-    assert_eq!((refunded(&stats, "ord_stray_scheduled"), stats.cancel_requests), (7_000, 1));
+    assert_eq!((refunded(&stats, "ord_orphan_scheduled"), stats.cancel_requests), (7_000, 1));
     let db = server.db().await;
     let last = db.last_reconcile_run().await.unwrap().expect("scheduled passes are stored");
     assert!(last.id >= 2, "more than one pass ran: {}", last.id);
     let report: Value = serde_json::from_str(&last.report).unwrap();
     assert_eq!(report["started_by"], "schedule");
-    assert_eq!(report["refunded_orphans"], json!(["pk_stray_scheduled"]));
+    assert_eq!(report["refunded_orphans"], json!(["pk_orphan_scheduled"]));
     assert!(db.audit_log_without_order().await.unwrap().is_empty(), "no operator acted");
 }
 
@@ -520,7 +520,7 @@ async fn a_charge_of_another_user_of_the_pg_account_is_reported_and_never_refund
 }
 
 #[tokio::test]
-async fn with_another_prefix_the_shops_own_strays_are_refunded_and_the_defaults_are_not() {
+async fn with_another_prefix_the_shops_own_orphan_charges_are_refunded_and_the_defaults_are_not() {
     let pg = FakePg::start().await;
     let server = Server::start_with(&pg.url, |config| {
         config.admin_token = Some(TOKEN.into());
@@ -529,50 +529,50 @@ async fn with_another_prefix_the_shops_own_strays_are_refunded_and_the_defaults_
     .await;
     let order = server.paid_order().await;
     assert!(order.order_id.starts_with("shop2_"), "{}", order.order_id);
-    charge_directly(&pg, "shop2_stray", 12_900, "pk_mine").await;
+    charge_directly(&pg, "shop2_orphan", 12_900, "pk_mine").await;
     charge_directly(&pg, "ord_of_the_other_shop", 12_900, "pk_theirs").await;
 
     let report = reconcile(&server).await;
 
-    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "shop2_stray".to_owned())], "{report}");
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "shop2_orphan".to_owned())], "{report}");
     assert_eq!(report["mismatches"][0]["action"], "refunded");
     assert_eq!(report["not_the_shops"][0]["order_id"], "ord_of_the_other_shop");
     assert_eq!(report["matched"], 1, "the shop's own order, under its prefix");
     let stats = pg.stats().await;
-    assert_eq!((refunded(&stats, "shop2_stray"), refunded(&stats, "ord_of_the_other_shop")), (12_900, 0));
+    assert_eq!((refunded(&stats, "shop2_orphan"), refunded(&stats, "ord_of_the_other_shop")), (12_900, 0));
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
 }
 
 #[tokio::test]
-async fn in_report_mode_a_stray_of_the_shop_is_reported_and_not_refunded() {
+async fn in_report_mode_an_orphan_of_the_shop_is_reported_and_not_refunded() {
     let pg = FakePg::start().await;
     let server = Server::start_with(&pg.url, |config| {
         config.admin_token = Some(TOKEN.into());
-        config.reconcile_strays = payonce_rules::settlement::StrayPolicy::Report;
+        config.reconcile_orphans = payonce_rules::settlement::OrphanPolicy::Report;
     })
     .await;
-    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+    charge_directly(&pg, "ord_orphan", 12_900, "pk_orphan").await;
 
     let report = reconcile(&server).await;
 
-    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_stray".to_owned())], "{report}");
+    assert_eq!(kinds(&report), [("charge_without_order".to_owned(), "ord_orphan".to_owned())], "{report}");
     let action = report["mismatches"][0]["action"].as_str().unwrap();
     assert!(action.starts_with("reported"), "{action}");
     assert_eq!(pg.stats().await.cancel_requests, 0);
-    assert!(server.db().await.orphan_refund("pk_stray").await.unwrap().is_none());
+    assert!(server.db().await.orphan_refund("pk_orphan").await.unwrap().is_none());
 }
 
 #[tokio::test]
 async fn a_dry_run_says_what_a_pass_would_do_and_changes_nothing() {
     let pg = FakePg::start().await;
     let server = server_with_token(&pg).await;
-    charge_directly(&pg, "ord_stray", 12_900, "pk_stray").await;
+    charge_directly(&pg, "ord_orphan", 12_900, "pk_orphan").await;
 
     let (status, dry) = admin(&server, reqwest::Method::POST, "/admin/reconcile?dry_run=true", Some(TOKEN)).await;
 
     assert_eq!(status, StatusCode::OK, "{dry}");
     assert_eq!((dry["dry_run"].as_bool(), dry["run_id"].as_i64()), (Some(true), None), "{dry}");
-    assert_eq!(kinds(&dry), [("charge_without_order".to_owned(), "ord_stray".to_owned())]);
+    assert_eq!(kinds(&dry), [("charge_without_order".to_owned(), "ord_orphan".to_owned())]);
     assert_eq!(dry["mismatches"][0]["action"], "would refund in full");
     assert_eq!(pg.stats().await.cancel_requests, 0, "nothing refunded");
     let (status, _) = admin(&server, reqwest::Method::GET, "/admin/reconcile", Some(TOKEN)).await;
@@ -588,5 +588,5 @@ async fn a_dry_run_says_what_a_pass_would_do_and_changes_nothing() {
     // The real pass then refunds it.
     let report = reconcile(&server).await;
     assert_eq!(report["mismatches"][0]["action"], "refunded");
-    assert_eq!(refunded(&pg.stats().await, "ord_stray"), 12_900);
+    assert_eq!(refunded(&pg.stats().await, "ord_orphan"), 12_900);
 }

@@ -31,7 +31,7 @@ async fn recovery_calls_the_pg_no_more_than_its_budget_allows_and_settles_the_re
         ("--pg-connect-timeout", "500ms"),
         // The budget's window is the recovery interval.
         ("--recovery-interval", "10s"),
-        ("--pg-max-concurrency", "200"),
+        ("--pg-limit", "200"),
         ("--rate-limit-customer", "0"),
         ("--rate-limit-address", "0"),
         ("--rate-limit-customer-reads", "0"),

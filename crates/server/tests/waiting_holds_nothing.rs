@@ -25,7 +25,7 @@ async fn waiting_now(server: &Server) -> usize {
 async fn waiting_checks_hold_no_connection_and_end_when_the_server_stops() {
     let pg = FakePg::start().await;
     // One connection for the whole server: a wait that held it would stop everything else.
-    // One customer holds all the checks: its own cap is raised to hold them all.
+    // One customer holds all the checks: its own limit is raised to hold them all.
     let server = Server::start_with(&pg.url, |config| {
         config.db_max_connections = 1;
         config.max_waiting_checks_per_customer = WAITERS as u32;

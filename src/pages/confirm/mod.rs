@@ -151,12 +151,12 @@ fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
         State::Submitting { started_at } => {
             busy_view(t.processing, t.processing_text, Some((started_at, now, t.waiting_for))).into_any()
         }
-        State::Checking { started_at, polls_done, polls_total, window_ends_at } => {
-            checking_view(t, started_at, polls_done, polls_total, window_ends_at, now).into_any()
+        State::Checking { started_at, checks_done, checks_total, window_ends_at } => {
+            checking_view(t, started_at, checks_done, checks_total, window_ends_at, now).into_any()
         }
         // The last check: the server is asked for its final word.
-        State::Closing { started_at, polls_total, window_ends_at } => {
-            checking_view(t, started_at, polls_total, polls_total, window_ends_at, now).into_any()
+        State::Closing { started_at, checks_total, window_ends_at } => {
+            checking_view(t, started_at, checks_total, checks_total, window_ends_at, now).into_any()
         }
         State::Paid { order_id, amount } => paid_view(locale, order_id, amount).into_any(),
         State::Refunded { order_id, amount, partial } => refunded_view(locale, order_id, amount, partial).into_any(),
@@ -204,8 +204,8 @@ fn busy_view(
 fn checking_view(
     t: &'static Texts,
     started_at: Millis,
-    polls_done: u32,
-    polls_total: u32,
+    checks_done: u32,
+    checks_total: u32,
     window_ends_at: Millis,
     now: RwSignal<Millis>,
 ) -> impl IntoView {
@@ -214,8 +214,8 @@ fn checking_view(
         let spent = now.get().saturating_sub(started_at).min(span);
         spent * 100 / span
     };
-    let check = (polls_done + 1).min(polls_total);
-    let count = fill(t.check_count, &[&check.to_string(), &polls_total.to_string()]);
+    let check = (checks_done + 1).min(checks_total);
+    let count = fill(t.check_count, &[&check.to_string(), &checks_total.to_string()]);
     view! {
         <div class="spinner" aria-hidden="true"></div>
         <div>

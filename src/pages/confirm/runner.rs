@@ -14,7 +14,7 @@ use web_sys::AbortController;
 
 use crate::api::{self, ApiError};
 use crate::clock::now_ms;
-use crate::flow::{Check, Effect, Event, Flow, Outcome, State, StoredAttempt, classify_poll, classify_refused_check};
+use crate::flow::{Check, Effect, Event, Flow, Outcome, State, StoredAttempt, classify_check, classify_refused_check};
 use crate::nav_guard::NavGuard;
 use crate::storage;
 use crate::tab_claim::{self, Held};
@@ -142,14 +142,14 @@ impl Runner {
                     controller.abort();
                 }
             }
-            Effect::SchedulePoll { after_ms } => {
-                self.after(after_ms, |now| Event::PollDue { now });
+            Effect::ScheduleCheck { after_ms } => {
+                self.after(after_ms, |now| Event::CheckDue { now });
             }
-            Effect::Poll { order_id, wait_ms } => {
+            Effect::SendCheck { order_id, wait_ms } => {
                 let this = self.clone();
                 spawn_local(async move {
                     let check = check_of(api::check_order_waiting(&order_id, wait_ms, CHECK_TIMEOUT).await);
-                    this.dispatch(Event::PollReplied { check, now: now_ms() });
+                    this.dispatch(Event::CheckReplied { check, now: now_ms() });
                 });
             }
             Effect::Abandon { order_id } => {
@@ -211,7 +211,7 @@ fn new_key() -> String {
 /// What the server's answer about the order (a check, or closing it) says.
 fn check_of(answer: Result<Order, ApiError>) -> Check {
     match answer {
-        Ok(order) => classify_poll(&order),
+        Ok(order) => classify_check(&order),
         Err(ApiError::Server { status, code, retry_after_ms }) => {
             classify_refused_check(status, code.as_deref(), retry_after_ms)
         }

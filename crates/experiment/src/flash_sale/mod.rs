@@ -558,7 +558,7 @@ fn server_program(
 ) -> Program {
     let scaled = |duration: Duration| millis(settings.duration(duration));
     // Without a contract, the server's limit lets every customer's confirm through.
-    let cap = if settings.pg_contract_limit.is_some() {
+    let limit = if settings.pg_contract_limit.is_some() {
         "auto".to_owned()
     } else {
         customers.clamp(1, payonce_server::config::MAX_FIXED_CONCURRENCY).to_string()
@@ -571,9 +571,9 @@ fn server_program(
         ("--pg-connect-timeout", scaled(Duration::from_secs(3))),
         ("--pg-read-timeout", scaled(Duration::from_secs(60))),
         ("--confirm-wait", scaled(Duration::from_secs(15))),
-        ("--poll-interval", scaled(Duration::from_secs(2))),
-        ("--poll-attempts", "25".to_owned()),
-        ("--pg-max-concurrency", cap),
+        ("--check-interval", scaled(Duration::from_secs(2))),
+        ("--max-checks", "25".to_owned()),
+        ("--pg-limit", limit),
         ("--max-waiting-checks", settings.count(settings.max_waiting_checks).to_string()),
         // Every customer comes from this machine: no limits per address.
         ("--rate-limit-customer", "0".to_owned()),

@@ -30,18 +30,18 @@ impl Protocol {
         for server in 0..SERVERS {
             let breaker_refuses = matches!(state.servers[server as usize].breaker, BreakerPhaseOf::Open { until: 1 });
             let mut busy = false;
-            for slot in 0..=self.bounds.workers {
-                let task = state.task(server, slot);
+            for worker in 0..=self.bounds.workers {
+                let task = state.task(server, worker);
                 busy |= task != Task::Idle;
                 match task {
-                    Task::Idle if slot > 0 => {
+                    Task::Idle if worker > 0 => {
                         let limit = self.bounds.pass_limit();
                         if state.row.claimable() && !breaker_refuses && state.passes < limit {
-                            actions.push(Action::Claim { server, slot, job: Job::Payment });
+                            actions.push(Action::Claim { server, worker, job: Job::Payment });
                         }
                         let refund_claimable = state.refund.as_ref().is_some_and(RefundRow::claimable);
                         if refund_claimable && !breaker_refuses && state.refund_passes < limit {
-                            actions.push(Action::Claim { server, slot, job: Job::Refund });
+                            actions.push(Action::Claim { server, worker, job: Job::Refund });
                         }
                     }
                     Task::Idle => {
@@ -51,32 +51,32 @@ impl Protocol {
                         }
                     }
                     Task::RefundStored(_) => actions.push(Action::SendCancel { server }),
-                    Task::RefundClaimed(_) => actions.push(Action::BeginPass { server, slot }),
+                    Task::RefundClaimed(_) => actions.push(Action::BeginPass { server, worker }),
                     Task::ConfirmReceived => actions.push(Action::StoreAttempt { server }),
                     Task::ConfirmStored(_) => actions.push(Action::SendConfirm { server }),
                     Task::ConfirmAnswered(..) => actions.push(Action::SettleConfirm { server }),
-                    Task::Claimed(_) => actions.push(Action::BeginPass { server, slot }),
-                    Task::AtGate(..) => actions.push(Action::AskBreaker { server, slot }),
+                    Task::Claimed(_) => actions.push(Action::BeginPass { server, worker }),
+                    Task::AtGate(..) => actions.push(Action::AskBreaker { server, worker }),
                     Task::Granted(_, call) => {
-                        actions.push(Action::RenewAndCall { server, slot, fails: false });
+                        actions.push(Action::RenewAndCall { server, worker, fails: false });
                         if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup) {
-                            actions.push(Action::RenewAndCall { server, slot, fails: true });
+                            actions.push(Action::RenewAndCall { server, worker, fails: true });
                         }
                     }
                     Task::LookedUp(..)
                     | Task::ResendAnswered(..)
                     | Task::CancelAnswered(..)
                     | Task::RefundLookedUp(..) => {
-                        actions.push(Action::Decide { server, slot });
+                        actions.push(Action::Decide { server, worker });
                     }
                     Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) | Task::CancelAwaiting(_) => {
                         if fault {
-                            actions.push(Action::GiveUp { server, slot });
+                            actions.push(Action::GiveUp { server, worker });
                         }
                     }
                 }
                 if fault && task != Task::Idle {
-                    actions.push(Action::TaskStops { server, slot });
+                    actions.push(Action::TaskStops { server, worker });
                 }
             }
             if fault && busy {

@@ -145,42 +145,42 @@ impl Model for Protocol {
                 state.pg.cancel_inbox.sort();
                 state.set_task(server, 0, Task::CancelAwaiting(holder));
             }
-            Action::Claim { server, slot, job } => {
-                let holder = self.new_holder(&state, server, slot);
+            Action::Claim { server, worker, job } => {
+                let holder = self.new_holder(&state, server, worker);
                 match job {
                     Job::Payment => {
                         state.row.owner = Some(holder);
                         state.row.lapsed = false;
                         state.passes += 1;
-                        state.set_task(server, slot, Task::Claimed(holder));
+                        state.set_task(server, worker, Task::Claimed(holder));
                     }
                     Job::Refund => {
                         let refund = state.refund.as_mut()?;
                         refund.owner = Some(holder);
                         refund.lapsed = false;
                         state.refund_passes += 1;
-                        state.set_task(server, slot, Task::RefundClaimed(holder));
+                        state.set_task(server, worker, Task::RefundClaimed(holder));
                     }
                 }
             }
-            Action::BeginPass { server, slot } => {
-                if let Task::RefundClaimed(holder) = state.task(server, slot) {
-                    state.set_task(server, slot, Task::AtGate(holder, Call::RefundLookup));
+            Action::BeginPass { server, worker } => {
+                if let Task::RefundClaimed(holder) = state.task(server, worker) {
+                    state.set_task(server, worker, Task::AtGate(holder, Call::RefundLookup));
                     return Some(state);
                 }
-                let Task::Claimed(holder) = state.task(server, slot) else { return None };
+                let Task::Claimed(holder) = state.task(server, worker) else { return None };
                 if state.row.status == OrderStatus::Pending {
                     let unknown = Transition::Unknown("left pending".to_owned());
                     self.write_from(&mut state, &unknown, &[OrderStatus::Pending], holder, true, false);
                 }
-                state.set_task(server, slot, Task::AtGate(holder, Call::Lookup(Lookup::ByKey)));
+                state.set_task(server, worker, Task::AtGate(holder, Call::Lookup(Lookup::ByKey)));
             }
-            Action::AskBreaker { server, slot } => {
-                let Task::AtGate(holder, call) = state.task(server, slot) else { return None };
+            Action::AskBreaker { server, worker } => {
+                let Task::AtGate(holder, call) = state.task(server, worker) else { return None };
                 let probe_until = if self.old(OldRule::HalfOpenForever) { u8::MAX } else { 1 };
                 let breaker = &mut state.servers[server as usize].breaker;
                 if breaker.allows_call(0, probe_until) {
-                    state.set_task(server, slot, Task::Granted(holder, call));
+                    state.set_task(server, worker, Task::Granted(holder, call));
                 } else {
                     // Held back until the probe's deadline, which time brings: the
                     // engine comes round again, and such a pass is not one of the
@@ -195,17 +195,17 @@ impl Model for Protocol {
                     } else {
                         release(&mut state.row, holder);
                     }
-                    state.set_task(server, slot, Task::Idle);
+                    state.set_task(server, worker, Task::Idle);
                 }
             }
-            Action::RenewAndCall { server, slot, fails } => {
-                let Task::Granted(holder, call) = state.task(server, slot) else { return None };
+            Action::RenewAndCall { server, worker, fails } => {
+                let Task::Granted(holder, call) = state.task(server, worker) else { return None };
                 if matches!(call, Call::RefundLookup | Call::Cancel) {
-                    return Some(self.renew_and_call_for_refund(state, (server, slot), holder, call, fails));
+                    return Some(self.renew_and_call_for_refund(state, (server, worker), holder, call, fails));
                 }
                 if state.row.owner != Some(holder) || !state.row.is_open() {
                     // Settled or taken over: nothing is sent (a probe granted is lost).
-                    state.set_task(server, slot, Task::Idle);
+                    state.set_task(server, worker, Task::Idle);
                     return Some(state);
                 }
                 state.row.lapsed = false;
@@ -221,19 +221,19 @@ impl Model for Protocol {
                         };
                         note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
                         let age = self.age(&state);
-                        state.set_task(server, slot, Task::LookedUp(holder, by, looked, age));
+                        state.set_task(server, worker, Task::LookedUp(holder, by, looked, age));
                     }
                     Call::RefundLookup | Call::Cancel => unreachable!("refund calls are made above"),
                     Call::Resend => {
                         let in_session = !state.pg.session_over;
-                        state.pg.inbox.push(Request { to: (server, slot), holder, in_session });
+                        state.pg.inbox.push(Request { to: (server, worker), holder, in_session });
                         state.pg.inbox.sort();
-                        state.set_task(server, slot, Task::ResendAwaiting(holder));
+                        state.set_task(server, worker, Task::ResendAwaiting(holder));
                     }
                 }
             }
-            Action::Decide { server, slot } => {
-                let next = match state.task(server, slot) {
+            Action::Decide { server, worker } => {
+                let next = match state.task(server, worker) {
                     Task::LookedUp(holder, by, looked, age) => {
                         let answer = pg::lookup_answer(looked);
                         let step = self.after_looking(&state, by, &answer, age);
@@ -257,7 +257,7 @@ impl Model for Protocol {
                     }
                     Task::CancelAnswered(holder, reply) => {
                         let answer = pg::cancel_answer(reply);
-                        if slot > 0 {
+                        if worker > 0 {
                             note_health(&mut state.servers[server as usize], &answer);
                         }
                         let refund = state.refund.clone()?;
@@ -287,7 +287,7 @@ impl Model for Protocol {
                     }
                     _ => return None,
                 };
-                state.set_task(server, slot, next);
+                state.set_task(server, worker, next);
             }
             Action::Process { request, processing } => {
                 let position = state.pg.inbox.iter().position(|sent| *sent == request)?;
@@ -296,13 +296,13 @@ impl Model for Protocol {
                     state.faults_left -= 1;
                 }
                 let reply = state.pg.process(request, state.names_other_order, processing);
-                let (server, slot) = request.to;
-                match state.task(server, slot) {
+                let (server, worker) = request.to;
+                match state.task(server, worker) {
                     Task::ConfirmAwaiting(holder) if holder == request.holder => {
-                        state.set_task(server, slot, Task::ConfirmAnswered(holder, reply));
+                        state.set_task(server, worker, Task::ConfirmAnswered(holder, reply));
                     }
                     Task::ResendAwaiting(holder) if holder == request.holder => {
-                        state.set_task(server, slot, Task::ResendAnswered(holder, reply));
+                        state.set_task(server, worker, Task::ResendAnswered(holder, reply));
                     }
                     // Its caller gave up or is gone: the reply is lost, its effect is not.
                     _ => {}
@@ -316,20 +316,20 @@ impl Model for Protocol {
                 }
                 let amount = state.refund.as_ref()?.amount;
                 let reply = state.pg.process_cancel(request, amount, processing);
-                let (server, slot) = request.to;
-                if state.task(server, slot) == Task::CancelAwaiting(request.holder) {
-                    state.set_task(server, slot, Task::CancelAnswered(request.holder, reply));
+                let (server, worker) = request.to;
+                if state.task(server, worker) == Task::CancelAwaiting(request.holder) {
+                    state.set_task(server, worker, Task::CancelAnswered(request.holder, reply));
                 }
             }
-            Action::GiveUp { server, slot } => {
+            Action::GiveUp { server, worker } => {
                 state.faults_left -= 1;
-                let task = match state.task(server, slot) {
-                    Task::CancelAwaiting(holder) => Task::CancelAnswered(holder, CancelReply::NoAnswer),
-                    Task::ConfirmAwaiting(holder) => Task::ConfirmAnswered(holder, Reply::NoAnswer),
-                    Task::ResendAwaiting(holder) => Task::ResendAnswered(holder, Reply::NoAnswer),
+                let task = match state.task(server, worker) {
+                    Task::CancelAwaiting(holder) => Task::CancelAnswered(holder, CancelReply::NoReply),
+                    Task::ConfirmAwaiting(holder) => Task::ConfirmAnswered(holder, Reply::NoReply),
+                    Task::ResendAwaiting(holder) => Task::ResendAnswered(holder, Reply::NoReply),
                     _ => return None,
                 };
-                state.set_task(server, slot, task);
+                state.set_task(server, worker, task);
             }
             Action::SessionEnds => {
                 state.pg.session_over = true;
@@ -358,9 +358,9 @@ impl Model for Protocol {
                 state.faults_left -= 1;
                 state.servers[server as usize] = Server::fresh();
             }
-            Action::TaskStops { server, slot } => {
+            Action::TaskStops { server, worker } => {
                 state.faults_left -= 1;
-                state.set_task(server, slot, Task::Idle);
+                state.set_task(server, worker, Task::Idle);
             }
             Action::Freeze { job } => {
                 state.faults_left -= 1;

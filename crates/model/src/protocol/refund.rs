@@ -2,7 +2,7 @@
 //! and the order with it, releasing it, and a refund worker's call.
 
 use payonce_rules::settlement::Transition;
-use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::{ExpectedRefund, refunded_total, refusal_code};
 
 use super::rows::note_health;
@@ -21,7 +21,7 @@ pub(super) fn expected_refund(refund: &RefundRow) -> ExpectedRefund<'static> {
 
 /// Settles the refund (`settle_refunded`, or a refusal) and the order with it,
 /// if it is still open.
-pub(super) fn settle_refund(state: &mut State, end: RefundEnd, answer: &PgAnswer) {
+pub(super) fn settle_refund(state: &mut State, end: RefundEnd, answer: &TossReply) {
     let Some(refund) = state.refund.as_mut().filter(|refund| refund.is_open()) else { return };
     refund.settled = Some(end);
     let transition = match end {
@@ -52,22 +52,22 @@ impl Protocol {
     pub(super) fn renew_and_call_for_refund(
         &self,
         mut state: State,
-        (server, slot): (u8, u8),
+        (server, worker): (u8, u8),
         holder: Holder,
         call: Call,
         fails: bool,
     ) -> State {
         let Some(refund) = state.refund.as_mut().filter(|refund| refund.owner == Some(holder) && refund.is_open())
         else {
-            state.set_task(server, slot, Task::Idle);
+            state.set_task(server, worker, Task::Idle);
             return state;
         };
         refund.lapsed = false;
         let key = refund.key;
         if call == Call::Cancel {
-            state.pg.cancel_inbox.push(CancelRequest { to: (server, slot), holder, key });
+            state.pg.cancel_inbox.push(CancelRequest { to: (server, worker), holder, key });
             state.pg.cancel_inbox.sort();
-            state.set_task(server, slot, Task::CancelAwaiting(holder));
+            state.set_task(server, worker, Task::CancelAwaiting(holder));
             return state;
         }
         if fails {
@@ -75,7 +75,7 @@ impl Protocol {
         }
         let looked = if fails { pg::Looked::Unavailable } else { state.pg.look_up_by_order() };
         note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
-        state.set_task(server, slot, Task::RefundLookedUp(holder, looked));
+        state.set_task(server, worker, Task::RefundLookedUp(holder, looked));
         state
     }
 }

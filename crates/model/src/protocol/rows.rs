@@ -6,7 +6,7 @@ use payonce_api::{Failure, OrderStatus};
 use payonce_rules::settlement::{
     AttemptAge, FailedBecause, PaymentStep, Shown, Transition, after_lookup, after_order_lookup,
 };
-use payonce_rules::toss::PgAnswer;
+use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::{order_status_answer, refunded_total, status_answer, status_verdict};
 
 use super::spec::Protocol;
@@ -23,7 +23,7 @@ pub(super) fn deadline_to_come(phase: BreakerPhaseOf) -> bool {
 
 /// The breaker hears how the PG answered (`pass::note_health`). It opens at
 /// the first failure here, so that few faults reach every phase.
-pub(super) fn note_health(server: &mut Server, answer: &PgAnswer) {
+pub(super) fn note_health(server: &mut Server, answer: &TossReply) {
     if answer.shows_pg_unavailable() {
         server.breaker.record_failure(1, 1);
     } else {
@@ -59,18 +59,18 @@ pub(super) fn release(row: &mut Row, holder: Holder) {
 impl Protocol {
     /// A holder for a new lease: each claim its own, or, under the old rule,
     /// one per server. The serial is the smallest that no earlier holder of
-    /// this slot still in the state has (the row's owner, a request at the
+    /// this worker still in the state has (the row's owner, a request at the
     /// PG), so that states differing only in spent names are one state.
-    pub(super) fn new_holder(&self, state: &State, server: u8, slot: u8) -> Holder {
+    pub(super) fn new_holder(&self, state: &State, server: u8, worker: u8) -> Holder {
         if self.old(OldRule::OneLeaseNamePerServer) {
-            return Holder { server, slot: 0, serial: 0 };
+            return Holder { server, worker: 0, serial: 0 };
         }
         let in_use = |serial| {
-            let holder = Holder { server, slot, serial };
+            let holder = Holder { server, worker, serial };
             state.row.owner == Some(holder) || state.pg.inbox.iter().any(|request| request.holder == holder)
         };
         let serial = (0..).find(|&serial| !in_use(serial)).expect("a free serial");
-        Holder { server, slot, serial }
+        Holder { server, worker, serial }
     }
 
     /// The attempt's age as the server computes it when a lookup goes out.
@@ -79,7 +79,7 @@ impl Protocol {
     }
 
     /// What a lookup's answer leads to.
-    pub(super) fn after_looking(&self, state: &State, by: Lookup, answer: &PgAnswer, age: AttemptAge) -> PaymentStep {
+    pub(super) fn after_looking(&self, state: &State, by: Lookup, answer: &TossReply, age: AttemptAge) -> PaymentStep {
         let failure = |why: FailedBecause| Failure { code: format!("{why:?}"), message: pg::describe(answer) };
         match by {
             Lookup::ByKey => {

@@ -137,29 +137,29 @@ pub enum Action {
     /// A worker takes the attempt's, or the refund's, lapsed lease.
     Claim {
         server: u8,
-        slot: u8,
+        worker: u8,
         job: Job,
     },
     /// It marks a PENDING attempt UNKNOWN, then asks to look it up.
     BeginPass {
         server: u8,
-        slot: u8,
+        worker: u8,
     },
     /// It asks its server's breaker for the call.
     AskBreaker {
         server: u8,
-        slot: u8,
+        worker: u8,
     },
     /// It renews its lease and makes the call (a lookup fails if `fails`).
     RenewAndCall {
         server: u8,
-        slot: u8,
+        worker: u8,
         fails: bool,
     },
     /// It does what the rules say the answer leads to.
     Decide {
         server: u8,
-        slot: u8,
+        worker: u8,
     },
     /// The PG processes a confirm it received.
     Process {
@@ -174,7 +174,7 @@ pub enum Action {
     /// A task stops waiting for the PG (a timeout).
     GiveUp {
         server: u8,
-        slot: u8,
+        worker: u8,
     },
     /// The PG's session for the payment ends.
     SessionEnds,
@@ -191,7 +191,7 @@ pub enum Action {
     /// A database call fails at an await: the task ends there.
     TaskStops {
         server: u8,
-        slot: u8,
+        worker: u8,
     },
     /// The lease's holder freezes past it.
     Freeze {

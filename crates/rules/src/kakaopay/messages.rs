@@ -4,7 +4,7 @@
 
 use payonce_api::{ErrorCode, Failure};
 
-use super::PgAnswer;
+use super::KakaoPayReply;
 use super::classify::ApproveAnswer;
 use super::wire::Status;
 
@@ -44,7 +44,7 @@ fn failure(code: &'static str, answer: &str) -> Failure {
 
 /// The failure an approve's refusal stores: by the kind of the answer, with
 /// what KakaoPay said after it, for operators.
-pub fn approve_failure<T>(kind: ApproveAnswer, answer: &PgAnswer<T>) -> Failure {
+pub fn approve_failure<T>(kind: ApproveAnswer, answer: &KakaoPayReply<T>) -> Failure {
     let code = match kind {
         ApproveAnswer::NotSent => UNREACHABLE,
         ApproveAnswer::SessionGone => EXPIRED,

@@ -12,14 +12,14 @@
 //! `docs/kakaopay.md` lists each fact these tables rely on, with its source,
 //! and what is a guess.
 
-mod answer;
 pub mod classify;
 pub mod messages;
+mod reply;
 pub mod wire;
 
 use std::time::Duration;
 
-pub use answer::PgAnswer;
+pub use reply::KakaoPayReply;
 
 use crate::settlement::Resending;
 

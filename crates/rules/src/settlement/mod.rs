@@ -19,7 +19,7 @@ pub use payment::{
     AttemptAge, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup, after_order_lookup,
     after_resend,
 };
-pub use reconcile::{Charge, Disagreement, Finding, ShopSide, StrayAction, StrayPolicy, classify, stray_action};
+pub use reconcile::{Charge, Disagreement, Finding, OrphanAction, OrphanPolicy, ShopSide, classify, orphan_action};
 pub use refund::{RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup};
 pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
 pub use timings::Timings;

@@ -85,7 +85,7 @@ pub fn classify(charge: &Charge, shop: Option<ShopSide<'_>>) -> Finding {
 
 /// What the shop does with a charge no order of it made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StrayPolicy {
+pub enum OrphanPolicy {
     /// Refund it in full, if its orderId is the shop's.
     #[default]
     Refund,
@@ -95,10 +95,10 @@ pub enum StrayPolicy {
 
 /// What reconciliation does about one charge no order made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrayAction {
-    /// Refund it in full: its orderId is the shop's, and the shop refunds strays.
+pub enum OrphanAction {
+    /// Refund it in full: its orderId is the shop's, and the shop refunds orphan charges.
     Refund,
-    /// The shop's, but the shop only reports strays.
+    /// The shop's, but the shop only reports orphan charges.
     Report,
     /// Not the shop's: its orderId has neither the shop's prefix nor an order
     /// of the shop. Another user of the PG account charged it (another shop,
@@ -108,13 +108,13 @@ pub enum StrayAction {
 
 /// A charge's orderId is the shop's when it carries the shop's prefix, or
 /// names an order the shop has (issued before a change of prefix).
-pub fn stray_action(order_id: &str, shop_prefix: &str, shop_has_order: bool, policy: StrayPolicy) -> StrayAction {
+pub fn orphan_action(order_id: &str, shop_prefix: &str, shop_has_order: bool, policy: OrphanPolicy) -> OrphanAction {
     if !shop_has_order && !order_id.starts_with(shop_prefix) {
-        return StrayAction::NotTheShops;
+        return OrphanAction::NotTheShops;
     }
     match policy {
-        StrayPolicy::Refund => StrayAction::Refund,
-        StrayPolicy::Report => StrayAction::Report,
+        OrphanPolicy::Refund => OrphanAction::Refund,
+        OrphanPolicy::Report => OrphanAction::Report,
     }
 }
 
@@ -123,18 +123,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_stray_of_the_shops_own_order_ids_is_ever_refunded() {
-        use StrayAction::*;
-        let policy = StrayPolicy::Refund;
-        assert_eq!(stray_action("ord_1", "ord_", false, policy), Refund);
-        assert_eq!(stray_action("ord_1", "ord_", true, policy), Refund);
-        assert_eq!(stray_action("pos-terminal-7", "ord_", false, policy), NotTheShops);
-        assert_eq!(stray_action("xord_1", "ord_", false, policy), NotTheShops, "a prefix, not a substring");
-        assert_eq!(stray_action("old_1", "shop2_", true, policy), Refund, "an order issued before a new prefix");
-        assert_eq!(stray_action("ord_1", "ord_", false, StrayPolicy::Report), Report);
-        assert_eq!(stray_action("ord_1", "ord_", true, StrayPolicy::Report), Report);
-        assert_eq!(stray_action("pos-1", "ord_", false, StrayPolicy::Report), NotTheShops);
-        assert_eq!(StrayPolicy::default(), StrayPolicy::Refund, "as before: the shop's strays are refunded");
+    fn only_an_orphan_of_the_shops_own_order_ids_is_ever_refunded() {
+        use OrphanAction::*;
+        let policy = OrphanPolicy::Refund;
+        assert_eq!(orphan_action("ord_1", "ord_", false, policy), Refund);
+        assert_eq!(orphan_action("ord_1", "ord_", true, policy), Refund);
+        assert_eq!(orphan_action("pos-terminal-7", "ord_", false, policy), NotTheShops);
+        assert_eq!(orphan_action("xord_1", "ord_", false, policy), NotTheShops, "a prefix, not a substring");
+        assert_eq!(orphan_action("old_1", "shop2_", true, policy), Refund, "an order issued before a new prefix");
+        assert_eq!(orphan_action("ord_1", "ord_", false, OrphanPolicy::Report), Report);
+        assert_eq!(orphan_action("ord_1", "ord_", true, OrphanPolicy::Report), Report);
+        assert_eq!(orphan_action("pos-1", "ord_", false, OrphanPolicy::Report), NotTheShops);
+        assert_eq!(OrphanPolicy::default(), OrphanPolicy::Refund, "as before: the shop's orphan charges are refunded");
     }
 
     fn charge(amount: u64, refunded: u64) -> Charge {

@@ -3,10 +3,10 @@
 //! answers get a meaning (`classify`), and what a customer reads for its codes
 //! (`messages`), and what a webhook event names (`webhook`). Nothing outside this module names a Toss field or code.
 
-mod answer;
 pub mod classify;
 pub mod messages;
+mod reply;
 pub mod webhook;
 pub mod wire;
 
-pub use answer::PgAnswer;
+pub use reply::TossReply;

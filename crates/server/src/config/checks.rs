@@ -17,15 +17,15 @@ const TOSS_API_HOST: &str = "api.tosspayments.com";
 pub enum ConfigError {
     #[error(
         "the page stops checking before the server can finish a payment: confirm-wait {} \
-         + poll-interval {} x poll-attempts {poll_attempts} = {}, but \
+         + check-interval {} x max-checks {max_checks} = {}, but \
          pg-connect-timeout {} + pg-read-timeout {} = {}. \
-         Raise --poll-attempts or --confirm-wait, or lower --pg-read-timeout",
-        human(*confirm_wait), human(*poll_interval), human(*window), human(*connect), human(*read), human(*connect + *read)
+         Raise --max-checks or --confirm-wait, or lower --pg-read-timeout",
+        human(*confirm_wait), human(*check_interval), human(*window), human(*connect), human(*read), human(*connect + *read)
     )]
     CheckingWindowTooShort {
         confirm_wait: Duration,
-        poll_interval: Duration,
-        poll_attempts: u32,
+        check_interval: Duration,
+        max_checks: u32,
         window: Duration,
         connect: Duration,
         read: Duration,
@@ -94,7 +94,7 @@ impl ServerConfig {
             ("pg-session-lifetime", self.pg_session_lifetime),
             ("kakaopay-session-lifetime", self.kakaopay_session_lifetime),
             ("confirm-wait", self.confirm_wait),
-            ("poll-interval", self.poll_interval),
+            ("check-interval", self.check_interval),
             ("client-timeout", self.client_timeout),
             ("pg-limit-window", self.pg_limit_window),
         ] {
@@ -139,8 +139,8 @@ impl ServerConfig {
         if !page.covers_server_processing() {
             return Err(ConfigError::CheckingWindowTooShort {
                 confirm_wait: self.confirm_wait,
-                poll_interval: self.poll_interval,
-                poll_attempts: self.poll_attempts,
+                check_interval: self.check_interval,
+                max_checks: self.max_checks,
                 window: Duration::from_millis(page.checking_window_ms()),
                 connect: self.pg_connect_timeout,
                 read: self.pg_read_timeout,

@@ -24,8 +24,8 @@ impl ServerConfig {
 
     /// How the PG concurrency limit is set.
     pub fn pg_limit_policy(&self) -> crate::pg::limit::Policy {
-        match self.pg_max_concurrency {
-            Concurrency::Fixed(cap) => crate::pg::limit::Policy::Fixed(cap),
+        match self.pg_limit {
+            Concurrency::Fixed(limit) => crate::pg::limit::Policy::Fixed(limit),
             Concurrency::Auto => crate::pg::limit::Policy::Adaptive { window: self.pg_limit_window },
         }
     }
@@ -69,10 +69,10 @@ impl ServerConfig {
     pub fn page_config(&self) -> PageConfig {
         PageConfig {
             confirm_wait_ms: millis(self.confirm_wait),
-            poll_interval_ms: millis(self.poll_interval),
-            poll_attempts: self.poll_attempts,
+            check_interval_ms: millis(self.check_interval),
+            max_checks: self.max_checks,
             server_max_processing_ms: millis(self.max_processing()),
-            check_wait_ms: millis(self.poll_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
+            check_wait_ms: millis(self.check_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
             cancel_window_ms: millis(self.cancel_window),
         }
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use payonce_rules::settlement::StrayPolicy;
+use payonce_rules::settlement::OrphanPolicy;
 use secrecy::SecretString;
 
 use crate::db::DbLocation;
@@ -198,10 +198,10 @@ pub struct ServerConfig {
 
     /// Most PG calls in flight at once (confirms and recovery together): `auto`
     /// learns the PG's limit from its answers, starting at 40; a number fixes it.
-    #[arg(long, env = "PAYONCE_PG_MAX_CONCURRENCY", default_value = "auto", value_parser = parse_concurrency)]
-    pub pg_max_concurrency: Concurrency,
+    #[arg(long, alias = "pg-max-concurrency", env = "PAYONCE_PG_LIMIT", default_value = "auto", value_parser = parse_concurrency)]
+    pub pg_limit: Concurrency,
 
-    /// With `--pg-max-concurrency auto`: the limit changes at most once per window.
+    /// With `--pg-limit auto`: the limit changes at most once per window.
     #[arg(long, env = "PAYONCE_PG_LIMIT_WINDOW", default_value = "5s", value_parser = parse_duration)]
     pub pg_limit_window: Duration,
 
@@ -240,11 +240,11 @@ pub struct ServerConfig {
     /// What reconciliation does with a charge no order made whose orderId is
     /// the shop's (see --order-id-prefix): `refund` it in full, or only
     /// `report` it. A charge of any other orderId is only ever reported.
-    #[arg(long, env = "PAYONCE_RECONCILE_STRAYS", default_value = "refund", value_parser = parse_stray_policy)]
-    pub reconcile_strays: StrayPolicy,
+    #[arg(long, alias = "reconcile-strays", env = "PAYONCE_RECONCILE_ORPHANS", default_value = "refund", value_parser = parse_orphan_policy)]
+    pub reconcile_orphans: OrphanPolicy,
 
     /// How the shop's order ids begin (1 to 32 of A-Z, a-z, 0-9, `_`, `-`).
-    /// Reconciliation refunds a stray charge only when its orderId has it: give
+    /// Reconciliation refunds an orphan charge only when its orderId has it: give
     /// each shop (and each staging deploy) sharing a PG account its own.
     #[arg(long, env = "PAYONCE_ORDER_ID_PREFIX", default_value = "ord_")]
     pub order_id_prefix: String,
@@ -288,12 +288,12 @@ pub struct ServerConfig {
     pub confirm_wait: Duration,
 
     /// Pause between the page's checks of the order.
-    #[arg(long, env = "PAYONCE_POLL_INTERVAL", default_value = "2s", value_parser = parse_duration)]
-    pub poll_interval: Duration,
+    #[arg(long, alias = "poll-interval", env = "PAYONCE_CHECK_INTERVAL", default_value = "2s", value_parser = parse_duration)]
+    pub check_interval: Duration,
 
     /// How many checks the page makes before it says it could not confirm yet.
-    #[arg(long, env = "PAYONCE_POLL_ATTEMPTS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
-    pub poll_attempts: u32,
+    #[arg(long, alias = "poll-attempts", env = "PAYONCE_MAX_CHECKS", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub max_checks: u32,
 }
 
 /// The fake PG's secret key, the default: no real PG accepts it.
@@ -311,7 +311,7 @@ impl Concurrency {
     /// The most calls there can ever be at once under this setting.
     pub fn most(self) -> u32 {
         match self {
-            Concurrency::Fixed(cap) => cap,
+            Concurrency::Fixed(limit) => limit,
             Concurrency::Auto => crate::pg::limit::learning::CEILING,
         }
     }
@@ -327,16 +327,16 @@ fn parse_concurrency(value: &str) -> Result<Concurrency, String> {
     // A contract's own number: the flash-sale experiment holds tens of
     // thousands of confirms at a PG that allows them.
     match value.parse::<u32>() {
-        Ok(cap) if (1..=MAX_FIXED_CONCURRENCY).contains(&cap) => Ok(Concurrency::Fixed(cap)),
+        Ok(limit) if (1..=MAX_FIXED_CONCURRENCY).contains(&limit) => Ok(Concurrency::Fixed(limit)),
         _ => Err(format!("{value:?} is neither a number from 1 to {MAX_FIXED_CONCURRENCY} nor auto")),
     }
 }
 
-/// `refund` or `report`, for `--reconcile-strays`.
-fn parse_stray_policy(text: &str) -> Result<StrayPolicy, String> {
+/// `refund` or `report`, for `--reconcile-orphans`.
+fn parse_orphan_policy(text: &str) -> Result<OrphanPolicy, String> {
     match text {
-        "refund" => Ok(StrayPolicy::Refund),
-        "report" => Ok(StrayPolicy::Report),
+        "refund" => Ok(OrphanPolicy::Refund),
+        "report" => Ok(OrphanPolicy::Report),
         other => Err(format!("{other:?} is neither `refund` nor `report`")),
     }
 }

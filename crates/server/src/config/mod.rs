@@ -1,10 +1,12 @@
 //! Server settings: command-line flags with `PAYONCE_*` environment
 //! equivalents (`flags`), their checks (`checks`), the secrets given as files
-//! (`secrets`), and the settings derived from them (`derived`).
+//! (`secrets`), the settings derived from them (`derived`), and the old
+//! names of renamed flags (`renamed`).
 
 mod checks;
 mod derived;
 mod flags;
+mod renamed;
 mod secrets;
 #[cfg(test)]
 mod tests;
@@ -14,4 +16,5 @@ pub use derived::SdkOrigins;
 pub use flags::{
     Concurrency, CustomerKeyFiles, FAKE_PG_SECRET_KEY, MAX_FIXED_CONCURRENCY, ServerConfig, parse_duration,
 };
+pub use renamed::{RENAMED, Renamed, with_renamed_env};
 pub use secrets::CUSTOMER_KEY_MIN;

@@ -1,8 +1,9 @@
+use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use payonce_api::PageConfig;
-use payonce_rules::settlement::StrayPolicy;
+use payonce_rules::settlement::OrphanPolicy;
 use secrecy::ExposeSecret;
 
 use super::*;
@@ -12,13 +13,58 @@ fn the_defaults_match_the_design_and_pass() {
     let config = ServerConfig::defaults();
     assert_eq!(config.pg_connect_timeout, Duration::from_secs(3));
     assert_eq!(config.pg_read_timeout, Duration::from_secs(60));
-    assert_eq!(config.pg_max_concurrency, Concurrency::Auto);
+    assert_eq!(config.pg_limit, Concurrency::Auto);
     assert_eq!(config.page_config(), PageConfig::DEFAULT);
     assert_eq!(config.validate(), Ok(()));
 }
 
+/// An environment of its own for `with_renamed_env`, so no test sets the process's.
+fn environment(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+    move |name| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
+}
+
+fn command_line(args: &[&str]) -> Vec<OsString> {
+    ["payonce-server"].iter().chain(args).map(OsString::from).collect()
+}
+
 #[test]
-fn an_order_id_prefix_fits_the_pgs_order_id_and_strays_are_refunded_or_reported() {
+fn a_renamed_flag_is_still_read_under_its_old_name_with_a_warning() {
+    let old_flags = ServerConfig::parse_from(command_line(&["--poll-attempts", "40", "--reconcile-strays", "report"]));
+    assert_eq!((old_flags.max_checks, old_flags.reconcile_orphans), (40, OrphanPolicy::Report));
+    let (_, warnings) = with_renamed_env(command_line(&["--poll-interval=1s"]), environment(&[]));
+    assert_eq!(warnings, ["--poll-interval is the old name of --check-interval: it goes in a later release"]);
+
+    let (args, warnings) = with_renamed_env(command_line(&[]), environment(&[("PAYONCE_POLL_INTERVAL", "500ms")]));
+    assert_eq!(ServerConfig::parse_from(args).check_interval, Duration::from_millis(500));
+    assert_eq!(
+        warnings,
+        ["PAYONCE_POLL_INTERVAL is the old name of PAYONCE_CHECK_INTERVAL: it goes in a later release"]
+    );
+}
+
+#[test]
+fn an_old_environment_name_gives_way_to_the_new_one_and_to_the_command_line() {
+    let both = environment(&[("PAYONCE_POLL_ATTEMPTS", "40"), ("PAYONCE_MAX_CHECKS", "30")]);
+    assert_eq!(with_renamed_env(command_line(&[]), both).0, command_line(&[]), "the new variable is clap's to read");
+    for given in [["--max-checks", "30"], ["--poll-attempts", "30"]] {
+        let (args, _) = with_renamed_env(command_line(&given), environment(&[("PAYONCE_POLL_ATTEMPTS", "40")]));
+        assert_eq!(ServerConfig::parse_from(args).max_checks, 30, "{given:?} wins over the environment");
+    }
+    for renamed in RENAMED {
+        let flag = renamed.flag.trim_start_matches("--");
+        let arg = ServerConfig::command().get_arguments().find(|arg| arg.get_long() == Some(flag)).cloned();
+        let arg = arg.unwrap_or_else(|| panic!("{} is a flag", renamed.flag));
+        assert_eq!(arg.get_env().and_then(|env| env.to_str()), Some(renamed.env), "{renamed:?}");
+        let aliases = arg.get_all_aliases().unwrap_or_default();
+        assert!(
+            aliases.contains(&renamed.old_flag.trim_start_matches("--")),
+            "{renamed:?} has its old flag as an alias"
+        );
+    }
+}
+
+#[test]
+fn an_order_id_prefix_fits_the_pgs_order_id_and_orphan_charges_are_refunded_or_reported() {
     let with = |prefix: &str| ServerConfig::parse_from(["payonce-server", "--order-id-prefix", prefix]).validate();
     assert_eq!(with("shop-2_"), Ok(()));
     assert_eq!(with(&"p".repeat(32)), Ok(()));
@@ -26,10 +72,10 @@ fn an_order_id_prefix_fits_the_pgs_order_id_and_strays_are_refunded_or_reported(
         assert_eq!(with(bad), Err(ConfigError::InvalidOrderIdPrefix(bad.to_owned())), "{bad:?}");
     }
     assert_eq!(ServerConfig::defaults().order_id_prefix, "ord_");
-    assert_eq!(ServerConfig::defaults().reconcile_strays, StrayPolicy::Refund);
-    let report = ServerConfig::parse_from(["payonce-server", "--reconcile-strays", "report"]);
-    assert_eq!(report.reconcile_strays, StrayPolicy::Report);
-    assert!(ServerConfig::try_parse_from(["payonce-server", "--reconcile-strays", "ignore"]).is_err());
+    assert_eq!(ServerConfig::defaults().reconcile_orphans, OrphanPolicy::Refund);
+    let report = ServerConfig::parse_from(["payonce-server", "--reconcile-orphans", "report"]);
+    assert_eq!(report.reconcile_orphans, OrphanPolicy::Report);
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--reconcile-orphans", "ignore"]).is_err());
 }
 
 #[test]
@@ -73,7 +119,7 @@ fn durations_read_the_way_people_write_them() {
 
 #[test]
 fn a_checking_window_shorter_than_the_pg_timeout_is_refused_with_the_numbers() {
-    let config = ServerConfig::parse_from(["payonce-server", "--poll-attempts", "10", "--pg-read-timeout", "60s"]);
+    let config = ServerConfig::parse_from(["payonce-server", "--max-checks", "10", "--pg-read-timeout", "60s"]);
     let error = config.validate().unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, ConfigError::CheckingWindowTooShort { .. }));
@@ -85,22 +131,22 @@ fn a_checking_window_shorter_than_the_pg_timeout_is_refused_with_the_numbers() {
 fn a_longer_read_timeout_needs_a_longer_window() {
     let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s"]);
     assert!(config.validate().is_err());
-    let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s", "--poll-attempts", "40"]);
+    let config = ServerConfig::parse_from(["payonce-server", "--pg-read-timeout", "90s", "--max-checks", "40"]);
     assert_eq!(config.validate(), Ok(()));
 }
 
 #[test]
 fn the_concurrency_is_a_number_or_auto() {
-    let auto = ServerConfig::parse_from(["payonce-server", "--pg-max-concurrency", "auto"]);
-    assert_eq!(auto.pg_max_concurrency, Concurrency::Auto);
-    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "0"]).is_err());
-    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-max-concurrency", "lots"]).is_err());
+    let auto = ServerConfig::parse_from(["payonce-server", "--pg-limit", "auto"]);
+    assert_eq!(auto.pg_limit, Concurrency::Auto);
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-limit", "0"]).is_err());
+    assert!(ServerConfig::try_parse_from(["payonce-server", "--pg-limit", "lots"]).is_err());
 }
 
 #[test]
 fn zero_durations_and_bad_urls_are_refused() {
-    let config = ServerConfig::parse_from(["payonce-server", "--poll-interval", "0s"]);
-    assert_eq!(config.validate(), Err(ConfigError::ZeroDuration { flag: "poll-interval" }));
+    let config = ServerConfig::parse_from(["payonce-server", "--check-interval", "0s"]);
+    assert_eq!(config.validate(), Err(ConfigError::ZeroDuration { flag: "check-interval" }));
     let config = ServerConfig::parse_from(["payonce-server", "--pg-url", "localhost:9090"]);
     assert!(matches!(config.validate(), Err(ConfigError::InvalidUrl { flag: "pg-url", .. })));
     let config = ServerConfig::parse_from(["payonce-server", "--pg-sdk-url", "/v2/standard"]);
@@ -207,7 +253,7 @@ fn secrets_never_show_in_debug_output() {
     for secret in ["live_sk_never_printed", "token-never-printed", "password-never-printed"] {
         assert!(!printed.contains(secret), "{secret} in {printed}");
     }
-    let client = crate::pg::PgClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
+    let client = crate::pg::TossClient::new(&config.pg_url, &config.pg_secret_key, config.pg_transport());
     let printed = format!("{client:?}");
     assert!(!printed.contains("Basic"), "the Basic header in {printed}");
 }

@@ -2,7 +2,7 @@
 //! time, and each commit waits for the disk (`synchronous = FULL`): on this
 //! project's machines about half a millisecond, against some 40 µs for a
 //! statement. A payment writes three or four times (its order, its attempt,
-//! the record of its PG call, its outcome); one commit each caps a server at
+//! the record of its PG call, its outcome); one commit each limits a server at
 //! about 700 payments a second, which a flash sale passes (see the flash-sale
 //! experiment, docs/measured-flash-sale.md).
 //!

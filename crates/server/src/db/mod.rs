@@ -152,7 +152,7 @@ impl Db {
     }
 
     /// Whether other order servers may share this database (and so the PG's
-    /// places under the PG's cap must be kept in it, not in one server's memory).
+    /// places under the PG's limit must be kept in it, not in one server's memory).
     pub fn shared_by_servers(&self) -> bool {
         self.engine == Engine::Postgres
     }
@@ -191,10 +191,10 @@ async fn prepare_connection(
                 .execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
                 .await?;
         }
-        // A place under the PG cap is a lease that lapses by itself, never a
+        // A place under the PG limit is a lease that lapses by itself, never a
         // payment's state: its commits need not wait for the disk (a tenth of
         // the time). A database crash may forget the places taken in its last
-        // moments; the cluster may then go over its cap by those for one call.
+        // moments; the cluster may then go over its limit by those for one call.
         (Engine::Postgres, Purpose::Places) => {
             connection.execute("SET synchronous_commit = off").await?;
         }

@@ -1,7 +1,7 @@
 //! The PGs' places shared by the servers of a cluster: places under each
-//! PG's cap as leased rows, and each PG's learned limit as one versioned row.
+//! PG's limit as leased rows, and each PG's learned limit as one versioned row.
 //! Every query names its PG: each has its own contract, so one PG's calls
-//! never take a place under another's cap.
+//! never take a place under another's limit.
 //! No transaction is held while a place is in use: a place is a lease with an
 //! expiry its holder keeps renewing, so a killed holder's places come back.
 
@@ -10,12 +10,12 @@ use sqlx::FromRow;
 
 use super::{Db, Engine};
 
-/// A place taken under a PG's shared cap.
+/// A place taken under a PG's shared limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlaceClaim {
-    /// The PG whose cap it is under.
+    /// The PG whose limit it is under.
     pub pg: Pg,
-    /// Its number, 1 to the cap (`pg_slots.slot`).
+    /// Its number, 1 to the limit (`pg_slots.slot`).
     pub number: i64,
     pub call_id: String,
 }
@@ -23,7 +23,10 @@ pub struct PlaceClaim {
 /// The learned limit as stored: see `pg::limit::learning` for the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
 pub struct LearnedLimitRow {
-    pub cap: i64,
+    /// Stored as `cap`: tables keep their names, so servers of two releases
+    /// can share a database during an upgrade.
+    #[sqlx(rename = "cap")]
+    pub limit: i64,
     pub slow_start: i64,
     pub last_decrease_ms: Option<i64>,
     pub last_increase_ms: i64,
@@ -51,32 +54,32 @@ struct HoldBinds<'a> {
 }
 
 impl Db {
-    /// Makes sure `pg` has a place row for every number up to `cap`: the
+    /// Makes sure `pg` has a place row for every number up to `limit`: the
     /// schema starts with the 1,000 a learned limit can reach, and a
     /// contract's fixed number may be higher. Servers starting together may
     /// both insert; a number already there is left as it is.
-    pub async fn provide_places(&self, pg: Pg, cap: u32) -> Result<(), sqlx::Error> {
+    pub async fn provide_places(&self, pg: Pg, limit: u32) -> Result<(), sqlx::Error> {
         // `WHERE true` tells SQLite's parser that ON CONFLICT is the upsert's, not the join's.
         sqlx::query(
             "WITH RECURSIVE numbers (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM numbers WHERE n < $1) \
              INSERT INTO pg_slots (pg, slot) SELECT $2, n FROM numbers WHERE true ON CONFLICT (pg, slot) DO NOTHING",
         )
-        .bind(i64::from(cap))
+        .bind(i64::from(limit))
         .bind(pg.as_str())
         .execute(&self.writer)
         .await?;
         Ok(())
     }
 
-    /// Takes a free place of `pg`'s numbered at most `cap` (its stored learned
-    /// cap when `None`), or `None` when all are taken. The place is held as if
+    /// Takes a free place of `pg`'s numbered at most `limit` (its stored learned
+    /// limit when `None`), or `None` when all are taken. The place is held as if
     /// its call had already run, and is kept until renewals stop (see `renew_places`).
     pub async fn claim_place(
         &self,
         pg: Pg,
         holder: &str,
         call_id: &str,
-        cap: Option<u32>,
+        limit: Option<u32>,
         now_ms: i64,
         terms: PlaceTerms,
     ) -> Result<Option<i64>, sqlx::Error> {
@@ -102,7 +105,7 @@ impl Db {
             .bind(terms.lapse_ms)
             .bind(terms.recent_longest_ms)
             .bind(terms.call_deadline_ms)
-            .bind(cap.map(i64::from))
+            .bind(limit.map(i64::from))
             .bind(pg.as_str())
             .fetch_optional(&self.places_pool)
             .await
@@ -201,7 +204,7 @@ impl Db {
             "UPDATE pg_limit SET cap = $1, slow_start = $2, last_decrease_ms = $3, last_increase_ms = $4, \
              version = version + 1 WHERE pg = $6 AND version = $5",
         )
-        .bind(row.cap)
+        .bind(row.limit)
         .bind(row.slow_start)
         .bind(row.last_decrease_ms)
         .bind(row.last_increase_ms)

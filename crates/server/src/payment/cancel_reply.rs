@@ -8,7 +8,7 @@ use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{RefundStep, after_cancel};
 
 use crate::db::Refund;
-use crate::pg::{self, Expected, ExpectedRefund, KakaoPayAnswer, PgAnswer};
+use crate::pg::{self, Expected, ExpectedRefund, KakaoPayReply, TossReply};
 
 /// Which send of a refund an answer is to: KakaoPay reads a refusal of a
 /// cancel sent again as proving nothing (the first may have gone through).
@@ -17,8 +17,8 @@ pub(super) use payonce_rules::kakaopay::classify::Send;
 /// A cancel's answer from the order's PG.
 #[derive(Debug)]
 pub(super) enum CancelReply {
-    Toss(PgAnswer),
-    KakaoPay(KakaoPayAnswer<Cancellation>),
+    Toss(TossReply),
+    KakaoPay(KakaoPayReply<Cancellation>),
 }
 
 impl CancelReply {
@@ -38,7 +38,7 @@ impl CancelReply {
     pub(super) fn refunded_total(&self) -> Option<u64> {
         match self {
             CancelReply::Toss(answer) => pg::refunded_total(answer),
-            CancelReply::KakaoPay(KakaoPayAnswer::Body { body, .. }) => body.canceled_amount.map(|amount| amount.total),
+            CancelReply::KakaoPay(KakaoPayReply::Body { body, .. }) => body.canceled_amount.map(|amount| amount.total),
             CancelReply::KakaoPay(_) => None,
         }
     }
@@ -47,7 +47,7 @@ impl CancelReply {
     pub(super) fn refusal_code(&self) -> String {
         match self {
             CancelReply::Toss(answer) => pg::refusal_code(answer),
-            CancelReply::KakaoPay(KakaoPayAnswer::Error { error_code, .. }) => {
+            CancelReply::KakaoPay(KakaoPayReply::Error { error_code, .. }) => {
                 format!("KAKAOPAY_{}", error_code.unsigned_abs())
             }
             CancelReply::KakaoPay(_) => "KAKAOPAY_REFUSED".to_owned(),

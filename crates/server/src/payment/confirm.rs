@@ -11,7 +11,7 @@ use crate::db::{Actor, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, KakaoPayApprove, PgAnswer, PgConfirm, PgPlace, confirm_answer, customer_message, describe, failure_of,
+    Expected, KakaoPayApprove, PgPlace, TossConfirm, TossReply, confirm_answer, customer_message, describe, failure_of,
     first_call_verdict,
 };
 use crate::resilience::lease;
@@ -129,7 +129,7 @@ impl ConfirmJob {
         // prepared for the order (while it can still be approved).
         let pg = self.authorised.pg();
         let (payment_key, place) = match &self.authorised {
-            Authorised::Toss { payment_key } => (payment_key.clone(), app.pg.try_place().await?),
+            Authorised::Toss { payment_key } => (payment_key.clone(), app.toss.try_place().await?),
             Authorised::KakaoPay { .. } => {
                 let gateway = kakaopay::gateway(&app)?;
                 (kakaopay::prepared_tid(&app, &self.order_id).await?, gateway.try_place().await?)
@@ -211,8 +211,8 @@ impl ConfirmJob {
         amount: u64,
         pg_idempotency_key: &str,
     ) -> (&'static str, Transition) {
-        let call = PgConfirm { payment_key, order_id: &self.order_id, amount, idempotency_key: pg_idempotency_key };
-        let answer = app.pg.confirm(place, call, PgCaller::Customer).await;
+        let call = TossConfirm { payment_key, order_id: &self.order_id, amount, idempotency_key: pg_idempotency_key };
+        let answer = app.toss.confirm(place, call, PgCaller::Customer).await;
         let expected = Expected { payment_key, order_id: &self.order_id, amount };
         let verdict = first_call_verdict(confirm_answer(&answer, expected));
         first_call_transition(verdict, &answer)
@@ -274,7 +274,7 @@ async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Res
 
 /// What the first confirm call's verdict means for the order (the settlement
 /// rules'), with the metric label.
-fn first_call_transition(verdict: ConfirmVerdict, answer: &PgAnswer) -> (&'static str, Transition) {
+fn first_call_transition(verdict: ConfirmVerdict, answer: &TossReply) -> (&'static str, Transition) {
     (settle::first_call_label(verdict), after_first_call(verdict, || failure_of(answer), || describe(answer)))
 }
 
@@ -294,14 +294,14 @@ mod tests {
 
     #[test]
     fn the_first_call_stores_what_the_verdict_says() {
-        let declined = PgAnswer::Error { http_status: 403, code: "REJECT_CARD_PAYMENT".into(), message: "m".into() };
+        let declined = TossReply::Error { http_status: 403, code: "REJECT_CARD_PAYMENT".into(), message: "m".into() };
         let transition = |verdict| first_call_transition(verdict, &declined).1;
         assert_eq!(transition(ConfirmVerdict::Paid), Transition::Paid);
         assert!(
             matches!(transition(ConfirmVerdict::Failed), Transition::Failed(failure) if failure.code == "REJECT_CARD_PAYMENT")
         );
         assert!(matches!(transition(ConfirmVerdict::Unknown), Transition::Unknown(_)));
-        let not_sent = PgAnswer::NotSent { detail: "refused".into() };
+        let not_sent = TossReply::NotSent { detail: "refused".into() };
         let (label, transition) = first_call_transition(ConfirmVerdict::Unreachable, &not_sent);
         assert_eq!((label, transition.failure().map(|f| f.code.as_str())), ("unreachable", Some("PG_UNREACHABLE")));
     }

@@ -43,10 +43,10 @@ pub async fn run(app: App, shutdown: CancellationToken) {
     }
 }
 
-/// Workers at once: a quarter of the PG cap (of 40 at most), so customers'
+/// Workers at once: a quarter of the PG limit (of 40 at most), so customers'
 /// confirms keep most of it. Each holds at most one PG place.
 fn worker_limit(app: &App) -> usize {
-    (app.config.pg_max_concurrency.most().min(40) as usize / 4).max(1)
+    (app.config.pg_limit.most().min(40) as usize / 4).max(1)
 }
 
 /// Starts a worker for each due job, as many as are free: payments first, then

@@ -12,7 +12,7 @@ use payonce_rules::kakaopay::classify::{
 };
 use payonce_rules::kakaopay::messages::{approve_failure, expired_failure, status_failure};
 use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
-use payonce_rules::kakaopay::{self as rules, PgAnswer};
+use payonce_rules::kakaopay::{self as rules, KakaoPayReply};
 use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{
     AttemptAge, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call, after_lookup,
@@ -71,7 +71,7 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
     let asked_at_ms = now_ms();
     let answer = gateway.ready(place, call).await;
     let ready = match answer {
-        PgAnswer::Body { body, .. } => StoredReady {
+        KakaoPayReply::Body { body, .. } => StoredReady {
             order_id: order_id.to_owned(),
             tid: body.tid,
             pc_url: body.next_redirect_pc_url,
@@ -80,7 +80,7 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
         },
         unprepared => {
             let code = match unprepared {
-                PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => ErrorCode::PgUnreachable,
+                KakaoPayReply::NotSent { .. } | KakaoPayReply::NoReply { .. } => ErrorCode::PgUnreachable,
                 _ => ErrorCode::PgRefused,
             };
             tracing::warn!(order_id, answer = unprepared.describe(), "KakaoPay did not prepare the payment");
@@ -147,7 +147,7 @@ pub(super) async fn look_up(
     let (order_id, tid) = (attempt.order_id.as_str(), attempt.payment_key.as_str());
     let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
     let usable =
-        |answer: &PgAnswer<KakaoPayOrder>| status_verdict(status_answer(answer, expected)) != StatusVerdict::Retry;
+        |answer: &KakaoPayReply<KakaoPayOrder>| status_verdict(status_answer(answer, expected)) != StatusVerdict::Retry;
     let looked_up = look_up_at(app, gateway, job, lookup, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
@@ -157,7 +157,7 @@ pub(super) async fn look_up(
     let shown = Shown { verdict: status_verdict(kind), refunded_total: refunded_total(&answer) };
     tracing::debug!(order_id, tid, answer = answer.describe(), ?kind, "recovery looked the KakaoPay payment up");
     let status = match &answer {
-        PgAnswer::Body { body, .. } => Some(body.status),
+        KakaoPayReply::Body { body, .. } => Some(body.status),
         _ => None,
     };
     let step = after_lookup(shown, age, rules::RESENDING, |why| match why {

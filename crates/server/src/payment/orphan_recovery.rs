@@ -12,7 +12,7 @@ use crate::db::{OrphanRefund, PgCaller};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, ExpectedRefund, LookupBy, OrphanCancel, PgAnswer, PgCancel, describe, orphan_cancel, refund_lookup,
+    Expected, ExpectedRefund, LookupBy, OrphanCancel, TossCancel, TossReply, describe, orphan_cancel, refund_lookup,
     refund_lookup_verdict,
 };
 use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
@@ -41,7 +41,7 @@ async fn recover_claimed(
         balance_before: amount,
         balance_after: 0,
     };
-    let usable = |answer: &PgAnswer| {
+    let usable = |answer: &TossReply| {
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
         verdict != RefundLookupVerdict::Retry
     };
@@ -91,16 +91,16 @@ async fn resend(
 
 /// Sends the refund's cancel under `place` (given back once answered), in full,
 /// with its own key. The caller holds its lease.
-pub(super) async fn send(app: &App, place: crate::pg::PgPlace, refund: &OrphanRefund) -> Result<PgAnswer, AppError> {
+pub(super) async fn send(app: &App, place: crate::pg::PgPlace, refund: &OrphanRefund) -> Result<TossReply, AppError> {
     app.db.count_orphan_refund_call(&refund.payment_key).await?;
-    let call = PgCancel {
+    let call = TossCancel {
         payment_key: &refund.payment_key,
         order_id: &refund.order_id,
         reason: &refund.reason,
         amount: None,
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = app.pg.cancel(place, call, PgCaller::Reconcile).await;
+    let answer = app.toss.cancel(place, call, PgCaller::Reconcile).await;
     tracing::info!(
         order_id = refund.order_id,
         payment_key = refund.payment_key,

@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::db::{JobKind, PgCaller, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{LookupBy, PgAnswer, PgGateway, PgPlace};
+use crate::pg::{LookupBy, PgGateway, PgPlace, TossReply};
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
 use payonce_rules::pg_reply::PgReply;
@@ -152,7 +152,7 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
 }
 
 /// How a job's lookup of its payment went.
-pub(super) enum Lookup<A = PgAnswer> {
+pub(super) enum Lookup<A = TossReply> {
     Answered(A),
     /// Every try got no usable answer (the last one is kept).
     Unavailable(A),
@@ -184,9 +184,9 @@ pub(super) async fn look_up(
     job: Job<'_>,
     (order_id, by): (&str, LookupBy<'_>),
     caller: PgCaller,
-    usable: impl Fn(&PgAnswer) -> bool,
+    usable: impl Fn(&TossReply) -> bool,
 ) -> Result<Lookup, AppError> {
-    look_up_at(app, &app.pg, job, |place| app.pg.lookup(place, order_id, by, caller), usable).await
+    look_up_at(app, &app.toss, job, |place| app.toss.lookup(place, order_id, by, caller), usable).await
 }
 
 /// The same, at any PG: `gateway` gives the places, `call` makes the lookup.
@@ -237,12 +237,12 @@ pub(super) async fn send_under_lease<Call, Sent>(
     app: &App,
     job: Job<'_>,
     call: Call,
-) -> Result<Result<PgAnswer, (Recovered, Option<String>)>, AppError>
+) -> Result<Result<TossReply, (Recovered, Option<String>)>, AppError>
 where
     Call: FnOnce(PgPlace) -> Sent,
-    Sent: Future<Output = Result<PgAnswer, AppError>>,
+    Sent: Future<Output = Result<TossReply, AppError>>,
 {
-    send_under_lease_at(app, &app.pg, job, call).await
+    send_under_lease_at(app, &app.toss, job, call).await
 }
 
 /// The same, at any PG: `gateway` gives the place.

@@ -38,7 +38,7 @@ use crate::metrics;
 use crate::pg::toss::Transaction;
 use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
 use crate::resilience::lease;
-use payonce_rules::settlement::{Charge, Disagreement, Finding, ShopSide, StrayAction, classify, stray_action};
+use payonce_rules::settlement::{Charge, Disagreement, Finding, OrphanAction, ShopSide, classify, orphan_action};
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
@@ -313,10 +313,10 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
     for charge in &charges {
         let shop = app.db.shop_payment(&charge.order_id).await?;
         let finding = classify(charge, shop.as_ref().map(shop_side));
-        let stray = stray_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_strays);
-        let stray_of_no_order =
+        let orphan = orphan_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_orphans);
+        let orphan_of_no_order =
             matches!(finding, Finding::OrphanRefunded | Finding::Disagrees(Disagreement::ChargeWithoutOrder));
-        if stray_of_no_order && stray == StrayAction::NotTheShops {
+        if orphan_of_no_order && orphan == OrphanAction::NotTheShops {
             report.not_the_shops.push(OtherCharge {
                 order_id: charge.order_id.clone(),
                 payment_key: charge.payment_key.clone(),
@@ -337,15 +337,15 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
             }
             Finding::Disagrees(disagreement) => {
                 let kind = MismatchKind::from(disagreement);
-                let action = match (kind, stray, mode) {
-                    (MismatchKind::ChargeWithoutOrder, StrayAction::Refund, PassMode::Act) => {
+                let action = match (kind, orphan, mode) {
+                    (MismatchKind::ChargeWithoutOrder, OrphanAction::Refund, PassMode::Act) => {
                         refund_orphan(app, charge).await?
                     }
-                    (MismatchKind::ChargeWithoutOrder, StrayAction::Refund, PassMode::DryRun) => {
+                    (MismatchKind::ChargeWithoutOrder, OrphanAction::Refund, PassMode::DryRun) => {
                         "would refund in full".to_owned()
                     }
                     (MismatchKind::ChargeWithoutOrder, _, _) => {
-                        "reported: strays are only reported (--reconcile-strays report)".to_owned()
+                        "reported: orphan charges are only reported (--reconcile-orphans report)".to_owned()
                     }
                     _ => "flagged".to_owned(),
                 };
@@ -426,9 +426,9 @@ async fn list(app: &App, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, A
     let mut all: Vec<Transaction> = Vec::new();
     loop {
         renew(app).await?;
-        let place = app.pg.place().await?;
+        let place = app.toss.place().await?;
         let after = all.last().map(|transaction| transaction.transaction_key.clone());
-        let page = app.pg.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
+        let page = app.toss.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
         drop(place);
         let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
         let full = page.len() == PAGE_LIMIT;
@@ -477,7 +477,7 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
         });
     }
     renew(app).await?;
-    let place = app.pg.place().await?;
+    let place = app.toss.place().await?;
     let answer = orphan_recovery::send(app, place, &refund).await?;
     let described = describe(&answer);
     let verdict = orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount);

@@ -33,7 +33,7 @@ use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{
-    Expected, LookupBy, PgAnswer, PgConfirm, RESENDING, confirm_answer, customer_message, describe, failure_of,
+    Expected, LookupBy, RESENDING, TossConfirm, TossReply, confirm_answer, customer_message, describe, failure_of,
     order_status_answer, refunded_total, resend_verdict, status_answer, status_verdict,
 };
 use crate::resilience::lease;
@@ -70,7 +70,7 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
         return recover_at_kakaopay(app, job, attempt).await;
     }
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
-    let usable = |answer: &PgAnswer| {
+    let usable = |answer: &TossReply| {
         let verdict = status_verdict(status_answer(answer, expected));
         metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
         tracing::debug!(
@@ -132,7 +132,7 @@ async fn recover_at_kakaopay(
 async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
     let (order_id, amount) = (attempt.order_id.as_str(), attempt.amount);
     let usable =
-        |answer: &PgAnswer| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
+        |answer: &TossReply| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
     let looked_up = look_up(app, job, (order_id, LookupBy::OrderId), PgCaller::Recovery, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
@@ -157,7 +157,7 @@ async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<
 }
 
 /// The failure a lookup settles a payment with, by why it failed.
-fn lookup_failure(why: FailedBecause, answer: &PgAnswer) -> Failure {
+fn lookup_failure(why: FailedBecause, answer: &TossReply) -> Failure {
     let code = match why {
         FailedBecause::PgSaid => return failure_of(answer),
         FailedBecause::SessionOver => "EXPIRED_PAYMENT",
@@ -175,14 +175,14 @@ async fn resend(
     attempt: &Attempt,
     expected: Expected<'_>,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let call = PgConfirm {
+    let call = TossConfirm {
         payment_key: &attempt.payment_key,
         order_id: &attempt.order_id,
         amount: attempt.amount,
         idempotency_key: &attempt.pg_idempotency_key,
     };
     let sent =
-        send_under_lease(app, job, |place| async move { Ok(app.pg.confirm(place, call, PgCaller::Recovery).await) });
+        send_under_lease(app, job, |place| async move { Ok(app.toss.confirm(place, call, PgCaller::Recovery).await) });
     let answer = match sent.await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),

@@ -14,7 +14,7 @@ use crate::customer::Customer;
 use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{self, Expected, KakaoPayCancel, LookupBy, PgCancel, PgPlace};
+use crate::pg::{self, Expected, KakaoPayCancel, LookupBy, PgPlace, TossCancel};
 use crate::resilience::lease;
 use payonce_rules::settlement::RefundStep;
 
@@ -125,9 +125,9 @@ async fn refunded_only_in_full(app: &App, order: &Order) -> Result<bool, AppErro
         // KakaoPay says nothing of it before a cancel: its answer to the cancel decides.
         return Ok(false);
     }
-    let Some(place) = app.pg.try_place().await? else { return Ok(false) };
+    let Some(place) = app.toss.try_place().await? else { return Ok(false) };
     let by = LookupBy::PaymentKey(&attempt.payment_key);
-    let answer = app.pg.lookup(place, &order.order_id, by, PgCaller::Operator).await;
+    let answer = app.toss.lookup(place, &order.order_id, by, PgCaller::Operator).await;
     let expected = Expected { payment_key: &attempt.payment_key, order_id: &order.order_id, amount: order.amount };
     Ok(pg::refunded_only_in_full(&answer, expected))
 }
@@ -242,7 +242,7 @@ fn moved_error(order: Order) -> AppError {
 /// A place under the limit of the PG that charged the order, now or never.
 async fn try_place(app: &App, pg: Pg) -> Result<Option<PgPlace>, AppError> {
     Ok(match pg {
-        Pg::Toss => app.pg.try_place().await?,
+        Pg::Toss => app.toss.try_place().await?,
         Pg::KakaoPay => kakaopay::gateway(app)?.try_place().await?,
     })
 }
@@ -259,14 +259,14 @@ pub(super) async fn send(
     app.db.count_refund_call(&refund.refund_id).await?;
     let answer = match refund.pg {
         Pg::Toss => {
-            let call = PgCancel {
+            let call = TossCancel {
                 payment_key: &refund.payment_key,
                 order_id: &refund.order_id,
                 reason: &refund.reason,
                 amount: (!refund.full_cancel).then_some(refund.amount),
                 idempotency_key: &refund.pg_idempotency_key,
             };
-            CancelReply::Toss(app.pg.cancel(place, call, caller).await)
+            CancelReply::Toss(app.toss.cancel(place, call, caller).await)
         }
         Pg::KakaoPay => {
             let call = KakaoPayCancel {

@@ -31,7 +31,7 @@ use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{KakaoPayAnswer, LookupBy, PgAnswer, PgPlace, refund_lookup, refund_lookup_verdict, refunded_total};
+use crate::pg::{KakaoPayReply, LookupBy, PgPlace, TossReply, refund_lookup, refund_lookup_verdict, refunded_total};
 use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund whose lease the engine took for this worker.
@@ -73,7 +73,7 @@ type RefundLooked = Result<(RefundStep, Option<u64>, String), (Recovered, Option
 async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
     let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
     let expected = toss_expected(refund, order_amount);
-    let usable = |answer: &PgAnswer| {
+    let usable = |answer: &TossReply| {
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
         metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
@@ -88,7 +88,7 @@ async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<Ref
 async fn look_up_at_kakaopay(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
     let gateway = kakaopay::gateway(app)?;
     let expected = kakaopay_expected(refund);
-    let usable = |answer: &KakaoPayAnswer<KakaoPayOrder>| {
+    let usable = |answer: &KakaoPayReply<KakaoPayOrder>| {
         let verdict = kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected));
         metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
@@ -116,7 +116,7 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
         answer
     };
     let sent = match refund.pg {
-        Pg::Toss => send_under_lease_at(app, &app.pg, job, sending_again).await?,
+        Pg::Toss => send_under_lease_at(app, &app.toss, job, sending_again).await?,
         Pg::KakaoPay => send_under_lease_at(app, kakaopay::gateway(app)?, job, sending_again).await?,
     };
     let answer = match sent {

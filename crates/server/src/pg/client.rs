@@ -11,12 +11,12 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::PgTransport;
 
-pub use payonce_rules::toss::PgAnswer;
+pub use payonce_rules::toss::TossReply;
 use payonce_rules::toss::wire::{CancelBody, ConfirmBody, ErrorBody, Payment, Transaction};
 
 /// One confirm call: the payment, and the idempotency key every retry reuses.
 #[derive(Debug, Clone, Copy)]
-pub struct PgConfirm<'a> {
+pub struct TossConfirm<'a> {
     pub payment_key: &'a str,
     pub order_id: &'a str,
     pub amount: u64,
@@ -25,7 +25,7 @@ pub struct PgConfirm<'a> {
 
 /// One cancel call: the refund, and the idempotency key every send of it reuses.
 #[derive(Debug, Clone, Copy)]
-pub struct PgCancel<'a> {
+pub struct TossCancel<'a> {
     pub payment_key: &'a str,
     /// The order it refunds (the PG's orderId for a charge no order made): not
     /// sent, it names the call in the log.
@@ -42,14 +42,14 @@ const API_VERSION_HEADER: reqwest::header::HeaderName =
 
 /// HTTP client for the PG's payments API.
 #[derive(Debug, Clone)]
-pub struct PgClient {
+pub struct TossClient {
     http: reqwest::Client,
     base: Url,
     authorization: HeaderValue,
     lookup_timeout: Duration,
 }
 
-impl PgClient {
+impl TossClient {
     /// A client for Toss's API at `base`, reached as `transport` says.
     pub fn new(base: &str, secret_key: &SecretString, transport: PgTransport) -> Self {
         let version = HeaderValue::from_static(super::toss::API_VERSION);
@@ -68,7 +68,7 @@ impl PgClient {
     }
 
     /// `POST /v1/payments/confirm` with the attempt's idempotency key.
-    pub async fn confirm(&self, call: PgConfirm<'_>) -> PgAnswer {
+    pub async fn confirm(&self, call: TossConfirm<'_>) -> TossReply {
         let body = ConfirmBody { payment_key: call.payment_key, order_id: call.order_id, amount: call.amount };
         let request = self
             .http
@@ -81,7 +81,7 @@ impl PgClient {
 
     /// `POST /v1/payments/{paymentKey}/cancel` with the refund's idempotency key.
     /// It waits as long as a confirm: the PG processes a refund as it does a charge.
-    pub async fn cancel(&self, call: PgCancel<'_>) -> PgAnswer {
+    pub async fn cancel(&self, call: TossCancel<'_>) -> TossReply {
         let mut url = self.url("v1/payments/");
         url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(call.payment_key).push("cancel");
         let body = CancelBody { cancel_reason: call.reason, cancel_amount: call.amount };
@@ -95,7 +95,7 @@ impl PgClient {
     }
 
     /// `GET /v1/payments/{paymentKey}`: the payment as the PG has it now.
-    pub async fn payment(&self, payment_key: &str) -> PgAnswer {
+    pub async fn payment(&self, payment_key: &str) -> TossReply {
         let mut url = self.url("v1/payments/");
         url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(payment_key);
         let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
@@ -104,7 +104,7 @@ impl PgClient {
 
     /// `GET /v1/payments/orders/{orderId}`: the payment of an order as the PG
     /// has it now, whatever its paymentKey.
-    pub async fn payment_of_order(&self, order_id: &str) -> PgAnswer {
+    pub async fn payment_of_order(&self, order_id: &str) -> TossReply {
         let mut url = self.url("v1/payments/orders/");
         url.path_segments_mut().expect("http URLs have paths").pop_if_empty().push(order_id);
         let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
@@ -120,7 +120,7 @@ impl PgClient {
         end: &str,
         starting_after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<Transaction>, PgAnswer> {
+    ) -> Result<Vec<Transaction>, TossReply> {
         let mut url = self.url("v1/transactions");
         {
             let mut query = url.query_pairs_mut();
@@ -132,24 +132,24 @@ impl PgClient {
         let request = self.http.get(url).header(AUTHORIZATION, self.authorization.clone()).timeout(self.lookup_timeout);
         let response = match request.send().await {
             Ok(response) => response,
-            Err(error) if error.is_connect() => return Err(PgAnswer::NotSent { detail: error_chain(&error) }),
+            Err(error) if error.is_connect() => return Err(TossReply::NotSent { detail: error_chain(&error) }),
             Err(error) => {
-                return Err(PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() });
+                return Err(TossReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() });
             }
         };
         let http_status = response.status().as_u16();
         let body = match response.bytes().await {
             Ok(body) => body,
             Err(error) => {
-                return Err(PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() });
+                return Err(TossReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() });
             }
         };
         if (200..300).contains(&http_status) {
-            return serde_json::from_slice(&body).map_err(|_| PgAnswer::Unparsable { http_status });
+            return serde_json::from_slice(&body).map_err(|_| TossReply::Unparsable { http_status });
         }
         Err(match serde_json::from_slice::<ErrorBody>(&body) {
-            Ok(ErrorBody { code, message }) => PgAnswer::Error { http_status, code, message },
-            Err(_) => PgAnswer::Unparsable { http_status },
+            Ok(ErrorBody { code, message }) => TossReply::Error { http_status, code, message },
+            Err(_) => TossReply::Unparsable { http_status },
         })
     }
 
@@ -162,26 +162,26 @@ impl PgClient {
     }
 }
 
-async fn read_answer(sent: Result<Response, reqwest::Error>) -> PgAnswer {
+async fn read_answer(sent: Result<Response, reqwest::Error>) -> TossReply {
     let response = match sent {
         Ok(response) => response,
-        Err(error) if error.is_connect() => return PgAnswer::NotSent { detail: error_chain(&error) },
-        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() },
+        Err(error) if error.is_connect() => return TossReply::NotSent { detail: error_chain(&error) },
+        Err(error) => return TossReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() },
     };
     let http_status = response.status().as_u16();
     let body = match response.bytes().await {
         Ok(body) => body,
-        Err(error) => return PgAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() },
+        Err(error) => return TossReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() },
     };
     if (200..300).contains(&http_status) {
         return match serde_json::from_slice::<Payment>(&body) {
-            Ok(payment) => PgAnswer::Payment { http_status, payment },
-            Err(_) => PgAnswer::Unparsable { http_status },
+            Ok(payment) => TossReply::Payment { http_status, payment },
+            Err(_) => TossReply::Unparsable { http_status },
         };
     }
     match serde_json::from_slice::<ErrorBody>(&body) {
-        Ok(ErrorBody { code, message }) => PgAnswer::Error { http_status, code, message },
-        Err(_) => PgAnswer::Unparsable { http_status },
+        Ok(ErrorBody { code, message }) => TossReply::Error { http_status, code, message },
+        Err(_) => TossReply::Unparsable { http_status },
     }
 }
 
@@ -199,21 +199,21 @@ pub(super) fn error_chain(error: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::PgAnswer;
+    use super::TossReply;
 
-    fn error(http_status: u16) -> PgAnswer {
-        PgAnswer::Error { http_status, code: "X".into(), message: String::new() }
+    fn error(http_status: u16) -> TossReply {
+        TossReply::Error { http_status, code: "X".into(), message: String::new() }
     }
 
     #[test]
     fn refusals_for_load_and_timeouts_show_overload_and_nothing_else_does() {
         assert!(error(429).shows_overload());
         let consecutive =
-            PgAnswer::Error { http_status: 403, code: "FORBIDDEN_CONSECUTIVE_REQUEST".into(), message: String::new() };
+            TossReply::Error { http_status: 403, code: "FORBIDDEN_CONSECUTIVE_REQUEST".into(), message: String::new() };
         assert!(consecutive.shows_overload());
-        assert!(PgAnswer::NoAnswer { detail: String::new(), timed_out: true }.shows_overload());
+        assert!(TossReply::NoReply { detail: String::new(), timed_out: true }.shows_overload());
         assert!(
-            !PgAnswer::NoAnswer { detail: String::new(), timed_out: false }.shows_overload(),
+            !TossReply::NoReply { detail: String::new(), timed_out: false }.shows_overload(),
             "a reset is not load"
         );
         assert!(!error(500).shows_overload());
@@ -222,15 +222,15 @@ mod tests {
 
     #[test]
     fn only_missing_overloaded_or_failing_answers_show_the_pg_unavailable() {
-        assert!(PgAnswer::NotSent { detail: String::new() }.shows_pg_unavailable());
-        assert!(PgAnswer::NoAnswer { detail: String::new(), timed_out: false }.shows_pg_unavailable());
+        assert!(TossReply::NotSent { detail: String::new() }.shows_pg_unavailable());
+        assert!(TossReply::NoReply { detail: String::new(), timed_out: false }.shows_pg_unavailable());
         assert!(error(500).shows_pg_unavailable());
         assert!(error(503).shows_pg_unavailable());
         assert!(error(429).shows_pg_unavailable());
-        assert!(PgAnswer::Unparsable { http_status: 502 }.shows_pg_unavailable());
+        assert!(TossReply::Unparsable { http_status: 502 }.shows_pg_unavailable());
         assert!(!error(400).shows_pg_unavailable(), "an unknown 4xx is an answer");
         assert!(!error(404).shows_pg_unavailable());
         assert!(!error(409).shows_pg_unavailable());
-        assert!(!PgAnswer::Unparsable { http_status: 200 }.shows_pg_unavailable());
+        assert!(!TossReply::Unparsable { http_status: 200 }.shows_pg_unavailable());
     }
 }

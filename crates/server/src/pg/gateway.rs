@@ -18,7 +18,7 @@ use std::future::Future;
 use payonce_api::Pg;
 use payonce_rules::pg_reply::PgReply;
 
-use super::client::{PgAnswer, PgCancel, PgClient, PgConfirm};
+use super::client::{TossCancel, TossClient, TossConfirm, TossReply};
 use super::limit::cluster::{ClusterLimit, ClusterPlace};
 use super::limit::{ConcurrencyLimit, Place, Policy};
 use crate::db::{Db, NewPgCall, PgCallKind, PgCaller, now_ms};
@@ -36,7 +36,7 @@ pub enum LookupBy<'a> {
 /// what an answer tells the limit are the same for every PG (`C` is its
 /// client: Toss's by default); each PG's calls are its own `impl` block.
 #[derive(Debug, Clone)]
-pub struct PgGateway<C = PgClient> {
+pub struct PgGateway<C = TossClient> {
     client: C,
     limit: Limit,
     policy: Policy,
@@ -218,10 +218,10 @@ impl<C> PgGateway<C> {
 }
 
 /// Toss's calls.
-impl PgGateway<PgClient> {
+impl PgGateway<TossClient> {
     /// Looks `order_id`'s payment up, by its paymentKey or by the order's id,
     /// for `caller`, under `place`, given back once answered.
-    pub async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> TossReply {
         let call = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
         match by {
             LookupBy::PaymentKey(payment_key) => self.read(place, call, self.client.payment(payment_key)).await,
@@ -231,7 +231,7 @@ impl PgGateway<PgClient> {
 
     /// Sends a cancel under `place`. The PG processes it as it does a confirm,
     /// so it tells the limit the same things.
-    pub async fn cancel(&self, place: PgPlace, call: PgCancel<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn cancel(&self, place: PgPlace, call: TossCancel<'_>, caller: PgCaller) -> TossReply {
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Cancel,
@@ -242,7 +242,7 @@ impl PgGateway<PgClient> {
     }
 
     /// Sends a confirm under `place`.
-    pub async fn confirm(&self, place: PgPlace, call: PgConfirm<'_>, caller: PgCaller) -> PgAnswer {
+    pub async fn confirm(&self, place: PgPlace, call: TossConfirm<'_>, caller: PgCaller) -> TossReply {
         let record = Call {
             order_id: call.order_id,
             kind: PgCallKind::Confirm,
@@ -275,7 +275,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_reset_keeps_the_place_like_a_timeout_and_a_call_never_sent_frees_it() {
         let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), Duration::from_secs(60));
-        let no_answer = |timed_out| PgAnswer::NoAnswer { detail: "no answer".into(), timed_out };
+        let no_answer = |timed_out| TossReply::NoReply { detail: "no answer".into(), timed_out };
         for answer in [no_answer(true), no_answer(false)] {
             let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
             tell_limit(&mut place, &answer);
@@ -285,7 +285,7 @@ mod tests {
             tokio::task::yield_now().await;
         }
         let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
-        tell_limit(&mut place, &PgAnswer::NotSent { detail: "connection refused".into() });
+        tell_limit(&mut place, &TossReply::NotSent { detail: "connection refused".into() });
         drop(place);
         assert!(limit.try_acquire().is_some(), "a call that never reached the PG frees its place at once");
     }

@@ -11,7 +11,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use payonce_rules::kakaopay::PgAnswer as KakaoPayAnswer;
+pub use payonce_rules::kakaopay::KakaoPayReply;
 use payonce_rules::kakaopay::wire::{
     APPROVE_PATH, Approval, ApproveBody, CANCEL_PATH, CancelBody, Cancellation, ErrorBody, ORDER_PATH, Order,
     OrderBody, READY_PATH, Ready, ReadyBody,
@@ -77,7 +77,7 @@ impl KakaoPayClient {
     }
 
     /// `ready`: prepares the payment; it moves no money.
-    pub async fn ready(&self, call: KakaoPayReady<'_>) -> KakaoPayAnswer<Ready> {
+    pub async fn ready(&self, call: KakaoPayReady<'_>) -> KakaoPayReply<Ready> {
         let body = ReadyBody {
             cid: &self.cid,
             partner_order_id: call.order_id,
@@ -94,7 +94,7 @@ impl KakaoPayClient {
     }
 
     /// `approve`: charges. Sent once: there is no key to make a second one safe.
-    pub async fn approve(&self, call: KakaoPayApprove<'_>) -> KakaoPayAnswer<Approval> {
+    pub async fn approve(&self, call: KakaoPayApprove<'_>) -> KakaoPayReply<Approval> {
         let body = ApproveBody {
             cid: &self.cid,
             tid: call.tid,
@@ -107,12 +107,12 @@ impl KakaoPayClient {
     }
 
     /// `order`: the payment as KakaoPay has it now. A read: it waits as long as a lookup.
-    pub async fn order(&self, tid: &str) -> KakaoPayAnswer<Order> {
+    pub async fn order(&self, tid: &str) -> KakaoPayReply<Order> {
         self.post(ORDER_PATH, &OrderBody { cid: &self.cid, tid }, Some(self.lookup_timeout)).await
     }
 
     /// `cancel`: refunds `amount`, carrying the balance the shop expects before it.
-    pub async fn cancel(&self, call: KakaoPayCancel<'_>) -> KakaoPayAnswer<Cancellation> {
+    pub async fn cancel(&self, call: KakaoPayCancel<'_>) -> KakaoPayReply<Cancellation> {
         let body = CancelBody {
             cid: &self.cid,
             tid: call.tid,
@@ -128,7 +128,7 @@ impl KakaoPayClient {
         path: &str,
         body: &impl Serialize,
         timeout: Option<Duration>,
-    ) -> KakaoPayAnswer<T> {
+    ) -> KakaoPayReply<T> {
         let url = self.base.join(path).expect("static paths join");
         let mut request = self.http.post(url).header(AUTHORIZATION, self.authorization.clone()).json(body);
         if let Some(timeout) = timeout {
@@ -138,36 +138,36 @@ impl KakaoPayClient {
     }
 }
 
-async fn read_answer<T: DeserializeOwned>(sent: Result<Response, reqwest::Error>) -> KakaoPayAnswer<T> {
+async fn read_answer<T: DeserializeOwned>(sent: Result<Response, reqwest::Error>) -> KakaoPayReply<T> {
     let response = match sent {
         Ok(response) => response,
-        Err(error) if error.is_connect() => return KakaoPayAnswer::NotSent { detail: error_chain(&error) },
+        Err(error) if error.is_connect() => return KakaoPayReply::NotSent { detail: error_chain(&error) },
         Err(error) => {
-            return KakaoPayAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() };
+            return KakaoPayReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() };
         }
     };
     let http_status = response.status().as_u16();
     let body = match response.bytes().await {
         Ok(body) => body,
         Err(error) => {
-            return KakaoPayAnswer::NoAnswer { detail: error_chain(&error), timed_out: error.is_timeout() };
+            return KakaoPayReply::NoReply { detail: error_chain(&error), timed_out: error.is_timeout() };
         }
     };
     if (200..300).contains(&http_status) {
         return match serde_json::from_slice::<T>(&body) {
-            Ok(body) => KakaoPayAnswer::Body { http_status, body },
-            Err(_) => KakaoPayAnswer::Unparsable { http_status },
+            Ok(body) => KakaoPayReply::Body { http_status, body },
+            Err(_) => KakaoPayReply::Unparsable { http_status },
         };
     }
     // KakaoPay's code decides, whatever the status.
     match serde_json::from_slice::<ErrorBody>(&body) {
-        Ok(ErrorBody { error_code, error_message, extras }) => KakaoPayAnswer::Error {
+        Ok(ErrorBody { error_code, error_message, extras }) => KakaoPayReply::Error {
             http_status,
             error_code,
             method_result_code: extras.and_then(|extras| extras.method_result_code),
             message: error_message,
         },
-        Err(_) => KakaoPayAnswer::Unparsable { http_status },
+        Err(_) => KakaoPayReply::Unparsable { http_status },
     }
 }
 
@@ -176,7 +176,7 @@ impl PgGateway<KakaoPayClient> {
     /// Prepares a payment under `place`. Not recorded as a call about the
     /// order's payment: it moves no money, and a lost answer leaves only a
     /// `tid` that expires by itself.
-    pub async fn ready(&self, place: PgPlace, call: KakaoPayReady<'_>) -> KakaoPayAnswer<Ready> {
+    pub async fn ready(&self, place: PgPlace, call: KakaoPayReady<'_>) -> KakaoPayReply<Ready> {
         let answer = self.client().ready(call).await;
         drop(place);
         answer
@@ -188,13 +188,13 @@ impl PgGateway<KakaoPayClient> {
         place: PgPlace,
         call: KakaoPayApprove<'_>,
         caller: PgCaller,
-    ) -> KakaoPayAnswer<Approval> {
+    ) -> KakaoPayReply<Approval> {
         let record = Call { order_id: call.order_id, kind: PgCallKind::Confirm, caller, idempotency_key: None };
         self.process(place, record, self.client().approve(call)).await
     }
 
     /// Looks the order's payment up by its `tid`.
-    pub async fn order(&self, place: PgPlace, order_id: &str, tid: &str, caller: PgCaller) -> KakaoPayAnswer<Order> {
+    pub async fn order(&self, place: PgPlace, order_id: &str, tid: &str, caller: PgCaller) -> KakaoPayReply<Order> {
         let record = Call { order_id, kind: PgCallKind::Lookup, caller, idempotency_key: None };
         self.read(place, record, self.client().order(tid)).await
     }
@@ -205,7 +205,7 @@ impl PgGateway<KakaoPayClient> {
         place: PgPlace,
         call: KakaoPayCancel<'_>,
         caller: PgCaller,
-    ) -> KakaoPayAnswer<Cancellation> {
+    ) -> KakaoPayReply<Cancellation> {
         let record = Call { order_id: call.order_id, kind: PgCallKind::Cancel, caller, idempotency_key: None };
         self.process(place, record, self.client().cancel(call)).await
     }

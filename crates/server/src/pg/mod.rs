@@ -20,9 +20,9 @@ pub use classify::{
     orphan_cancel, refund_lookup, refund_lookup_verdict, refunded_only_in_full, refunded_total, refusal_code,
     resend_verdict, status_answer, status_verdict, transaction_kind,
 };
-pub use client::{PgAnswer, PgCancel, PgClient, PgConfirm};
+pub use client::{TossCancel, TossClient, TossConfirm, TossReply};
 pub use gateway::{LookupBy, PgGateway, PgPlace};
-pub use kakaopay::{KakaoPayAnswer, KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady};
+pub use kakaopay::{KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady, KakaoPayReply};
 pub use messages::customer_message;
 pub use transport::PgTransport;
 

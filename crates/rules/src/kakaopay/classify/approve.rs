@@ -2,7 +2,7 @@
 //! (no idempotency key), so this is the customer's first and only call.
 
 use super::{Expected, unavailable};
-use crate::kakaopay::PgAnswer;
+use crate::kakaopay::KakaoPayReply;
 use crate::kakaopay::wire::Approval;
 use crate::settlement::ConfirmVerdict;
 
@@ -36,7 +36,7 @@ pub enum ApproveAnswer {
     /// The request never left.
     NotSent,
     /// The request left and no complete answer came back.
-    NoAnswer,
+    NoReply,
 }
 
 use ApproveAnswer as A;
@@ -52,7 +52,7 @@ pub const APPROVE_VERDICTS: [(ApproveAnswer, ConfirmVerdict); 11] = [
     (A::NotThisRequest, V::Unknown),
     (A::OutcomeUnknown, V::Unknown),
     (A::ServerError, V::Unknown),
-    (A::NoAnswer, V::Unknown),
+    (A::NoReply, V::Unknown),
     (A::NotThisApproval, V::Unknown),
     (A::Undocumented, V::Unknown),
 ];
@@ -97,28 +97,28 @@ pub const APPROVE_CODES: [(i32, ApproveAnswer); 31] = [
 ];
 
 /// The kind of an approve's answer.
-pub fn approve_answer(answer: &PgAnswer<Approval>, expected: Expected<'_>) -> ApproveAnswer {
+pub fn approve_answer(answer: &KakaoPayReply<Approval>, expected: Expected<'_>) -> ApproveAnswer {
     match answer {
-        PgAnswer::Body { body, .. } if expected.matches(&body.tid, &body.partner_order_id, body.amount.total) => {
+        KakaoPayReply::Body { body, .. } if expected.matches(&body.tid, &body.partner_order_id, body.amount.total) => {
             A::Approved
         }
-        PgAnswer::Body { .. } => A::NotThisApproval,
-        PgAnswer::Error { error_code: -780, method_result_code: Some(method), .. }
+        KakaoPayReply::Body { .. } => A::NotThisApproval,
+        KakaoPayReply::Error { error_code: -780, method_result_code: Some(method), .. }
             if method == OUTCOME_UNKNOWN_AT_THE_CARD_COMPANY =>
         {
             A::OutcomeUnknown
         }
-        PgAnswer::Error { http_status, error_code, .. } => {
+        KakaoPayReply::Error { http_status, error_code, .. } => {
             match APPROVE_CODES.iter().find(|(code, _)| code == error_code) {
                 Some((_, kind)) => *kind,
                 None if unavailable(*http_status, *error_code) => A::ServerError,
                 None => A::Undocumented,
             }
         }
-        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => A::ServerError,
-        PgAnswer::Unparsable { .. } => A::Undocumented,
-        PgAnswer::NotSent { .. } => A::NotSent,
-        PgAnswer::NoAnswer { .. } => A::NoAnswer,
+        KakaoPayReply::Unparsable { http_status } if unavailable(*http_status, 0) => A::ServerError,
+        KakaoPayReply::Unparsable { .. } => A::Undocumented,
+        KakaoPayReply::NotSent { .. } => A::NotSent,
+        KakaoPayReply::NoReply { .. } => A::NoReply,
     }
 }
 

@@ -5,7 +5,7 @@
 //! again it may mean the first went through meanwhile, and a lookup decides.
 
 use super::unavailable;
-use crate::kakaopay::PgAnswer;
+use crate::kakaopay::KakaoPayReply;
 use crate::kakaopay::wire::{Cancellation, Order, Status};
 use crate::settlement::{CancelVerdict, RefundLookupVerdict};
 
@@ -53,7 +53,7 @@ pub enum CancelAnswer {
     /// A code KakaoPay does not document for cancel, or a body that is neither.
     Undocumented,
     NotSent,
-    NoAnswer,
+    NoReply,
 }
 
 use CancelAnswer as C;
@@ -72,7 +72,7 @@ pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict, CancelVerdict); 10] = 
     (C::ServerError, K::Retry, K::Retry),
     (C::Undocumented, K::Retry, K::Retry),
     (C::NotSent, K::Retry, K::Retry),
-    (C::NoAnswer, K::Retry, K::Retry),
+    (C::NoReply, K::Retry, K::Retry),
     (C::NotThisRefund, K::Retry, K::Retry),
 ];
 
@@ -93,26 +93,26 @@ pub const CANCEL_CODES: [(i32, CancelAnswer); 12] = [
 ];
 
 /// The kind of a cancel's answer.
-pub fn cancel_answer(answer: &PgAnswer<Cancellation>, expected: ExpectedRefund<'_>) -> CancelAnswer {
+pub fn cancel_answer(answer: &KakaoPayReply<Cancellation>, expected: ExpectedRefund<'_>) -> CancelAnswer {
     match answer {
-        PgAnswer::Body { body, .. } => {
+        KakaoPayReply::Body { body, .. } => {
             let left = body.cancel_available_amount.map(|amount| amount.total);
             let shows_it = body.tid == expected.tid
                 && matches!(body.status, Status::CancelPayment | Status::PartCancelPayment)
                 && left == Some(expected.balance_after());
             if shows_it { C::Refunded } else { C::NotThisRefund }
         }
-        PgAnswer::Error { http_status, error_code, .. } => {
+        KakaoPayReply::Error { http_status, error_code, .. } => {
             match CANCEL_CODES.iter().find(|(code, _)| code == error_code) {
                 Some((_, kind)) => *kind,
                 None if unavailable(*http_status, *error_code) => C::ServerError,
                 None => C::Undocumented,
             }
         }
-        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => C::ServerError,
-        PgAnswer::Unparsable { .. } => C::Undocumented,
-        PgAnswer::NotSent { .. } => C::NotSent,
-        PgAnswer::NoAnswer { .. } => C::NoAnswer,
+        KakaoPayReply::Unparsable { http_status } if unavailable(*http_status, 0) => C::ServerError,
+        KakaoPayReply::Unparsable { .. } => C::Undocumented,
+        KakaoPayReply::NotSent { .. } => C::NotSent,
+        KakaoPayReply::NoReply { .. } => C::NoReply,
     }
 }
 
@@ -147,20 +147,22 @@ pub const REFUND_LOOKUP_VERDICTS: [(RefundLookup, RefundLookupVerdict); 4] =
     [(L::Refunded, R::Refunded), (L::NotRefunded, R::Send), (L::Other, R::Nothing), (L::Unavailable, R::Retry)];
 
 /// The kind of a lookup's answer about a refund.
-pub fn refund_lookup(answer: &PgAnswer<Order>, expected: ExpectedRefund<'_>) -> RefundLookup {
+pub fn refund_lookup(answer: &KakaoPayReply<Order>, expected: ExpectedRefund<'_>) -> RefundLookup {
     match answer {
-        PgAnswer::Body { body, .. } if body.tid == expected.tid => {
+        KakaoPayReply::Body { body, .. } if body.tid == expected.tid => {
             match body.cancel_available_amount.map(|amount| amount.total) {
                 Some(left) if left == expected.balance_after() => L::Refunded,
                 Some(left) if left == expected.balance_before => L::NotRefunded,
                 _ => L::Other,
             }
         }
-        PgAnswer::Body { .. } => L::Other,
-        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
-        PgAnswer::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => L::Unavailable,
-        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => L::Unavailable,
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Other,
+        KakaoPayReply::Body { .. } => L::Other,
+        KakaoPayReply::NotSent { .. } | KakaoPayReply::NoReply { .. } => L::Unavailable,
+        KakaoPayReply::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => {
+            L::Unavailable
+        }
+        KakaoPayReply::Unparsable { http_status } if unavailable(*http_status, 0) => L::Unavailable,
+        KakaoPayReply::Error { .. } | KakaoPayReply::Unparsable { .. } => L::Other,
     }
 }
 

@@ -23,8 +23,8 @@ pub use cancel::{
 };
 pub use order::{StatusAnswer, refunded_total, status_answer, status_verdict};
 
-use super::PgAnswer;
-use super::answer::unavailable;
+use super::KakaoPayReply;
+use super::reply::unavailable;
 
 /// The payment an attempt expects: its `tid` (from `ready`), the shop's
 /// order id and the amount. Anything else proves nothing about it.
@@ -54,15 +54,15 @@ impl Expected<'_> {
 }
 
 /// One line for logs and operators: what KakaoPay said.
-pub fn describe<T>(answer: &PgAnswer<T>) -> String {
+pub fn describe<T>(answer: &KakaoPayReply<T>) -> String {
     match answer {
-        PgAnswer::Body { http_status, .. } => format!("HTTP {http_status}"),
-        PgAnswer::Error { http_status, error_code, method_result_code: Some(method), .. } => {
+        KakaoPayReply::Body { http_status, .. } => format!("HTTP {http_status}"),
+        KakaoPayReply::Error { http_status, error_code, method_result_code: Some(method), .. } => {
             format!("HTTP {http_status} {error_code} ({method})")
         }
-        PgAnswer::Error { http_status, error_code, .. } => format!("HTTP {http_status} {error_code}"),
-        PgAnswer::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
-        PgAnswer::NotSent { detail } => format!("not sent: {detail}"),
-        PgAnswer::NoAnswer { detail, .. } => format!("no answer: {detail}"),
+        KakaoPayReply::Error { http_status, error_code, .. } => format!("HTTP {http_status} {error_code}"),
+        KakaoPayReply::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
+        KakaoPayReply::NotSent { detail } => format!("not sent: {detail}"),
+        KakaoPayReply::NoReply { detail, .. } => format!("no answer: {detail}"),
     }
 }

@@ -3,7 +3,7 @@
 //! another payment settles nothing, and is an operator's to look at.
 
 use super::{Expected, unavailable};
-use crate::kakaopay::PgAnswer;
+use crate::kakaopay::KakaoPayReply;
 use crate::kakaopay::wire::{Order, Status};
 use crate::settlement::StatusVerdict;
 
@@ -53,17 +53,19 @@ pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 18] = [
 const NO_SUCH_TID: i32 = -721;
 
 /// The kind of a lookup's answer.
-pub fn status_answer(answer: &PgAnswer<Order>, expected: Expected<'_>) -> StatusAnswer {
+pub fn status_answer(answer: &KakaoPayReply<Order>, expected: Expected<'_>) -> StatusAnswer {
     match answer {
-        PgAnswer::Body { body, .. } if expected.matches(&body.tid, &body.partner_order_id, body.amount.total) => {
+        KakaoPayReply::Body { body, .. } if expected.matches(&body.tid, &body.partner_order_id, body.amount.total) => {
             S::Payment(body.status)
         }
-        PgAnswer::Body { .. } => S::NotThisPayment,
-        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => S::Unavailable,
-        PgAnswer::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => S::Unavailable,
-        PgAnswer::Unparsable { http_status } if unavailable(*http_status, 0) => S::Unavailable,
-        PgAnswer::Error { error_code: NO_SUCH_TID, .. } => S::NotFound,
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => S::Unexpected,
+        KakaoPayReply::Body { .. } => S::NotThisPayment,
+        KakaoPayReply::NotSent { .. } | KakaoPayReply::NoReply { .. } => S::Unavailable,
+        KakaoPayReply::Error { http_status, error_code, .. } if unavailable(*http_status, *error_code) => {
+            S::Unavailable
+        }
+        KakaoPayReply::Unparsable { http_status } if unavailable(*http_status, 0) => S::Unavailable,
+        KakaoPayReply::Error { error_code: NO_SUCH_TID, .. } => S::NotFound,
+        KakaoPayReply::Error { .. } | KakaoPayReply::Unparsable { .. } => S::Unexpected,
     }
 }
 
@@ -73,9 +75,9 @@ pub fn status_verdict(kind: StatusAnswer) -> StatusVerdict {
 }
 
 /// How much of the payment KakaoPay shows cancelled, when it says.
-pub fn refunded_total(answer: &PgAnswer<Order>) -> Option<u64> {
+pub fn refunded_total(answer: &KakaoPayReply<Order>) -> Option<u64> {
     match answer {
-        PgAnswer::Body { body, .. } => body.canceled_amount.map(|amount| amount.total),
+        KakaoPayReply::Body { body, .. } => body.canceled_amount.map(|amount| amount.total),
         _ => None,
     }
 }

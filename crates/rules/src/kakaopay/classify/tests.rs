@@ -17,20 +17,20 @@ use StatusVerdict as Q;
 
 const EXPECTED: Expected<'static> = Expected { tid: "T1", order_id: "ord", amount: 12_900 };
 
-fn error<T>(http_status: u16, error_code: i32) -> PgAnswer<T> {
-    PgAnswer::Error { http_status, error_code, method_result_code: None, message: "KakaoPay's message".into() }
+fn error<T>(http_status: u16, error_code: i32) -> KakaoPayReply<T> {
+    KakaoPayReply::Error { http_status, error_code, method_result_code: None, message: "KakaoPay's message".into() }
 }
 
-fn approval(tid: &str, order_id: &str, total: u64) -> PgAnswer<Approval> {
+fn approval(tid: &str, order_id: &str, total: u64) -> KakaoPayReply<Approval> {
     let amount = Amount { total, tax_free: 0 };
-    PgAnswer::Body {
+    KakaoPayReply::Body {
         http_status: 200,
         body: Approval { aid: "A1".into(), tid: tid.into(), partner_order_id: order_id.into(), amount },
     }
 }
 
-fn order(status: Status, left: u64) -> PgAnswer<Order> {
-    PgAnswer::Body {
+fn order(status: Status, left: u64) -> KakaoPayReply<Order> {
+    KakaoPayReply::Body {
         http_status: 200,
         body: Order {
             tid: "T1".into(),
@@ -59,7 +59,7 @@ fn each_approve_answer_has_one_verdict_and_each_code_one_kind() {
 
 #[test]
 fn an_approve_is_paid_only_with_this_attempts_approval() {
-    let kind = |answer: &PgAnswer<Approval>| approve_answer(answer, EXPECTED);
+    let kind = |answer: &KakaoPayReply<Approval>| approve_answer(answer, EXPECTED);
     assert_eq!(kind(&approval("T1", "ord", 12_900)), A::Approved);
     for other in [approval("T2", "ord", 12_900), approval("T1", "ord2", 12_900), approval("T1", "ord", 100)] {
         assert_eq!(kind(&other), A::NotThisApproval, "{other:?}");
@@ -72,7 +72,7 @@ fn an_approve_is_paid_only_with_this_attempts_approval() {
 #[test]
 fn an_approve_fails_only_on_a_documented_refusal() {
     #[rustfmt::skip]
-    let table: [(PgAnswer<Approval>, ApproveAnswer, ConfirmVerdict); 17] = [
+    let table: [(KakaoPayReply<Approval>, ApproveAnswer, ConfirmVerdict); 17] = [
         (error(400, -780), A::Declined, V::Failed),
         (error(400, -708), A::Declined, V::Failed),
         (error(400, -704), A::Declined, V::Failed),
@@ -88,8 +88,8 @@ fn an_approve_fails_only_on_a_documented_refusal() {
         (error(500, -500), A::ServerError, V::Unknown),
         (error(502, -9999), A::ServerError, V::Unknown),
         (error(400, -9999), A::Undocumented, V::Unknown),
-        (PgAnswer::NoAnswer { detail: "read timeout".into(), timed_out: true }, A::NoAnswer, V::Unknown),
-        (PgAnswer::NotSent { detail: "connection refused".into() }, A::NotSent, V::Unreachable),
+        (KakaoPayReply::NoReply { detail: "read timeout".into(), timed_out: true }, A::NoReply, V::Unknown),
+        (KakaoPayReply::NotSent { detail: "connection refused".into() }, A::NotSent, V::Unreachable),
     ];
     for (answer, kind, verdict) in table {
         assert_eq!(approve_answer(&answer, EXPECTED), kind, "{answer:?}");
@@ -99,7 +99,7 @@ fn an_approve_fails_only_on_a_documented_refusal() {
 
 #[test]
 fn a_card_company_that_does_not_know_its_outcome_leaves_the_approve_unknown() {
-    let unknown = PgAnswer::<Approval>::Error {
+    let unknown = KakaoPayReply::<Approval>::Error {
         http_status: 400,
         error_code: -780,
         method_result_code: Some(OUTCOME_UNKNOWN_AT_THE_CARD_COMPANY.into()),
@@ -107,7 +107,7 @@ fn a_card_company_that_does_not_know_its_outcome_leaves_the_approve_unknown() {
     };
     assert_eq!(approve_answer(&unknown, EXPECTED), A::OutcomeUnknown);
     assert_eq!(approve_verdict(A::OutcomeUnknown), V::Unknown);
-    let declined = PgAnswer::<Approval>::Error {
+    let declined = KakaoPayReply::<Approval>::Error {
         http_status: 400,
         error_code: -780,
         method_result_code: Some("USER_LOCKED".into()),
@@ -118,7 +118,7 @@ fn a_card_company_that_does_not_know_its_outcome_leaves_the_approve_unknown() {
 
 #[test]
 fn an_unreadable_body_is_a_server_error_only_with_a_server_errors_status() {
-    let unreadable = |http_status| approve_answer(&PgAnswer::Unparsable { http_status }, EXPECTED);
+    let unreadable = |http_status| approve_answer(&KakaoPayReply::Unparsable { http_status }, EXPECTED);
     assert_eq!(unreadable(502), A::ServerError);
     assert_eq!(unreadable(429), A::ServerError);
     assert_eq!(unreadable(200), A::Undocumented);
@@ -175,7 +175,7 @@ fn a_lookup_of_another_payment_or_an_unavailable_kakaopay_settles_nothing() {
     for unavailable in [error(500, -500), error(400, -503), error(429, -429)] {
         assert_eq!(status_verdict(status_answer(&unavailable, EXPECTED)), Q::Retry, "{unavailable:?}");
     }
-    let timed_out = PgAnswer::NoAnswer { detail: "timeout".into(), timed_out: true };
+    let timed_out = KakaoPayReply::NoReply { detail: "timeout".into(), timed_out: true };
     assert_eq!(status_verdict(status_answer(&timed_out, EXPECTED)), Q::Retry);
     assert_eq!(status_verdict(status_answer(&error(400, -721), EXPECTED)), Q::NotConfirmed, "no such tid");
     assert_eq!(status_verdict(status_answer(&error(400, -2), EXPECTED)), Q::Nothing);
@@ -185,8 +185,8 @@ fn a_lookup_of_another_payment_or_an_unavailable_kakaopay_settles_nothing() {
 
 const REFUND: ExpectedRefund<'static> = ExpectedRefund { tid: "T1", balance_before: 12_900, amount: 2_900 };
 
-fn cancellation(status: Status, left: u64) -> PgAnswer<Cancellation> {
-    PgAnswer::Body {
+fn cancellation(status: Status, left: u64) -> KakaoPayReply<Cancellation> {
+    KakaoPayReply::Body {
         http_status: 200,
         body: Cancellation {
             tid: "T1".into(),
@@ -209,7 +209,7 @@ fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund()
         assert_ne!(first, K::NewKey, "{kind:?}: KakaoPay has no keys");
     }
     #[rustfmt::skip]
-    let table: [(PgAnswer<Cancellation>, CancelAnswer, CancelVerdict, CancelVerdict); 9] = [
+    let table: [(KakaoPayReply<Cancellation>, CancelAnswer, CancelVerdict, CancelVerdict); 9] = [
         (cancellation(Status::PartCancelPayment, 10_000), C::Refunded, K::Refunded, K::Refunded),
         (cancellation(Status::PartCancelPayment, 7_100), C::NotThisRefund, K::Retry, K::Retry),
         (cancellation(Status::SuccessPayment, 10_000), C::NotThisRefund, K::Retry, K::Retry),
@@ -231,7 +231,7 @@ fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund()
 #[test]
 fn a_refund_is_sent_again_only_when_the_balance_is_as_before_it() {
     assert!(unique(REFUND_LOOKUP_VERDICTS.iter().map(|(kind, _)| *kind)));
-    let looked = |answer: &PgAnswer<Order>| refund_lookup_verdict(refund_lookup(answer, REFUND));
+    let looked = |answer: &KakaoPayReply<Order>| refund_lookup_verdict(refund_lookup(answer, REFUND));
     assert_eq!(looked(&order(Status::PartCancelPayment, 10_000)), RefundLookupVerdict::Refunded);
     assert_eq!(looked(&order(Status::SuccessPayment, 12_900)), RefundLookupVerdict::Send);
     assert_eq!(looked(&order(Status::PartCancelPayment, 5_000)), RefundLookupVerdict::Nothing, "refunded elsewhere");
@@ -249,8 +249,8 @@ fn every_code_in_the_tables_is_kakaopays_negative_one() {
 
 #[test]
 fn unreadable_bodies_and_unknown_codes_are_unavailable_only_with_a_server_errors_status() {
-    fn unreadable<T>(http_status: u16) -> PgAnswer<T> {
-        PgAnswer::Unparsable { http_status }
+    fn unreadable<T>(http_status: u16) -> KakaoPayReply<T> {
+        KakaoPayReply::Unparsable { http_status }
     }
     assert_eq!(cancel_answer(&unreadable(502), REFUND), C::ServerError);
     assert_eq!(cancel_answer(&unreadable(200), REFUND), C::Undocumented);
@@ -263,8 +263,8 @@ fn unreadable_bodies_and_unknown_codes_are_unavailable_only_with_a_server_errors
 
 #[test]
 fn a_refund_lookup_of_another_payment_sends_nothing() {
-    let PgAnswer::Body { body, .. } = order(Status::SuccessPayment, 12_900) else { unreachable!() };
-    let other = PgAnswer::Body { http_status: 200, body: Order { tid: "T2".into(), ..body } };
+    let KakaoPayReply::Body { body, .. } = order(Status::SuccessPayment, 12_900) else { unreachable!() };
+    let other = KakaoPayReply::Body { http_status: 200, body: Order { tid: "T2".into(), ..body } };
     assert_eq!(refund_lookup(&other, REFUND), RefundLookup::Other);
 }
 
@@ -272,17 +272,20 @@ fn a_refund_lookup_of_another_payment_sends_nothing() {
 fn an_answer_is_described_in_one_line_with_the_methods_result() {
     assert_eq!(describe(&approval("T1", "ord", 12_900)), "HTTP 200");
     assert_eq!(describe(&error::<Approval>(400, -702)), "HTTP 400 -702");
-    let with_method = PgAnswer::<Approval>::Error {
+    let with_method = KakaoPayReply::<Approval>::Error {
         http_status: 400,
         error_code: -780,
         method_result_code: Some("USER_LOCKED".into()),
         message: String::new(),
     };
     assert_eq!(describe(&with_method), "HTTP 400 -780 (USER_LOCKED)");
-    assert_eq!(describe(&PgAnswer::<Approval>::Unparsable { http_status: 502 }), "HTTP 502 with an unreadable body");
-    assert_eq!(describe(&PgAnswer::<Approval>::NotSent { detail: "refused".into() }), "not sent: refused");
     assert_eq!(
-        describe(&PgAnswer::<Approval>::NoAnswer { detail: "timeout".into(), timed_out: true }),
+        describe(&KakaoPayReply::<Approval>::Unparsable { http_status: 502 }),
+        "HTTP 502 with an unreadable body"
+    );
+    assert_eq!(describe(&KakaoPayReply::<Approval>::NotSent { detail: "refused".into() }), "not sent: refused");
+    assert_eq!(
+        describe(&KakaoPayReply::<Approval>::NoReply { detail: "timeout".into(), timed_out: true }),
         "no answer: timeout"
     );
 }

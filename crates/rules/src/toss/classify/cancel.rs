@@ -5,7 +5,7 @@ use payonce_api::ErrorCode;
 
 use super::Expected;
 use crate::settlement::{CancelVerdict, RefundLookupVerdict, RefundStep, after_cancel_of_orphan};
-use crate::toss::PgAnswer;
+use crate::toss::TossReply;
 use crate::toss::wire::Payment;
 
 /// What one answer to a cancel is, before it means anything for a refund.
@@ -39,7 +39,7 @@ pub enum CancelAnswer {
     /// The request never left.
     NotSent,
     /// The request left and no complete answer came back.
-    NoAnswer,
+    NoReply,
 }
 
 use CancelAnswer as C;
@@ -59,7 +59,7 @@ pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict); 11] = [
     (C::ServerError, K::Retry),
     (C::Undocumented, K::Retry),
     (C::NotSent, K::Retry),
-    (C::NoAnswer, K::Retry),
+    (C::NoReply, K::Retry),
 ];
 
 /// Every code Toss documents for `POST /v1/payments/{paymentKey}/cancel` (its
@@ -141,19 +141,19 @@ impl ExpectedRefund<'_> {
 }
 
 /// The kind of a cancel answer.
-pub fn cancel_answer(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> CancelAnswer {
+pub fn cancel_answer(answer: &TossReply, expected: ExpectedRefund<'_>) -> CancelAnswer {
     match answer {
-        PgAnswer::Payment { payment, .. } if expected.balance(payment) == Some(expected.balance_after) => C::Refunded,
-        PgAnswer::Payment { .. } => C::NotThisRefund,
-        PgAnswer::Error { http_status, .. } if *http_status >= 500 => C::ServerError,
-        PgAnswer::Error { http_status: 429, .. } => C::TurnedAway,
-        PgAnswer::Error { code, .. } => {
+        TossReply::Payment { payment, .. } if expected.balance(payment) == Some(expected.balance_after) => C::Refunded,
+        TossReply::Payment { .. } => C::NotThisRefund,
+        TossReply::Error { http_status, .. } if *http_status >= 500 => C::ServerError,
+        TossReply::Error { http_status: 429, .. } => C::TurnedAway,
+        TossReply::Error { code, .. } => {
             CANCEL_CODES.iter().find(|(known, _)| known == code).map_or(C::Undocumented, |(_, meaning)| *meaning)
         }
-        PgAnswer::Unparsable { http_status } if *http_status >= 500 => C::ServerError,
-        PgAnswer::Unparsable { .. } => C::Undocumented,
-        PgAnswer::NotSent { .. } => C::NotSent,
-        PgAnswer::NoAnswer { .. } => C::NoAnswer,
+        TossReply::Unparsable { http_status } if *http_status >= 500 => C::ServerError,
+        TossReply::Unparsable { .. } => C::Undocumented,
+        TossReply::NotSent { .. } => C::NotSent,
+        TossReply::NoReply { .. } => C::NoReply,
     }
 }
 
@@ -163,20 +163,20 @@ pub fn cancel_verdict(answer: CancelAnswer) -> CancelVerdict {
 }
 
 /// What a lookup shows of a refund.
-pub fn refund_lookup(answer: &PgAnswer, expected: ExpectedRefund<'_>) -> RefundLookup {
+pub fn refund_lookup(answer: &TossReply, expected: ExpectedRefund<'_>) -> RefundLookup {
     match answer {
-        PgAnswer::Payment { payment, .. } => match expected.balance(payment) {
+        TossReply::Payment { payment, .. } => match expected.balance(payment) {
             Some(balance) if balance == expected.balance_after => L::Shown,
             Some(balance) if balance == expected.balance_before => L::NotShown,
             Some(_) | None => L::Unexpected,
         },
-        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => L::Unavailable,
-        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+        TossReply::NotSent { .. } | TossReply::NoReply { .. } => L::Unavailable,
+        TossReply::Error { http_status, .. } | TossReply::Unparsable { http_status }
             if *http_status == 429 || *http_status >= 500 =>
         {
             L::Unavailable
         }
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => L::Unexpected,
+        TossReply::Error { .. } | TossReply::Unparsable { .. } => L::Unexpected,
     }
 }
 
@@ -188,35 +188,37 @@ pub fn refund_lookup_verdict(lookup: RefundLookup) -> RefundLookupVerdict {
 /// Whether a lookup shows the expected payment as one the PG refunds only in
 /// full (`isPartialCancelable: false`). Any other answer says nothing of it:
 /// a partial refund then goes out, and the PG's refusal ends it.
-pub fn refunded_only_in_full(answer: &PgAnswer, expected: Expected<'_>) -> bool {
+pub fn refunded_only_in_full(answer: &TossReply, expected: Expected<'_>) -> bool {
     match answer {
-        PgAnswer::Payment { payment, .. } => payment.is_partial_cancelable == Some(false) && expected.matches(payment),
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => {
-            false
-        }
+        TossReply::Payment { payment, .. } => payment.is_partial_cancelable == Some(false) && expected.matches(payment),
+        TossReply::Error { .. }
+        | TossReply::Unparsable { .. }
+        | TossReply::NotSent { .. }
+        | TossReply::NoReply { .. } => false,
     }
 }
 
 /// What the PG has refunded of a payment, by its answer: its amount less its balance.
-pub fn refunded_total(answer: &PgAnswer) -> Option<u64> {
+pub fn refunded_total(answer: &TossReply) -> Option<u64> {
     match answer {
-        PgAnswer::Payment { payment, .. } => {
+        TossReply::Payment { payment, .. } => {
             payment.balance_amount.map(|balance| payment.total_amount.saturating_sub(balance))
         }
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => {
-            None
-        }
+        TossReply::Error { .. }
+        | TossReply::Unparsable { .. }
+        | TossReply::NotSent { .. }
+        | TossReply::NoReply { .. } => None,
     }
 }
 
 /// The code a refused cancel is stored with.
-pub fn refusal_code(answer: &PgAnswer) -> String {
+pub fn refusal_code(answer: &TossReply) -> String {
     match answer {
-        PgAnswer::Error { code, .. } => code.clone(),
-        PgAnswer::Payment { .. }
-        | PgAnswer::Unparsable { .. }
-        | PgAnswer::NotSent { .. }
-        | PgAnswer::NoAnswer { .. } => ErrorCode::CancelRefused.as_str().to_owned(),
+        TossReply::Error { code, .. } => code.clone(),
+        TossReply::Payment { .. }
+        | TossReply::Unparsable { .. }
+        | TossReply::NotSent { .. }
+        | TossReply::NoReply { .. } => ErrorCode::CancelRefused.as_str().to_owned(),
     }
 }
 
@@ -234,7 +236,7 @@ pub enum OrphanCancel {
 
 /// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's,
 /// and as `settlement::after_cancel_of_orphan` says it ends.
-pub fn orphan_cancel(answer: &PgAnswer, payment_key: &str, order_id: &str, amount: u64) -> OrphanCancel {
+pub fn orphan_cancel(answer: &TossReply, payment_key: &str, order_id: &str, amount: u64) -> OrphanCancel {
     let expected = ExpectedRefund {
         payment: Expected { payment_key, order_id, amount },
         balance_before: amount,

@@ -5,7 +5,7 @@ use payonce_api::{ErrorCode, Failure};
 
 use super::Expected;
 use crate::settlement::ConfirmVerdict;
-use crate::toss::PgAnswer;
+use crate::toss::TossReply;
 use crate::toss::messages::customer_message;
 use crate::toss::wire::PaymentStatus as P;
 
@@ -39,7 +39,7 @@ pub enum ConfirmAnswer {
     /// The request never left: connection refused, connect timeout.
     NotSent,
     /// The request left and no complete answer came back (read timeout, reset).
-    NoAnswer,
+    NoReply,
 }
 
 use ConfirmAnswer as A;
@@ -59,7 +59,7 @@ pub const CONFIRM_VERDICTS: [(ConfirmAnswer, ConfirmVerdict, ConfirmVerdict); 11
     (A::StillProcessing, V::Unknown, V::Nothing),
     (A::AlreadyProcessed, V::Unknown, V::Nothing),
     (A::ServerError, V::Unknown, V::Nothing),
-    (A::NoAnswer, V::Unknown, V::Nothing),
+    (A::NoReply, V::Unknown, V::Nothing),
     (A::NotAnApproval, V::Unknown, V::Nothing),
     (A::Undocumented, V::Unknown, V::Nothing),
 ];
@@ -130,17 +130,17 @@ const MORE_DECLINES: [&str; 6] = [
 ];
 
 /// The kind of a confirm answer.
-pub fn confirm_answer(answer: &PgAnswer, expected: Expected<'_>) -> ConfirmAnswer {
+pub fn confirm_answer(answer: &TossReply, expected: Expected<'_>) -> ConfirmAnswer {
     match answer {
-        PgAnswer::Payment { payment, .. } if payment.status == P::Done && expected.matches(payment) => A::Approved,
-        PgAnswer::Payment { .. } => A::NotAnApproval,
-        PgAnswer::Error { http_status, .. } if *http_status >= 500 => A::ServerError,
-        PgAnswer::Error { http_status: 429, .. } => A::TurnedAway,
-        PgAnswer::Error { code, .. } => documented_meaning(code).unwrap_or(A::Undocumented),
-        PgAnswer::Unparsable { http_status } if *http_status >= 500 => A::ServerError,
-        PgAnswer::Unparsable { .. } => A::Undocumented,
-        PgAnswer::NotSent { .. } => A::NotSent,
-        PgAnswer::NoAnswer { .. } => A::NoAnswer,
+        TossReply::Payment { payment, .. } if payment.status == P::Done && expected.matches(payment) => A::Approved,
+        TossReply::Payment { .. } => A::NotAnApproval,
+        TossReply::Error { http_status, .. } if *http_status >= 500 => A::ServerError,
+        TossReply::Error { http_status: 429, .. } => A::TurnedAway,
+        TossReply::Error { code, .. } => documented_meaning(code).unwrap_or(A::Undocumented),
+        TossReply::Unparsable { http_status } if *http_status >= 500 => A::ServerError,
+        TossReply::Unparsable { .. } => A::Undocumented,
+        TossReply::NotSent { .. } => A::NotSent,
+        TossReply::NoReply { .. } => A::NoReply,
     }
 }
 
@@ -167,16 +167,16 @@ pub(super) fn row(answer: ConfirmAnswer) -> (ConfirmAnswer, ConfirmVerdict, Conf
 }
 
 /// The failure to store when an answer made the attempt FAILED.
-pub fn failure_of(answer: &PgAnswer) -> Failure {
+pub fn failure_of(answer: &TossReply) -> Failure {
     match answer {
-        PgAnswer::NotSent { .. } => failure(ErrorCode::PgUnreachable.as_str(), None),
-        PgAnswer::Error { code, message, .. } => failure(code, Some(message)),
-        PgAnswer::Payment { payment, .. } => match (&payment.failure, payment.status) {
+        TossReply::NotSent { .. } => failure(ErrorCode::PgUnreachable.as_str(), None),
+        TossReply::Error { code, message, .. } => failure(code, Some(message)),
+        TossReply::Payment { payment, .. } => match (&payment.failure, payment.status) {
             (Some(pg_failure), _) => failure(&pg_failure.code, Some(&pg_failure.message)),
             (None, P::Expired) => failure("EXPIRED_PAYMENT", None),
             (None, _) => failure("PAYMENT_ABORTED", None),
         },
-        PgAnswer::Unparsable { .. } | PgAnswer::NoAnswer { .. } => failure("PAYMENT_FAILED", None),
+        TossReply::Unparsable { .. } | TossReply::NoReply { .. } => failure("PAYMENT_FAILED", None),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::Expected;
 use crate::settlement::StatusVerdict;
-use crate::toss::PgAnswer;
+use crate::toss::TossReply;
 use crate::toss::wire::PaymentStatus;
 
 /// What a lookup of the payment (`GET /v1/payments/{paymentKey}`) showed.
@@ -43,31 +43,31 @@ pub const STATUS_VERDICTS: [(StatusAnswer, StatusVerdict); 13] = [
 ];
 
 /// The kind of a lookup answer.
-pub fn status_answer(answer: &PgAnswer, expected: Expected<'_>) -> StatusAnswer {
+pub fn status_answer(answer: &TossReply, expected: Expected<'_>) -> StatusAnswer {
     match answer {
-        PgAnswer::Payment { payment, .. } if expected.matches(payment) => S::Payment(payment.status),
-        PgAnswer::Payment { .. } => S::NotThisPayment,
-        PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => S::Unavailable,
-        PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status }
+        TossReply::Payment { payment, .. } if expected.matches(payment) => S::Payment(payment.status),
+        TossReply::Payment { .. } => S::NotThisPayment,
+        TossReply::NotSent { .. } | TossReply::NoReply { .. } => S::Unavailable,
+        TossReply::Error { http_status, .. } | TossReply::Unparsable { http_status }
             if *http_status == 429 || *http_status >= 500 =>
         {
             S::Unavailable
         }
-        PgAnswer::Error { http_status: 404, code, .. } if code == "NOT_FOUND_PAYMENT" || code == "NOT_FOUND" => {
+        TossReply::Error { http_status: 404, code, .. } if code == "NOT_FOUND_PAYMENT" || code == "NOT_FOUND" => {
             S::NotFound
         }
-        PgAnswer::Error { .. } | PgAnswer::Unparsable { .. } => S::Unexpected,
+        TossReply::Error { .. } | TossReply::Unparsable { .. } => S::Unexpected,
     }
 }
 
 /// What a lookup by the order's id shows of this order's payment, whatever its
 /// paymentKey: a payment of another order or another amount proves nothing.
-pub fn order_status_answer(answer: &PgAnswer, order_id: &str, amount: u64) -> StatusAnswer {
+pub fn order_status_answer(answer: &TossReply, order_id: &str, amount: u64) -> StatusAnswer {
     match answer {
-        PgAnswer::Payment { payment, .. } if payment.order_id == order_id && payment.total_amount == amount => {
+        TossReply::Payment { payment, .. } if payment.order_id == order_id && payment.total_amount == amount => {
             S::Payment(payment.status)
         }
-        PgAnswer::Payment { .. } => S::NotThisPayment,
+        TossReply::Payment { .. } => S::NotThisPayment,
         other => status_answer(other, Expected { payment_key: "", order_id, amount }),
     }
 }

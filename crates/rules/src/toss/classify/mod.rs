@@ -30,7 +30,7 @@ pub use cancel::{
 pub use confirm::{ConfirmAnswer, confirm_answer, failure_of, first_call_verdict, resend_verdict};
 pub use lookup::{StatusAnswer, TransactionKind, order_status_answer, status_answer, status_verdict, transaction_kind};
 
-use super::PgAnswer;
+use super::TossReply;
 use super::wire::Payment;
 
 /// The payment an attempt expects: anything else proves nothing about it.
@@ -62,14 +62,14 @@ impl Expected<'_> {
 }
 
 /// One line for logs and operators: what the PG said.
-pub fn describe(answer: &PgAnswer) -> String {
+pub fn describe(answer: &TossReply) -> String {
     match answer {
-        PgAnswer::Payment { http_status, payment } => {
+        TossReply::Payment { http_status, payment } => {
             format!("HTTP {http_status} payment {} {:?}", payment.payment_key, payment.status)
         }
-        PgAnswer::Error { http_status, code, .. } => format!("HTTP {http_status} {code}"),
-        PgAnswer::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
-        PgAnswer::NotSent { detail } => format!("not sent: {detail}"),
-        PgAnswer::NoAnswer { detail, .. } => format!("no answer: {detail}"),
+        TossReply::Error { http_status, code, .. } => format!("HTTP {http_status} {code}"),
+        TossReply::Unparsable { http_status } => format!("HTTP {http_status} with an unreadable body"),
+        TossReply::NotSent { detail } => format!("not sent: {detail}"),
+        TossReply::NoReply { detail, .. } => format!("no answer: {detail}"),
     }
 }

@@ -22,8 +22,8 @@ use StatusVerdict as Q;
 
 const EXPECTED: Expected<'static> = Expected { payment_key: "pk", order_id: "ord", amount: 1000 };
 
-fn payment(status: PaymentStatus) -> PgAnswer {
-    PgAnswer::Payment {
+fn payment(status: PaymentStatus) -> TossReply {
+    TossReply::Payment {
         http_status: 200,
         payment: Payment {
             payment_key: "pk".into(),
@@ -37,17 +37,17 @@ fn payment(status: PaymentStatus) -> PgAnswer {
     }
 }
 
-fn error(http_status: u16, code: &str) -> PgAnswer {
-    PgAnswer::Error { http_status, code: code.into(), message: "PG message".into() }
+fn error(http_status: u16, code: &str) -> TossReply {
+    TossReply::Error { http_status, code: code.into(), message: "PG message".into() }
 }
 
 /// An answer of each kind, as the wire brings it.
-fn confirm_example(kind: ConfirmAnswer) -> Vec<PgAnswer> {
+fn confirm_example(kind: ConfirmAnswer) -> Vec<TossReply> {
     match kind {
         A::Approved => vec![payment(P::Done)],
         A::NotAnApproval => vec![payment(P::InProgress), payment(P::Canceled), {
-            let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
-            PgAnswer::Payment { http_status: 200, payment: Payment { order_id: "other".into(), ..payment } }
+            let TossReply::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+            TossReply::Payment { http_status: 200, payment: Payment { order_id: "other".into(), ..payment } }
         }],
         A::Declined => vec![
             error(403, "REJECT_CARD_PAYMENT"),
@@ -68,17 +68,17 @@ fn confirm_example(kind: ConfirmAnswer) -> Vec<PgAnswer> {
             error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
             error(502, "REJECT_CARD_PAYMENT"),
             error(400, "PROVIDER_ERROR"),
-            PgAnswer::Unparsable { http_status: 503 },
+            TossReply::Unparsable { http_status: 503 },
         ],
         A::Undocumented => vec![
             error(400, "SOMETHING_NEW"),
             error(400, "REJECT_SOMETHING_NEW"),
             error(403, "EXCEED_SOMETHING_NEW"),
-            PgAnswer::Unparsable { http_status: 200 },
-            PgAnswer::Unparsable { http_status: 400 },
+            TossReply::Unparsable { http_status: 200 },
+            TossReply::Unparsable { http_status: 400 },
         ],
-        A::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
-        A::NoAnswer => vec![PgAnswer::NoAnswer { detail: "read timeout".into(), timed_out: true }],
+        A::NotSent => vec![TossReply::NotSent { detail: "connection refused".into() }],
+        A::NoReply => vec![TossReply::NoReply { detail: "read timeout".into(), timed_out: true }],
     }
 }
 
@@ -132,7 +132,7 @@ fn confirm_server_errors_are_unknown_whatever_their_code() {
 
 #[test]
 fn confirm_no_answer_is_unknown() {
-    check_confirm_row(A::NoAnswer, V::Unknown, V::Nothing);
+    check_confirm_row(A::NoReply, V::Unknown, V::Nothing);
 }
 
 #[test]
@@ -152,20 +152,20 @@ fn the_confirm_table_has_one_row_per_answer_and_a_test_above_per_row() {
     assert_eq!(kinds.len(), 11, "a new kind needs a row, and a test of its own above");
 }
 
-fn status_example(kind: StatusAnswer) -> Vec<PgAnswer> {
+fn status_example(kind: StatusAnswer) -> Vec<TossReply> {
     match kind {
         S::Payment(status) => vec![payment(status)],
         S::NotFound => vec![error(404, "NOT_FOUND_PAYMENT"), error(404, "NOT_FOUND")],
         S::NotThisPayment => {
-            let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
-            vec![PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }]
+            let TossReply::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+            vec![TossReply::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }]
         }
         S::Unavailable => vec![
-            PgAnswer::NotSent { detail: String::new() },
-            PgAnswer::NoAnswer { detail: String::new(), timed_out: false },
+            TossReply::NotSent { detail: String::new() },
+            TossReply::NoReply { detail: String::new(), timed_out: false },
             error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
             error(429, "TOO_MANY_REQUESTS"),
-            PgAnswer::Unparsable { http_status: 502 },
+            TossReply::Unparsable { http_status: 502 },
         ],
         // A 404 proves the payment absent only with the codes Toss documents for it.
         S::Unexpected => {
@@ -263,28 +263,28 @@ fn failures_carry_the_pg_code_and_words_for_the_customer() {
     assert_eq!(declined.code, "REJECT_CARD_PAYMENT");
     assert!(declined.message.contains("not been charged"), "{}", declined.message);
     assert!(!declined.message.contains("PG message"));
-    assert_eq!(failure_of(&PgAnswer::NotSent { detail: String::new() }).code, "PG_UNREACHABLE");
+    assert_eq!(failure_of(&TossReply::NotSent { detail: String::new() }).code, "PG_UNREACHABLE");
     assert_eq!(failure_of(&payment(P::Expired)).code, "EXPIRED_PAYMENT");
-    let PgAnswer::Payment { payment: aborted, .. } = payment(P::Aborted) else { unreachable!() };
+    let TossReply::Payment { payment: aborted, .. } = payment(P::Aborted) else { unreachable!() };
     let aborted =
         Payment { failure: Some(ErrorBody { code: "REJECT_CARD_COMPANY".into(), message: "m".into() }), ..aborted };
-    assert_eq!(failure_of(&PgAnswer::Payment { http_status: 200, payment: aborted }).code, "REJECT_CARD_COMPANY");
+    assert_eq!(failure_of(&TossReply::Payment { http_status: 200, payment: aborted }).code, "REJECT_CARD_COMPANY");
 }
 
 /// A refund of 400 of the 1000 payment, from a balance of 1000.
 const REFUND: ExpectedRefund<'static> = ExpectedRefund { payment: EXPECTED, balance_before: 1000, balance_after: 600 };
 
-fn with_balance(status: PaymentStatus, balance: u64) -> PgAnswer {
-    let PgAnswer::Payment { payment, .. } = payment(status) else { unreachable!() };
-    PgAnswer::Payment { http_status: 200, payment: Payment { balance_amount: Some(balance), ..payment } }
+fn with_balance(status: PaymentStatus, balance: u64) -> TossReply {
+    let TossReply::Payment { payment, .. } = payment(status) else { unreachable!() };
+    TossReply::Payment { http_status: 200, payment: Payment { balance_amount: Some(balance), ..payment } }
 }
 
-fn cancel_example(kind: CancelAnswer) -> Vec<PgAnswer> {
+fn cancel_example(kind: CancelAnswer) -> Vec<TossReply> {
     match kind {
         C::Refunded => vec![with_balance(P::PartialCanceled, 600)],
         C::NotThisRefund => vec![with_balance(P::Done, 1000), with_balance(P::Canceled, 0), {
-            let PgAnswer::Payment { payment, .. } = with_balance(P::PartialCanceled, 600) else { unreachable!() };
-            PgAnswer::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }
+            let TossReply::Payment { payment, .. } = with_balance(P::PartialCanceled, 600) else { unreachable!() };
+            TossReply::Payment { http_status: 200, payment: Payment { payment_key: "pk-2".into(), ..payment } }
         }],
         C::NotCancelable => vec![
             error(403, "NOT_CANCELABLE_AMOUNT"),
@@ -303,11 +303,11 @@ fn cancel_example(kind: CancelAnswer) -> Vec<PgAnswer> {
         C::ServerError => vec![
             error(500, "FAILED_INTERNAL_SYSTEM_PROCESSING"),
             error(500, "NOT_CANCELABLE_AMOUNT"),
-            PgAnswer::Unparsable { http_status: 503 },
+            TossReply::Unparsable { http_status: 503 },
         ],
-        C::Undocumented => vec![error(400, "SOMETHING_NEW"), PgAnswer::Unparsable { http_status: 400 }],
-        C::NotSent => vec![PgAnswer::NotSent { detail: "connection refused".into() }],
-        C::NoAnswer => vec![PgAnswer::NoAnswer { detail: "reset".into(), timed_out: false }],
+        C::Undocumented => vec![error(400, "SOMETHING_NEW"), TossReply::Unparsable { http_status: 400 }],
+        C::NotSent => vec![TossReply::NotSent { detail: "connection refused".into() }],
+        C::NoReply => vec![TossReply::NoReply { detail: "reset".into(), timed_out: false }],
     }
 }
 
@@ -417,7 +417,7 @@ fn cancel_not_sent_is_sent_again() {
 
 #[test]
 fn cancel_no_answer_is_sent_again() {
-    check_cancel_row(C::NoAnswer, K::Retry);
+    check_cancel_row(C::NoReply, K::Retry);
 }
 
 #[test]
@@ -436,7 +436,7 @@ fn a_lookup_settles_a_refund_only_by_the_balance_it_leaves() {
         (with_balance(P::PartialCanceled, 300), L::Unexpected, R::Nothing),
         (error(404, "NOT_FOUND_PAYMENT"), L::Unexpected, R::Nothing),
         (error(503, "FAILED_INTERNAL_SYSTEM_PROCESSING"), L::Unavailable, R::Retry),
-        (PgAnswer::NoAnswer { detail: String::new(), timed_out: true }, L::Unavailable, R::Retry),
+        (TossReply::NoReply { detail: String::new(), timed_out: true }, L::Unavailable, R::Retry),
     ];
     for (answer, lookup, verdict) in cases {
         assert_eq!(refund_lookup(&answer, REFUND), lookup, "{answer:?}");
@@ -451,7 +451,7 @@ fn a_lookup_settles_a_refund_only_by_the_balance_it_leaves() {
 fn a_refused_refund_keeps_the_pgs_code_or_ours_when_the_pg_gave_none() {
     assert_eq!(refusal_code(&error(403, "NOT_CANCELABLE_AMOUNT")), "NOT_CANCELABLE_AMOUNT");
     assert_eq!(refusal_code(&payment(P::Done)), ErrorCode::CancelRefused.as_str());
-    assert_eq!(refusal_code(&PgAnswer::Unparsable { http_status: 400 }), ErrorCode::CancelRefused.as_str());
+    assert_eq!(refusal_code(&TossReply::Unparsable { http_status: 400 }), ErrorCode::CancelRefused.as_str());
 }
 
 #[test]
@@ -459,9 +459,9 @@ fn operators_read_each_answer_in_one_line() {
     let lines: Vec<String> = [
         payment(P::Done),
         error(403, "REJECT_CARD_PAYMENT"),
-        PgAnswer::Unparsable { http_status: 502 },
-        PgAnswer::NotSent { detail: "connection refused".into() },
-        PgAnswer::NoAnswer { detail: "operation timed out".into(), timed_out: true },
+        TossReply::Unparsable { http_status: 502 },
+        TossReply::NotSent { detail: "connection refused".into() },
+        TossReply::NoReply { detail: "operation timed out".into(), timed_out: true },
     ]
     .iter()
     .map(describe)
@@ -480,8 +480,8 @@ fn operators_read_each_answer_in_one_line() {
 
 #[test]
 fn a_lookup_by_the_orders_id_shows_this_orders_payment_whatever_its_key() {
-    let PgAnswer::Payment { payment: done, .. } = payment(P::Done) else { unreachable!() };
-    let shown = |payment: Payment| order_status_answer(&PgAnswer::Payment { http_status: 200, payment }, "ord", 1000);
+    let TossReply::Payment { payment: done, .. } = payment(P::Done) else { unreachable!() };
+    let shown = |payment: Payment| order_status_answer(&TossReply::Payment { http_status: 200, payment }, "ord", 1000);
     assert_eq!(shown(Payment { payment_key: "pk-of-another-tab".into(), ..done.clone() }), S::Payment(P::Done));
     assert_eq!(shown(Payment { order_id: "ord-2".into(), ..done.clone() }), S::NotThisPayment, "another order's");
     assert_eq!(shown(Payment { total_amount: 999, ..done.clone() }), S::NotThisPayment, "another amount");
@@ -503,14 +503,14 @@ fn a_listed_transaction_is_an_approval_a_cancel_or_no_money_moved() {
 #[test]
 fn only_the_refunds_own_payment_saying_so_makes_it_refundable_only_in_full() {
     let partial_cancelable = |value: Option<bool>, payment_key: &str| {
-        let PgAnswer::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
+        let TossReply::Payment { payment, .. } = payment(P::Done) else { unreachable!() };
         let payment = Payment { is_partial_cancelable: value, payment_key: payment_key.into(), ..payment };
-        PgAnswer::Payment { http_status: 200, payment }
+        TossReply::Payment { http_status: 200, payment }
     };
     assert!(refunded_only_in_full(&partial_cancelable(Some(false), "pk"), EXPECTED));
     assert!(!refunded_only_in_full(&partial_cancelable(Some(true), "pk"), EXPECTED));
     assert!(!refunded_only_in_full(&partial_cancelable(None, "pk"), EXPECTED), "a PG that does not say");
     assert!(!refunded_only_in_full(&partial_cancelable(Some(false), "pk-2"), EXPECTED), "another payment");
     assert!(!refunded_only_in_full(&error(404, "NOT_FOUND_PAYMENT"), EXPECTED));
-    assert!(!refunded_only_in_full(&PgAnswer::NoAnswer { detail: "timeout".into(), timed_out: true }, EXPECTED));
+    assert!(!refunded_only_in_full(&TossReply::NoReply { detail: "timeout".into(), timed_out: true }, EXPECTED));
 }

@@ -1,5 +1,5 @@
 //! A PG's concurrency limit in a cluster: every order server sharing the
-//! database takes its places under one cap, kept in the database (see
+//! database takes its places under one limit, kept in the database (see
 //! `db::pg_places`), so three servers send no more to the PG at once than one.
 //! Each PG has a limit of its own (its own contract): its own places and its
 //! own learned row.
@@ -39,7 +39,7 @@ const LONGEST_LOOK: Duration = Duration::from_millis(500);
 /// How many times a learning step retries after another server changed the limit first.
 const LEARN_TRIES: usize = 5;
 
-/// The cluster's budget at one PG as this server sees it.
+/// The cluster's limit at one PG as this server sees it.
 #[derive(Debug)]
 pub struct ClusterLimit {
     db: Db,
@@ -52,14 +52,14 @@ pub struct ClusterLimit {
     recent: Mutex<RecentCalls>,
     /// Places this server holds now.
     held: AtomicU32,
-    /// The cap as last read or written.
-    cap_seen: AtomicU32,
+    /// The limit as last read or written.
+    limit_seen: AtomicU32,
     /// A place of this server's was freed: a waiting caller may look again.
     freed: Notify,
     renewing: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
-/// A place under the cluster's cap. Freed when dropped.
+/// A place under the cluster's limit. Freed when dropped.
 #[derive(Debug)]
 pub struct ClusterPlace {
     limit: Arc<ClusterLimit>,
@@ -71,13 +71,13 @@ pub struct ClusterPlace {
 }
 
 impl ClusterLimit {
-    /// The budget of `holder` at `pg` on `db`, renewing its places until it is dropped.
+    /// `holder`'s share of `pg`'s limit on `db`, renewing its places until it is dropped.
     pub fn new(db: Db, pg: Pg, holder: Arc<str>, policy: Policy, call_deadline: Duration) -> Arc<Self> {
-        let cap = match policy {
-            Policy::Fixed(cap) => cap,
+        let limit = match policy {
+            Policy::Fixed(limit) => limit,
             Policy::Adaptive { .. } => super::learning::INITIAL,
         };
-        metrics::pg_concurrency_limit(pg, f64::from(cap));
+        metrics::pg_limit(pg, f64::from(limit));
         let limit = Arc::new(Self {
             db,
             pg,
@@ -86,7 +86,7 @@ impl ClusterLimit {
             call_deadline,
             recent: Mutex::new(RecentCalls::default()),
             held: AtomicU32::new(0),
-            cap_seen: AtomicU32::new(cap),
+            limit_seen: AtomicU32::new(limit),
             freed: Notify::new(),
             renewing: Mutex::new(None),
         });
@@ -97,7 +97,7 @@ impl ClusterLimit {
 
     /// The calls the cluster allows at once, as last seen.
     pub fn current(&self) -> u32 {
-        self.cap_seen.load(Ordering::Relaxed)
+        self.limit_seen.load(Ordering::Relaxed)
     }
 
     fn terms(&self) -> PlaceTerms {
@@ -109,15 +109,15 @@ impl ClusterLimit {
         }
     }
 
-    /// A place now, or `None` when the cluster is at its cap.
+    /// A place now, or `None` when the cluster is at its limit.
     pub async fn try_acquire(self: &Arc<Self>) -> Result<Option<ClusterPlace>, sqlx::Error> {
         let call_id = uuid::Uuid::new_v4().simple().to_string();
-        let cap = match self.policy {
-            Policy::Fixed(cap) => Some(cap),
+        let limit = match self.policy {
+            Policy::Fixed(limit) => Some(limit),
             Policy::Adaptive { .. } => None,
         };
         let started = Instant::now();
-        let claimed = self.db.claim_place(self.pg, &self.holder, &call_id, cap, now_ms(), self.terms()).await?;
+        let claimed = self.db.claim_place(self.pg, &self.holder, &call_id, limit, now_ms(), self.terms()).await?;
         metrics::pg_place_seconds("take", started.elapsed());
         let Some(number) = claimed else {
             return Ok(None);
@@ -174,12 +174,12 @@ impl ClusterLimit {
             } else {
                 learned.overload(now, window_ms)
             };
-            self.cap_seen.store(learned.cap, Ordering::Relaxed);
+            self.limit_seen.store(learned.limit, Ordering::Relaxed);
             if !changed {
                 return Ok(());
             }
             if self.db.update_learned_limit_row(self.pg, &row_from(&learned, row.version)).await? {
-                metrics::pg_concurrency_limit(self.pg, f64::from(learned.cap));
+                metrics::pg_limit(self.pg, f64::from(learned.limit));
                 return Ok(());
             }
         }
@@ -223,7 +223,7 @@ impl Drop for ClusterLimit {
     }
 }
 
-/// Renews this server's places at the PG, and reads its learned cap, about three times per lapse.
+/// Renews this server's places at the PG, and reads its learned limit, about three times per lapse.
 async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
     let mut ticks = tokio::time::interval(LAPSE / 3);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -239,9 +239,9 @@ async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
         if matches!(limit.policy, Policy::Adaptive { .. }) {
             match limit.db.learned_limit_row(limit.pg).await {
                 Ok(row) => {
-                    let cap = learned_from(&row).cap;
-                    limit.cap_seen.store(cap, Ordering::Relaxed);
-                    metrics::pg_concurrency_limit(limit.pg, f64::from(cap));
+                    let learned = learned_from(&row).limit;
+                    limit.limit_seen.store(learned, Ordering::Relaxed);
+                    metrics::pg_limit(limit.pg, f64::from(learned));
                 }
                 Err(error) => {
                     let pg = limit.pg.as_str();
@@ -285,7 +285,7 @@ impl Drop for ClusterPlace {
 
 fn learned_from(row: &LearnedLimitRow) -> Learned {
     Learned {
-        cap: u32::try_from(row.cap).unwrap_or(CEILING).min(CEILING),
+        limit: u32::try_from(row.limit).unwrap_or(CEILING).min(CEILING),
         slow_start: row.slow_start != 0,
         last_decrease_ms: row.last_decrease_ms,
         last_increase_ms: row.last_increase_ms,
@@ -294,7 +294,7 @@ fn learned_from(row: &LearnedLimitRow) -> Learned {
 
 fn row_from(learned: &Learned, version: i64) -> LearnedLimitRow {
     LearnedLimitRow {
-        cap: i64::from(learned.cap),
+        limit: i64::from(learned.limit),
         slow_start: i64::from(learned.slow_start),
         last_decrease_ms: learned.last_decrease_ms,
         last_increase_ms: learned.last_increase_ms,

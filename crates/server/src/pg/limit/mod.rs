@@ -1,5 +1,5 @@
 //! How many calls may be out at the PG at once, kept in this server's memory:
-//! a fixed cap, or a limit learned from the PG's own answers (see `learning`).
+//! a fixed limit, or a limit learned from the PG's own answers (see `learning`).
 //! A cluster keeps its places in the database instead (`cluster`).
 
 pub(super) mod cluster;
@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use crate::metrics;
 use learning::Learned;
 
-/// How the cap is set.
+/// How the limit is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// At most this many calls at once.
@@ -25,7 +25,7 @@ pub enum Policy {
     Adaptive { window: Duration },
 }
 
-/// The cap, and the calls holding a place under it.
+/// The limit, and the calls holding a place under it.
 #[derive(Debug)]
 pub struct ConcurrencyLimit {
     /// The PG it limits calls to, for its metrics.
@@ -46,7 +46,7 @@ struct State {
     recent: RecentCalls,
 }
 
-/// A place under the cap; the call it allows is in flight until it is dropped.
+/// A place under the limit; the call it allows is in flight until it is dropped.
 #[derive(Debug)]
 pub struct Place {
     limit: Arc<ConcurrencyLimit>,
@@ -61,10 +61,10 @@ impl ConcurrencyLimit {
     /// A limit by `policy` on calls to `pg` that are out for `call_deadline` at most.
     pub fn new(pg: Pg, policy: Policy, call_deadline: Duration) -> Arc<Self> {
         let mut learned = Learned::initial(0);
-        if let Policy::Fixed(cap) = policy {
-            learned.cap = cap;
+        if let Policy::Fixed(limit) = policy {
+            learned.limit = limit;
         }
-        metrics::pg_concurrency_limit(pg, f64::from(learned.cap));
+        metrics::pg_limit(pg, f64::from(learned.limit));
         let state = State { in_flight: 0, learned, recent: RecentCalls::default() };
         Arc::new(Self {
             pg,
@@ -78,13 +78,13 @@ impl ConcurrencyLimit {
 
     /// The calls allowed at once now.
     pub fn current(&self) -> u32 {
-        self.state.lock().expect("limit lock").learned.cap
+        self.state.lock().expect("limit lock").learned.limit
     }
 
-    /// A place now, or `None` at the cap.
+    /// A place now, or `None` at the limit.
     pub fn try_acquire(self: &Arc<Self>) -> Option<Place> {
         let mut state = self.state.lock().expect("limit lock");
-        if state.in_flight >= state.learned.cap {
+        if state.in_flight >= state.learned.limit {
             return None;
         }
         state.in_flight += 1;
@@ -114,7 +114,7 @@ impl ConcurrencyLimit {
         let mut state = self.state.lock().expect("limit lock");
         let in_flight = state.in_flight;
         if state.learned.room(in_flight, now_ms, window_ms(window)) {
-            metrics::pg_concurrency_limit(self.pg, f64::from(state.learned.cap));
+            metrics::pg_limit(self.pg, f64::from(state.learned.limit));
         }
     }
 
@@ -123,7 +123,7 @@ impl ConcurrencyLimit {
         let now_ms = self.clock_ms(now);
         let mut state = self.state.lock().expect("limit lock");
         if state.learned.overload(now_ms, window_ms(window)) {
-            metrics::pg_concurrency_limit(self.pg, f64::from(state.learned.cap));
+            metrics::pg_limit(self.pg, f64::from(state.learned.limit));
         }
     }
 
@@ -217,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fixed_cap_never_moves() {
+    fn a_fixed_limit_never_moves() {
         let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(3), DEADLINE);
         let mut places = fill(&limit);
         assert_eq!((places.len(), limit.current()), (3, 3));

@@ -5,7 +5,7 @@ use super::wire::Payment;
 
 /// What a call to the PG produced, before any interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PgAnswer {
+pub enum TossReply {
     /// A Payment object.
     Payment { http_status: u16, payment: Payment },
     /// A Toss error body.
@@ -15,14 +15,14 @@ pub enum PgAnswer {
     /// The connection was never made, so the request never left.
     NotSent { detail: String },
     /// The request left but no complete response came back (timeout, reset).
-    NoAnswer { detail: String, timed_out: bool },
+    NoReply { detail: String, timed_out: bool },
 }
 
-impl PgAnswer {
+impl TossReply {
     /// The request left and no answer came back (we stopped waiting, or the
     /// connection was reset): the PG may still be working on the call.
     pub fn unanswered(&self) -> bool {
-        matches!(self, PgAnswer::NoAnswer { .. })
+        matches!(self, TossReply::NoReply { .. })
     }
 
     /// Whether the PG refused the request for load (429, 403
@@ -30,10 +30,10 @@ impl PgAnswer {
     /// that the concurrency limit is too high.
     pub fn shows_overload(&self) -> bool {
         match self {
-            PgAnswer::Error { http_status: 429, .. } => true,
-            PgAnswer::Error { code, .. } => code == "FORBIDDEN_CONSECUTIVE_REQUEST",
-            PgAnswer::NoAnswer { timed_out, .. } => *timed_out,
-            PgAnswer::Payment { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } => false,
+            TossReply::Error { http_status: 429, .. } => true,
+            TossReply::Error { code, .. } => code == "FORBIDDEN_CONSECUTIVE_REQUEST",
+            TossReply::NoReply { timed_out, .. } => *timed_out,
+            TossReply::Payment { .. } | TossReply::Unparsable { .. } | TossReply::NotSent { .. } => false,
         }
     }
 
@@ -42,11 +42,11 @@ impl PgAnswer {
     /// an answer that settles nothing still shows the PG is up.
     pub fn shows_pg_unavailable(&self) -> bool {
         match self {
-            PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => true,
-            PgAnswer::Error { http_status, .. } | PgAnswer::Unparsable { http_status } => {
+            TossReply::NotSent { .. } | TossReply::NoReply { .. } => true,
+            TossReply::Error { http_status, .. } | TossReply::Unparsable { http_status } => {
                 *http_status == 429 || *http_status >= 500
             }
-            PgAnswer::Payment { .. } => false,
+            TossReply::Payment { .. } => false,
         }
     }
 }

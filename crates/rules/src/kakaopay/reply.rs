@@ -4,7 +4,7 @@
 
 /// What a call to KakaoPay produced, before any interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PgAnswer<T> {
+pub enum KakaoPayReply<T> {
     /// A 2xx with the call's body.
     Body { http_status: u16, body: T },
     /// A KakaoPay error body: a negative `error_code`, and the payment
@@ -15,7 +15,7 @@ pub enum PgAnswer<T> {
     /// The connection was never made, so the request never left.
     NotSent { detail: String },
     /// The request left but no complete response came back (timeout, reset).
-    NoAnswer { detail: String, timed_out: bool },
+    NoReply { detail: String, timed_out: bool },
 }
 
 /// KakaoPay's codes for a refusal for load (`-429`, the daily quota) and for
@@ -31,20 +31,22 @@ pub(super) fn unavailable(http_status: u16, error_code: i32) -> bool {
     http_status == 429 || http_status >= 500 || matches!(error_code, QUOTA_EXCEEDED | INTERNAL_ERROR | MAINTENANCE)
 }
 
-impl<T> PgAnswer<T> {
+impl<T> KakaoPayReply<T> {
     /// The request left and no answer came back: KakaoPay may still be
     /// working on the call.
     pub fn unanswered(&self) -> bool {
-        matches!(self, PgAnswer::NoAnswer { .. })
+        matches!(self, KakaoPayReply::NoReply { .. })
     }
 
     /// Whether KakaoPay refused the request for load or did not answer in
     /// time: the signals that the concurrency limit is too high.
     pub fn shows_overload(&self) -> bool {
         match self {
-            PgAnswer::Error { http_status, error_code, .. } => *http_status == 429 || *error_code == QUOTA_EXCEEDED,
-            PgAnswer::NoAnswer { timed_out, .. } => *timed_out,
-            PgAnswer::Body { .. } | PgAnswer::Unparsable { .. } | PgAnswer::NotSent { .. } => false,
+            KakaoPayReply::Error { http_status, error_code, .. } => {
+                *http_status == 429 || *error_code == QUOTA_EXCEEDED
+            }
+            KakaoPayReply::NoReply { timed_out, .. } => *timed_out,
+            KakaoPayReply::Body { .. } | KakaoPayReply::Unparsable { .. } | KakaoPayReply::NotSent { .. } => false,
         }
     }
 
@@ -53,10 +55,10 @@ impl<T> PgAnswer<T> {
     /// breaker counts only these.
     pub fn shows_pg_unavailable(&self) -> bool {
         match self {
-            PgAnswer::NotSent { .. } | PgAnswer::NoAnswer { .. } => true,
-            PgAnswer::Error { http_status, error_code, .. } => unavailable(*http_status, *error_code),
-            PgAnswer::Unparsable { http_status } => unavailable(*http_status, 0),
-            PgAnswer::Body { .. } => false,
+            KakaoPayReply::NotSent { .. } | KakaoPayReply::NoReply { .. } => true,
+            KakaoPayReply::Error { http_status, error_code, .. } => unavailable(*http_status, *error_code),
+            KakaoPayReply::Unparsable { http_status } => unavailable(*http_status, 0),
+            KakaoPayReply::Body { .. } => false,
         }
     }
 }
@@ -65,8 +67,8 @@ impl<T> PgAnswer<T> {
 mod tests {
     use super::*;
 
-    fn error(http_status: u16, error_code: i32) -> PgAnswer<()> {
-        PgAnswer::Error { http_status, error_code, method_result_code: None, message: "m".into() }
+    fn error(http_status: u16, error_code: i32) -> KakaoPayReply<()> {
+        KakaoPayReply::Error { http_status, error_code, method_result_code: None, message: "m".into() }
     }
 
     #[test]
@@ -74,17 +76,17 @@ mod tests {
         assert!(error(400, -429).shows_overload(), "the quota's code, whatever the status");
         assert!(error(429, -2).shows_overload());
         assert!(!error(400, -780).shows_overload());
-        assert!(PgAnswer::<()>::NoAnswer { detail: String::new(), timed_out: true }.shows_overload());
-        assert!(!PgAnswer::<()>::NoAnswer { detail: String::new(), timed_out: false }.shows_overload());
+        assert!(KakaoPayReply::<()>::NoReply { detail: String::new(), timed_out: true }.shows_overload());
+        assert!(!KakaoPayReply::<()>::NoReply { detail: String::new(), timed_out: false }.shows_overload());
         for unavailable in [error(400, -503), error(400, -500), error(502, -1), error(429, -2)] {
             assert!(unavailable.shows_pg_unavailable(), "{unavailable:?}");
         }
         assert!(!error(400, -780).shows_pg_unavailable(), "a declined card shows KakaoPay is up");
-        assert!(PgAnswer::<()>::Unparsable { http_status: 503 }.shows_pg_unavailable());
-        assert!(!PgAnswer::<()>::Unparsable { http_status: 200 }.shows_pg_unavailable());
-        assert!(!PgAnswer::Body { http_status: 200, body: () }.shows_pg_unavailable());
-        assert!(PgAnswer::<()>::NotSent { detail: String::new() }.shows_pg_unavailable());
-        assert!(PgAnswer::<()>::NoAnswer { detail: String::new(), timed_out: false }.unanswered());
+        assert!(KakaoPayReply::<()>::Unparsable { http_status: 503 }.shows_pg_unavailable());
+        assert!(!KakaoPayReply::<()>::Unparsable { http_status: 200 }.shows_pg_unavailable());
+        assert!(!KakaoPayReply::Body { http_status: 200, body: () }.shows_pg_unavailable());
+        assert!(KakaoPayReply::<()>::NotSent { detail: String::new() }.shows_pg_unavailable());
+        assert!(KakaoPayReply::<()>::NoReply { detail: String::new(), timed_out: false }.unanswered());
         assert!(!error(500, -500).unanswered());
     }
 }
