@@ -15,9 +15,9 @@
 #
 # A module none of whose mutants is missed has its files' digests written to
 # scripts/mutants-recorded.txt. The test command runs `--changed`: the modules of
-# payonce-rules (a second or so a mutant) whose files differ from that record,
-# so a rule changed without its tests fails the run; the server's limit and the
-# page's flow (a large crate built per mutant: 15 and 7 minutes) are only named
+# payonce-rules and payonce-flow (a second or so a mutant) whose files differ
+# from that record, so a rule changed without its tests fails the run; the
+# server's limit (a large crate built per mutant: 15 minutes) is only named
 # there when changed. Put the figures in docs/mutation-tests.md.
 #
 # Its last line, "mutated modules: N at target, N below", is for the test command.
@@ -26,11 +26,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 # Each module: its crate, and the files that carry its rules. The rules live in
-# payonce-rules, a crate without I/O, so a mutant there builds and is tested in
-# seconds; the in-memory PG limit is the server's (a lock and a wake-up).
+# payonce-rules and the page's flow in payonce-flow, crates without I/O, so a
+# mutant there builds and is tested in seconds; the in-memory PG limit is the
+# server's (a lock and a wake-up).
 declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
-  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-page [page-return]=payonce-page
+  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -40,9 +41,9 @@ declare -A files=(
   [resilience]="crates/rules/src/breaker.rs crates/rules/src/retry_budget.rs crates/rules/src/backoff.rs"
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
   [pg-limit]="crates/server/src/pg/limit/mod.rs"
-  [page-flow]="src/flow/*.rs"
+  [page-flow]="crates/flow/src/lib.rs crates/flow/src/classify.rs"
   # Which credential the confirm carries, by the PG whose window sent the customer back.
-  [page-return]="src/pages/confirm/returned.rs"
+  [page-return]="crates/flow/src/returned.rs"
 )
 all=(settlement toss-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
@@ -56,14 +57,14 @@ if [ "${1:-}" = "--changed" ]; then
   modules=()
   for module in "${all[@]}"; do
     as_recorded "$module" && continue
-    if [ "${crate[$module]}" = payonce-rules ]; then
+    if [ "${crate[$module]}" != payonce-server ]; then
       modules+=("$module")
     else
       say "$module changed since its recorded run: run scripts/mutants.sh $module (minutes: a large crate built per mutant)"
     fi
   done
   if [ "${#modules[@]}" -eq 0 ]; then
-    say "no rule of payonce-rules changed since its recorded mutation run (scripts/mutants-recorded.txt)"
+    say "no rule of payonce-rules or payonce-flow changed since its recorded mutation run (scripts/mutants-recorded.txt)"
     echo "mutated modules: 0 at target, 0 below"
     exit 0
   fi

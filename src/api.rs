@@ -15,7 +15,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
-use crate::flow::ConfirmReply;
+use crate::flow::{ConfirmReply, retry_after_ms};
 use crate::i18n::{Lang, fill};
 use crate::js_fields::{self, Fields, FromJs};
 use crate::json::Serde;
@@ -71,11 +71,6 @@ async fn json<T: FromJs>(response: Response) -> Result<T, ApiError> {
         return Err(ApiError::Server { status, code, retry_after_ms });
     }
     body(response).await.map_err(ApiError::Decode)
-}
-
-/// `Retry-After` in seconds, as the server sends it (an HTTP date is not read: none is sent).
-fn retry_after_ms(value: &str) -> Option<u64> {
-    value.trim().parse::<u64>().ok().map(|seconds| seconds.saturating_mul(1_000))
 }
 
 async fn body<T: FromJs>(response: Response) -> Result<T, String> {

@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //!
-//! - `flow`: the confirm page's payment flow, a pure state machine (unit-tested natively).
+//! - `flow`: the confirm page's payment flow, a pure state machine: the `payonce-flow`
+//!   crate, which the chaos campaign and the experiments drive too.
 //! - `cart`: the cart's quantities and total, pure.
 //! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
 //! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
@@ -20,7 +21,6 @@ pub mod api;
 pub mod cart;
 pub mod clock;
 pub mod components;
-pub mod flow;
 pub mod focus;
 pub mod format;
 pub mod i18n;
@@ -34,6 +34,9 @@ pub mod pages;
 pub mod payment_sdk;
 pub mod storage;
 pub mod tab_claim;
+
+/// The payment flow, in its own crate so the harnesses run the page's own rules.
+pub use payonce_flow as flow;
 
 use leptos::prelude::*;
 use leptos_router::components::{FlatRoutes, Route, Router};

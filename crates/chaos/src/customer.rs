@@ -1,16 +1,20 @@
-//! A virtual customer who behaves exactly like the checkout page: one order,
-//! one confirm POST with a fresh idempotency key, a hang-up at the confirm wait,
-//! then only checks of the order; at the end of the window, the server (never
-//! the customer) decides "not received". What the customer was told is kept
-//! to be compared with the truth later.
+//! A virtual customer: makes an order, pays in the PG's window, and is sent
+//! back to the confirm page, which runs the page's own flow over HTTP
+//! (`confirm_page`): one confirm POST with a fresh idempotency key, a hang-up at
+//! the confirm wait, then only checks of the order; at the end of the window,
+//! the server (never the customer) decides "not received". What the customer
+//! was told is kept to be compared with the truth later.
 
 use std::time::Duration;
 
-use payonce_api::{ApiErrorBody, ErrorCode, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderStatus, Pg};
+use payonce_api::{ApiErrorBody, ErrorCode, KakaoPayWindow, Order, PageConfig, Pg};
+use payonce_flow::{State, SuccessParams};
 use rand::Rng;
 use reqwest::{Client, StatusCode};
 use serde::Serialize;
 use serde_json::json;
+
+use crate::confirm_page;
 
 /// Where a customer's next request goes: one server, or any of several behind
 /// a load balancer.
@@ -25,14 +29,30 @@ impl Shop for str {
     }
 }
 
-/// The page's timings at the campaign's time scale.
+/// The page's timings at the campaign's time scale: what the page uses when it
+/// cannot read the server's (`GET /api/config`), and its own check timeout.
 #[derive(Debug, Clone, Copy)]
 pub struct PageTimings {
     pub confirm_wait: Duration,
     pub check_interval: Duration,
     pub max_checks: u32,
-    /// A check that takes longer learned nothing (the page's 5 s).
+    /// A check that takes longer, past what the server may hold it, learned
+    /// nothing (the page's 5 s).
     pub check_timeout: Duration,
+}
+
+impl PageTimings {
+    /// The page's configuration with these timings, as the page's compiled-in one.
+    fn page_config(&self) -> PageConfig {
+        let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        PageConfig {
+            confirm_wait_ms: millis(self.confirm_wait),
+            check_interval_ms: millis(self.check_interval),
+            max_checks: self.max_checks,
+            check_wait_ms: millis(self.check_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
+            ..PageConfig::DEFAULT
+        }
+    }
 }
 
 /// What the customer's screen said last.
@@ -77,10 +97,12 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
     let Some(order) = create_order(stack, &client, pause).await else {
         return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false };
     };
-    let body = match pg {
-        Pg::Toss => json!({"payment_key": format!("pk_{}", order.order_id), "amount": order.amount}),
+    // What the PG's window sends the customer back with: Toss's paymentKey (any,
+    // the fake being lenient), or the pg_token of KakaoPay's approval.
+    let credential = match pg {
+        Pg::Toss => format!("pk_{}", order.order_id),
         Pg::KakaoPay => match approved_in_window(stack, &client, &order, pause).await {
-            Window::Approved(pg_token) => json!({"pg_token": pg_token, "amount": order.amount}),
+            Window::Approved(pg_token) => pg_token,
             Window::TurnedAway => {
                 return Visit { order_id: Some(order.order_id), pg, told: Told::TurnedAway, confirm_sent: false };
             }
@@ -88,23 +110,33 @@ pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Du
             Window::NeverThrough => return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false },
         },
     };
-    let idempotency_key = uuid::Uuid::new_v4().to_string();
-    let confirm = client
-        .post(format!("{}/api/orders/{}/confirm", stack.server_url(), order.order_id))
-        .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
-        .json(&body)
-        .timeout(timings.confirm_wait)
-        .send()
-        .await;
-    let answered = match confirm {
-        Ok(response) => told_by_confirm(response).await,
-        Err(_) => None,
-    };
-    let told = match answered {
-        Some(told) => told,
-        None => check_until_told(stack, &client, &order.order_id, timings).await,
-    };
-    Visit { order_id: Some(order.order_id), pg, told, confirm_sent: true }
+    let server_url = stack.server_url();
+    let page = confirm_page::page_config(&client, server_url, timings.check_timeout, timings.page_config()).await;
+    let params = SuccessParams { payment_key: credential, order_id: order.order_id.clone(), amount: order.amount };
+    let shown = confirm_page::run(&client, server_url, page, timings.check_timeout, pg, params).await;
+    Visit { order_id: Some(order.order_id), pg, told: told_by(&shown.state), confirm_sent: shown.confirm_sent }
+}
+
+/// What a customer takes away from the page's last state.
+fn told_by(state: &State) -> Told {
+    match state {
+        State::Paid { .. } => Told::Paid,
+        // Refunded in part: the shop kept some of the money.
+        State::Refunded { partial: true, .. } => Told::Paid,
+        State::Refunded { partial: false, .. } => Told::Refunded,
+        State::Failed { .. } => Told::Failed,
+        // "This order was placed in another browser" says nothing of the payment:
+        // as good as not knowing. (A customer here has one browser.)
+        State::Unresolved { .. } | State::Elsewhere { .. } => Told::Unresolved,
+        // The page could not read the link, or stopped before an outcome.
+        State::Invalid { .. }
+        | State::Starting
+        | State::Verifying
+        | State::Claiming
+        | State::Submitting { .. }
+        | State::Checking { .. }
+        | State::Closing { .. } => Told::Unresolved,
+    }
 }
 
 /// How a customer's visit to KakaoPay's window ended.
@@ -173,67 +205,4 @@ async fn create_order(stack: &(impl Shop + ?Sized), client: &Client, pause: Dura
         tokio::time::sleep(pause).await;
     }
     None
-}
-
-/// What the confirm's answer settles for the page, as `flow::classify_confirm`
-/// decides it: a final order in the body or in the error; a refusal.
-async fn told_by_confirm(response: reqwest::Response) -> Option<Told> {
-    let status = response.status();
-    if status == StatusCode::OK {
-        return response.json::<Order>().await.ok().and_then(|order| told_by_order(&order));
-    }
-    if !status.is_client_error() || status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::REQUEST_TIMEOUT {
-        return None;
-    }
-    let error: ApiErrorBody = response.json().await.ok()?;
-    match (&error.order, error.code.as_str()) {
-        (Some(order), _) => told_by_order(order),
-        (None, "PAYMENT_IN_PROGRESS" | "ORDER_NOT_FOUND") => None,
-        (None, _) => Some(Told::Failed),
-    }
-}
-
-fn told_by_order(order: &Order) -> Option<Told> {
-    match order.status {
-        // Charged; a refund under way has not given the money back yet.
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested => Some(Told::Paid),
-        OrderStatus::Failed => Some(Told::Failed),
-        OrderStatus::Canceled => Some(Told::Refunded),
-        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => None,
-    }
-}
-
-/// The page's checking: a check every interval until the order is final or
-/// the window closes; then, if the server never had the confirm, it asks the
-/// server to close the order and shows what the server answers.
-async fn check_until_told(stack: &(impl Shop + ?Sized), client: &Client, order_id: &str, timings: PageTimings) -> Told {
-    let mut server_has_confirm = None;
-    for _ in 0..timings.max_checks {
-        tokio::time::sleep(timings.check_interval).await;
-        let response = client
-            .get(format!("{}/api/orders/{order_id}", stack.server_url()))
-            .timeout(timings.check_timeout)
-            .send()
-            .await;
-        let Ok(response) = response else { continue };
-        let Ok(order) = response.json::<Order>().await else { continue };
-        if let Some(told) = told_by_order(&order) {
-            return told;
-        }
-        server_has_confirm = Some(order.status != OrderStatus::Created);
-    }
-    if server_has_confirm == Some(false) {
-        let closed = client
-            .post(format!("{}/api/orders/{order_id}/abandon", stack.server_url()))
-            .timeout(timings.check_timeout)
-            .send()
-            .await;
-        if let Ok(response) = closed
-            && let Ok(order) = response.json::<Order>().await
-            && let Some(told) = told_by_order(&order)
-        {
-            return told;
-        }
-    }
-    Told::Unresolved
 }

@@ -1,5 +1,5 @@
-//! Chaos campaigns against payonce: virtual customers who behave like the
-//! page, a fake PG with every fault at once, order servers killed and frozen
+//! Chaos campaigns against payonce: virtual customers who run the page's own
+//! payment flow, a fake PG with every fault at once, order servers killed and frozen
 //! mid-payment, and a checker that compares every order with the PG's ledger.
 //!
 //! # Layout
@@ -8,12 +8,14 @@
 //! - `schedule`: arrivals and chaos, drawn from the seed.
 //! - `processes`: the real binaries as child processes (start, SIGKILL, SIGSTOP).
 //! - `stack`: the fake PG and the order servers of a campaign.
-//! - `customer`: one customer's visit, exactly as the page behaves.
+//! - `customer`: one customer's visit: the order, the PG's window, the confirm page.
+//! - `confirm_page`: the page's flow (`payonce_flow`), its effects carried out over HTTP.
 //! - `check`: every order against the ledger.
 //! - `report`: the figures, as a table and as JSON.
 
 pub mod check;
 pub mod cli;
+pub mod confirm_page;
 pub mod customer;
 pub mod processes;
 pub mod report;

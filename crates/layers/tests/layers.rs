@@ -50,20 +50,32 @@ fn the_rules_have_no_import_circle() {
     assert_eq!(crate_sources("rules").circles(), Vec::<Vec<String>>::new());
 }
 
+/// The dependencies a crate's manifest names under `[dependencies]`.
+fn dependencies_of(crate_dir: &str) -> Vec<String> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../{crate_dir}/Cargo.toml"));
+    let manifest = std::fs::read_to_string(&manifest).expect("the crate's manifest");
+    let section = manifest.split("[dependencies]").nth(1).expect("a [dependencies] section");
+    let section = section.split("\n[").next().unwrap_or_default();
+    section
+        .lines()
+        .filter_map(|line| line.split(['=', '.']).next().map(str::trim))
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The rules stay without I/O because their crate cannot reach any: no
 /// runtime, database, HTTP or file crate among its dependencies.
 #[test]
 fn the_rules_depend_on_nothing_that_does_io() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rules/Cargo.toml");
-    let manifest = std::fs::read_to_string(&manifest).expect("the rules' manifest");
-    let section = manifest.split("[dependencies]").nth(1).expect("a [dependencies] section");
-    let section = section.split("\n[").next().unwrap_or_default();
-    let dependencies: Vec<&str> = section
-        .lines()
-        .filter_map(|line| line.split(['=', '.']).next().map(str::trim))
-        .filter(|name| !name.is_empty() && !name.starts_with('#'))
-        .collect();
-    assert_eq!(dependencies, ["payonce-api", "rand", "serde", "tracing"], "the rules' dependencies");
+    assert_eq!(dependencies_of("rules"), ["payonce-api", "rand", "serde", "tracing"], "the rules' dependencies");
+}
+
+/// The page's flow is run by the browser and by the harnesses alike, so it
+/// can reach neither: no browser, runtime or HTTP crate among its dependencies.
+#[test]
+fn the_pages_flow_depends_on_nothing_that_does_io() {
+    assert_eq!(dependencies_of("flow"), ["payonce-api", "serde", "serde_json"], "the flow's dependencies");
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! `/pay/success`: where the PG window sends the customer back. Sends the confirm
-//! POST once, waits, checks, and shows the outcome. The rules are in `flow`;
+//! POST once, waits, checks, and shows the outcome. The rules are in `flow`
+//! (what a PG's window sends back is read by `flow::returned`);
 //! `runner` carries out its effects; this module only shows the state.
 
-mod returned;
 mod runner;
 
 use std::rc::Rc;
@@ -19,7 +19,7 @@ use self::runner::Runner;
 use crate::api;
 use crate::clock::now_ms;
 use crate::components::toast::Toaster;
-use crate::flow::{Event, Flow, InvalidLink, Millis, State};
+use crate::flow::{Event, Flow, InvalidLink, Millis, State, returned};
 use crate::focus::focus_by_id;
 use crate::i18n::{Locale, Texts, fill, use_locale, won};
 use crate::nav_guard::NavGuard;

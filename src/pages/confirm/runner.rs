@@ -14,7 +14,9 @@ use web_sys::AbortController;
 
 use crate::api::{self, ApiError};
 use crate::clock::now_ms;
-use crate::flow::{Check, Effect, Event, Flow, Outcome, State, StoredAttempt, classify_check, classify_refused_check};
+use crate::flow::{
+    Check, Effect, Event, Flow, Outcome, State, StoredAttempt, classify_check, classify_refused_check, returned,
+};
 use crate::nav_guard::NavGuard;
 use crate::storage;
 use crate::tab_claim::{self, Held};
@@ -126,7 +128,7 @@ impl Runner {
                 let Ok(controller) = AbortController::new() else { return };
                 let signal = controller.signal();
                 *self.abort.borrow_mut() = Some(controller);
-                let body = super::returned::confirm_request(self.pg, payment_key, amount);
+                let body = returned::confirm_request(self.pg, payment_key, amount);
                 let reply = api::send_confirm(&order_id, &idempotency_key, &body, &signal);
                 let this = self.clone();
                 spawn_local(async move {

@@ -6,7 +6,7 @@
 
 use payonce_api::{ConfirmRequest, Pg};
 
-use crate::flow::{InvalidLink, SuccessParams};
+use crate::{InvalidLink, SuccessParams};
 
 /// The PG whose window sent the customer back: KakaoPay's return URL says
 /// `pg=kakaopay` (the server wrote it); Toss's names none.

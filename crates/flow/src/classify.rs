@@ -94,6 +94,11 @@ pub fn classify_check(order: &Order) -> Check {
     }
 }
 
+/// `Retry-After` in seconds, as the server sends it (an HTTP date is not read: none is sent).
+pub fn retry_after_ms(value: &str) -> Option<u64> {
+    value.trim().parse::<u64>().ok().map(|seconds| seconds.saturating_mul(1_000))
+}
+
 /// What a refused check of the order learned: only "no such order for this
 /// customer" is an answer; a 429 asks for a pause (a second when it does not
 /// say how long); any other refusal learned nothing.

@@ -1,8 +1,11 @@
 //! The confirm page's payment flow as a pure state machine: events in, the next
-//! state and a list of effects out. The component executes the effects (check
+//! state and a list of effects out. Whoever runs it executes the effects (check
 //! the order, claim it among tabs, send the POST, start a timer, check, close the
-//! order, persist, lock navigation) and feeds their results back as events.
-//! Nothing here touches the browser, so every rule is unit-tested.
+//! order, persist, lock navigation) and feeds their results back as events: the
+//! page in the browser (`src/pages/confirm/runner.rs`), and the chaos campaign's
+//! and the experiments' customers over HTTP (`payonce_chaos::customer`), so the
+//! campaign tests what customers run. Nothing here does I/O, so every rule is
+//! unit-tested, and a mutant of it is built and tested in seconds.
 //!
 //! The rules it encodes:
 //! - one attempt sends the confirm POST at most once, whatever events arrive;
@@ -19,10 +22,13 @@
 //! - a reload with a stored attempt resumes checking, or shows the stored outcome.
 
 mod classify;
+pub mod returned;
 #[cfg(test)]
 mod tests;
 
-pub use classify::{Check, ConfirmReply, Verdict, classify_check, classify_confirm, classify_refused_check};
+pub use classify::{
+    Check, ConfirmReply, Verdict, classify_check, classify_confirm, classify_refused_check, retry_after_ms,
+};
 
 use payonce_api::{Failure, PageConfig};
 use serde::{Deserialize, Serialize};
