@@ -41,6 +41,31 @@ pub async fn page_config(client: &Client, server_url: &str, within: Duration, fa
     }
 }
 
+/// What a harness may watch of the page as it runs, to measure it; each does
+/// nothing unless a harness says otherwise.
+pub trait Watch {
+    /// The confirm POST ended after `took`, with `reply` (not when the page
+    /// stopped waiting for it).
+    fn confirm_replied(&mut self, _reply: &ConfirmReply, _took: Duration) {}
+    /// The page began checking (the confirm's wait ended without an outcome).
+    fn checking(&mut self) {}
+    /// A check left, `late` after the page meant it to.
+    fn check_sent(&mut self, _late: Duration) {}
+    /// A check ended after `took`, with what it learned.
+    fn check_replied(&mut self, _check: &Check, _took: Duration) {}
+}
+
+/// Watches nothing.
+impl Watch for () {}
+
+/// Who the customer is to the server: the cookie store of their own HTTP
+/// client, or (many customers sharing one client) the `Cookie` header it set.
+#[derive(Debug, Clone, Copy)]
+pub enum Customer<'a> {
+    OwnClient,
+    Cookie(&'a str),
+}
+
 /// Opens the confirm page for `params` (what `pg`'s window sent the customer
 /// back with) and runs it until it shows an outcome. `check_timeout` is how
 /// long a check may hang past its wait (the page's 5 s, at the harness's scale).
@@ -52,15 +77,34 @@ pub async fn run(
     pg: Pg,
     params: SuccessParams,
 ) -> Shown {
-    let io = Io { client, server_url, check_timeout };
+    run_watched(client, Customer::OwnClient, server_url, page, check_timeout, pg, params, &mut ()).await
+}
+
+/// `run`, for a customer on a shared client, watched by `watch`.
+#[allow(clippy::too_many_arguments)] // each is one thing the page is opened with
+pub async fn run_watched(
+    client: &Client,
+    customer: Customer<'_>,
+    server_url: &str,
+    page: PageConfig,
+    check_timeout: Duration,
+    pg: Pg,
+    params: SuccessParams,
+    watch: &mut impl Watch,
+) -> Shown {
+    let io = Io { client, customer, server_url, check_timeout };
     let mut flow = Flow::new(page);
     let mut effects: VecDeque<Effect> =
         flow.handle(Event::Opened { params: Ok(params), stored: None, now: now_ms() }).into();
     let mut confirm: Option<Pending<ConfirmReply>> = None;
     let mut confirm_wait_ends: Option<Instant> = None;
     let mut check_due: Option<Instant> = None;
-    let mut requests: FuturesUnordered<Pending<Event>> = FuturesUnordered::new();
+    // When the page meant its next check to leave: how late it left is the harness's lag.
+    let mut check_meant_at: Option<Instant> = None;
+    let mut requests: FuturesUnordered<Pending<Answered>> = FuturesUnordered::new();
     let mut confirm_sent = false;
+    let mut confirm_left = Instant::now();
+    let mut checking = false;
     loop {
         // In order; the effects of an event answered at once (the claim) go last.
         while let Some(effect) = effects.pop_front() {
@@ -75,17 +119,22 @@ pub async fn run(
                 })),
                 Effect::SendConfirm { order_id, idempotency_key, payment_key, amount } => {
                     confirm_sent = true;
+                    confirm_left = Instant::now();
                     let body = returned::confirm_request(pg, payment_key, amount);
-                    let request = io
-                        .post(&format!("/api/orders/{order_id}/confirm"))
-                        .header(IDEMPOTENCY_KEY_HEADER, idempotency_key);
-                    confirm = Some(Box::pin(send_confirm(request.json(&body))));
+                    let request = io.post(&format!("/api/orders/{order_id}/confirm"));
+                    confirm = Some(Box::pin(send_confirm(
+                        request.header(IDEMPOTENCY_KEY_HEADER, idempotency_key).json(&body),
+                    )));
                 }
                 Effect::StartConfirmTimer { after_ms } => confirm_wait_ends = Some(after(after_ms)),
                 // Dropping the request aborts it, as the page's AbortController does.
                 Effect::AbortConfirm => confirm = None,
-                Effect::ScheduleCheck { after_ms } => check_due = Some(after(after_ms)),
+                Effect::ScheduleCheck { after_ms } => {
+                    check_due = Some(after(after_ms));
+                    check_meant_at = check_due;
+                }
                 Effect::SendCheck { order_id, wait_ms } => {
+                    watch.check_sent(check_meant_at.map_or(Duration::ZERO, |meant| meant.elapsed()));
                     requests.push(io.check(order_id, Some(wait_ms), Kind::Check));
                 }
                 Effect::Abandon { order_id } => requests.push(io.abandon(order_id)),
@@ -96,6 +145,10 @@ pub async fn run(
                 | Effect::UnlockNavigation
                 | Effect::Log(_) => {}
             }
+        }
+        if !checking && matches!(flow.state(), State::Checking { .. }) {
+            checking = true;
+            watch.checking();
         }
         if flow.state().is_final() {
             break;
@@ -115,6 +168,7 @@ pub async fn run(
         let event = match woke {
             Woke::ConfirmReplied(reply) => {
                 confirm = None;
+                watch.confirm_replied(&reply, confirm_left.elapsed());
                 Event::ConfirmReplied { reply, now: now_ms() }
             }
             Woke::ConfirmWaitElapsed => {
@@ -125,7 +179,12 @@ pub async fn run(
                 check_due = None;
                 Event::CheckDue { now: now_ms() }
             }
-            Woke::Answered(event) => event,
+            Woke::Answered(Answered { event, check_took }) => {
+                if let (Some(took), Event::CheckReplied { check, .. }) = (check_took, &event) {
+                    watch.check_replied(check, took);
+                }
+                event
+            }
         };
         effects.extend(flow.handle(event));
     }
@@ -139,7 +198,14 @@ enum Woke {
     ConfirmReplied(ConfirmReply),
     ConfirmWaitElapsed,
     CheckDue,
-    Answered(Event),
+    Answered(Answered),
+}
+
+/// An answer about the order, as the event it makes, and how long it took
+/// when it was a check made while checking.
+struct Answered {
+    event: Event,
+    check_took: Option<Duration>,
 }
 
 /// Which of the page's questions about the order a check answers.
@@ -153,17 +219,29 @@ enum Kind {
 /// The page's requests, to one server, with the page's time limits.
 struct Io<'a> {
     client: &'a Client,
+    customer: Customer<'a>,
     server_url: &'a str,
     check_timeout: Duration,
 }
 
 impl Io<'_> {
+    fn as_customer(&self, request: RequestBuilder) -> RequestBuilder {
+        match self.customer {
+            Customer::OwnClient => request,
+            Customer::Cookie(cookie) => request.header(reqwest::header::COOKIE, cookie),
+        }
+    }
+
     fn post(&self, path: &str) -> RequestBuilder {
-        self.client.post(format!("{}{path}", self.server_url))
+        self.as_customer(self.client.post(format!("{}{path}", self.server_url)))
+    }
+
+    fn get(&self, path: &str) -> RequestBuilder {
+        self.as_customer(self.client.get(format!("{}{path}", self.server_url)))
     }
 
     /// A check of the order, held by the server up to `wait_ms` when given.
-    fn check(&self, order_id: String, wait_ms: Option<u64>, kind: Kind) -> Pending<Event> {
+    fn check(&self, order_id: String, wait_ms: Option<u64>, kind: Kind) -> Pending<Answered> {
         let (path, within) = match wait_ms {
             Some(wait_ms) => (
                 format!("/api/orders/{order_id}?wait={wait_ms}ms"),
@@ -171,20 +249,28 @@ impl Io<'_> {
             ),
             None => (format!("/api/orders/{order_id}"), self.check_timeout),
         };
-        let request = self.client.get(format!("{}{path}", self.server_url)).timeout(within);
+        let request = self.get(&path).timeout(within);
         Box::pin(async move {
+            let sent = Instant::now();
             let check = check_of(request).await;
             match kind {
-                Kind::Verify => Event::Verified { check, now: now_ms() },
-                Kind::Check => Event::CheckReplied { check, now: now_ms() },
+                Kind::Verify => Answered { event: Event::Verified { check, now: now_ms() }, check_took: None },
+                Kind::Check => {
+                    Answered { event: Event::CheckReplied { check, now: now_ms() }, check_took: Some(sent.elapsed()) }
+                }
             }
         })
     }
 
     /// Asks the server to close an order that never got a confirm.
-    fn abandon(&self, order_id: String) -> Pending<Event> {
+    fn abandon(&self, order_id: String) -> Pending<Answered> {
         let request = self.post(&format!("/api/orders/{order_id}/abandon")).timeout(self.check_timeout);
-        Box::pin(async move { Event::AbandonReplied { check: check_of(request).await, now: now_ms() } })
+        Box::pin(async move {
+            Answered {
+                event: Event::AbandonReplied { check: check_of(request).await, now: now_ms() },
+                check_took: None,
+            }
+        })
     }
 }
 
@@ -233,9 +319,9 @@ async fn at(deadline: Option<Instant>) {
     }
 }
 
-async fn next_of(requests: &mut FuturesUnordered<Pending<Event>>) -> Event {
+async fn next_of(requests: &mut FuturesUnordered<Pending<Answered>>) -> Answered {
     match requests.next().await {
-        Some(event) => event,
+        Some(answered) => answered,
         None => pending().await,
     }
 }

@@ -1,22 +1,27 @@
-//! A flash-sale customer, as the page behaves: an order, one confirm POST
-//! waited on for 15 s, then checks that ask the server to wait up to 2 s for a
-//! change, one after another every 2 s, at most 25, never a second confirm.
-//! All customers share one HTTP client (one pool of connections, as many as
-//! requests in flight) and carry their own cookie, so a customer costs the
-//! load generator a task and a few hundred bytes, not a client of its own.
+//! A flash-sale customer: an order, then the confirm page run by the page's own
+//! flow (`payonce_chaos::confirm_page`): one confirm POST waited on for 15 s,
+//! then checks that ask the server to wait up to 2 s for a change, one after
+//! another every 2 s, at most 25 (more if the server can take longer), never a
+//! second confirm. All customers share one HTTP client (one pool of
+//! connections, as many as requests in flight) and carry their own cookie, so
+//! a customer costs the load generator a task and a few hundred bytes, not a
+//! client of its own. What the sale measures is watched as the page runs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use payonce_api::{IDEMPOTENCY_KEY_HEADER, Order, OrderStatus};
+use payonce_api::{Order, PageConfig, Pg};
+use payonce_chaos::confirm_page::{self, Customer, Watch};
+use payonce_flow::{Check as Learned, ConfirmReply, State, SuccessParams, Verdict, classify_confirm};
 use reqwest::{Client, StatusCode};
 use serde_json::json;
 
 /// How long a customer waits for their order to be made before giving up.
 const CREATE_PATIENCE: Duration = Duration::from_secs(30);
 
-/// The page's timings, at the run's time scale.
+/// The page's timings, at the run's time scale: what the page uses when it
+/// cannot read the server's.
 #[derive(Debug, Clone, Copy)]
 pub struct PageTimings {
     pub confirm_wait: Duration,
@@ -24,8 +29,21 @@ pub struct PageTimings {
     pub attempts: u32,
     /// What a check asks the server to wait: the interval, at most 2 s.
     pub check_wait: Duration,
-    /// A check unanswered this long is given up (the page's 5 s past its wait).
+    /// A check unanswered this long past its wait is given up (the page's 5 s).
     pub check_timeout: Duration,
+}
+
+impl PageTimings {
+    fn page_config(&self) -> PageConfig {
+        let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        PageConfig {
+            confirm_wait_ms: millis(self.confirm_wait),
+            check_interval_ms: millis(self.interval),
+            max_checks: self.attempts,
+            check_wait_ms: millis(self.check_wait),
+            ..PageConfig::DEFAULT
+        }
+    }
 }
 
 /// How many customers are doing what, now: read by the sampler.
@@ -111,107 +129,89 @@ pub async fn visit(client: &Client, shop_url: &str, timings: PageTimings, live: 
     visit.create_ms = Some(ms_since(started));
     visit.order_id = Some(order.order_id.clone());
 
-    let confirm_started = Instant::now();
     visit.confirm_sent_ms = Some(ms_since(started));
-    let confirm = client
-        .post(format!("{shop_url}/api/orders/{}/confirm", order.order_id))
-        .header(reqwest::header::COOKIE, &cookie)
-        .header(IDEMPOTENCY_KEY_HEADER, uuid::Uuid::new_v4().to_string())
-        .json(&json!({"payment_key": format!("pk_{}", order.order_id), "amount": order.amount}))
-        .timeout(timings.confirm_wait)
-        .send()
-        .await;
-    match confirm {
-        Ok(response) if response.status() == StatusCode::OK => {
-            let answered_ms = ms_since(confirm_started);
-            if let Ok(order) = response.json::<Order>().await
-                && let Some(told) = told_by(&order)
-            {
-                if told == Told::Paid {
-                    visit.confirm_ms = Some(answered_ms);
-                }
-                if let Some(failure) = &order.failure {
-                    visit.errors.push(format!("confirm: failed {}", failure.code));
-                }
-                visit.told = told;
-                return visit;
-            }
-        }
-        // The page's 15 s are up: it checks, and never sends the confirm again.
-        Err(error) if error.is_timeout() => {}
-        Ok(response) if response.status().is_server_error() => {
-            visit.errors.push(format!("confirm: {}", response.status().as_u16()));
-        }
-        Ok(response) => {
-            // A refusal in the server's words (PG_BUSY, a decline): final, no checks.
-            visit.errors.push(format!("confirm: refused {}", response.status().as_u16()));
-            let _ = response.bytes().await;
-            visit.told = Told::Failed;
-            return visit;
-        }
-        Err(error) => visit.errors.push(format!("confirm: {}", error_kind(&error))),
-    }
-
-    live.checking.fetch_add(1, Ordering::Relaxed);
-    visit.told = check_until_told(client, shop_url, &order.order_id, &cookie, timings, live, &mut visit).await;
-    live.checking.fetch_sub(1, Ordering::Relaxed);
+    let page = confirm_page::page_config(client, shop_url, timings.check_timeout, timings.page_config()).await;
+    let params = SuccessParams {
+        payment_key: format!("pk_{}", order.order_id),
+        order_id: order.order_id.clone(),
+        amount: order.amount,
+    };
+    let mut measured = Measured { visit: &mut visit, live, checking: false, in_flight: 0 };
+    let customer = Customer::Cookie(&cookie);
+    let shown = confirm_page::run_watched(
+        client,
+        customer,
+        shop_url,
+        page,
+        timings.check_timeout,
+        Pg::Toss,
+        params,
+        &mut measured,
+    )
+    .await;
+    measured.leave();
+    visit.told = told_by(&shown.state);
     visit
 }
 
-async fn check_until_told(
-    client: &Client,
-    shop_url: &str,
-    order_id: &str,
-    cookie: &str,
-    timings: PageTimings,
-    live: &Arc<Live>,
-    visit: &mut Visit,
-) -> Told {
-    let url = format!("{shop_url}/api/orders/{order_id}?wait={}ms", timings.check_wait.as_millis().max(1));
-    let mut due = tokio::time::Instant::now();
-    let mut counted = 0;
-    while counted < timings.attempts {
-        tokio::time::sleep_until(due).await;
-        visit.send_lag_ms.push(due.elapsed().as_secs_f64() * 1000.0);
-        let sent = Instant::now();
-        live.waiting.fetch_add(1, Ordering::Relaxed);
-        let answer =
-            client.get(&url).header(reqwest::header::COOKIE, cookie).timeout(timings.check_timeout).send().await;
-        let answer = match answer {
-            Ok(response) if response.status() == StatusCode::TOO_MANY_REQUESTS => {
-                // Not counted; asked again no sooner than the server says.
-                let after = retry_after(&response).unwrap_or(timings.interval);
-                Err(("check: 429".to_owned(), Some(after)))
+/// What the sale measures of a customer's confirm page, and the sampler's
+/// live counts it keeps.
+struct Measured<'a> {
+    visit: &'a mut Visit,
+    live: &'a Arc<Live>,
+    checking: bool,
+    /// Checks sent and not answered, to take back from the live count when
+    /// the page ends.
+    in_flight: i64,
+}
+
+impl Measured<'_> {
+    fn leave(&mut self) {
+        if self.checking {
+            self.live.checking.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.live.waiting.fetch_sub(self.in_flight, Ordering::Relaxed);
+    }
+}
+
+impl Watch for Measured<'_> {
+    fn confirm_replied(&mut self, reply: &ConfirmReply, took: Duration) {
+        match (reply, classify_confirm(reply)) {
+            (_, Some(Verdict::Paid { .. })) => self.visit.confirm_ms = Some(took.as_secs_f64() * 1000.0),
+            (_, Some(Verdict::Failed(failure))) => self.visit.errors.push(format!("confirm: failed {}", failure.code)),
+            (ConfirmReply::Response { status, .. }, _) if *status >= 500 => {
+                self.visit.errors.push(format!("confirm: {status}"));
             }
-            Ok(response) if response.status().is_success() => {
-                response.json::<Order>().await.map_err(|_| ("check: unreadable answer".to_owned(), None))
-            }
-            Ok(response) => Err((format!("check: {}", response.status().as_u16()), None)),
-            Err(error) => Err((format!("check: {}", error_kind(&error)), None)),
-        };
-        live.waiting.fetch_sub(1, Ordering::Relaxed);
-        let next = tokio::time::Instant::from_std(sent) + timings.interval;
-        match answer {
-            Ok(order) => {
-                counted += 1;
-                let told = told_by(&order);
-                visit.checks.push(Check { ms: ms_since(sent), changed: told.is_some() });
-                if let Some(told) = told {
-                    visit.told_by_check_at_ms = Some(epoch_ms());
-                    return told;
-                }
-                due = next.max(tokio::time::Instant::now());
-            }
-            Err((kind, retry_after)) => {
-                if retry_after.is_none() {
-                    counted += 1;
-                }
-                visit.errors.push(kind);
-                due = next.max(tokio::time::Instant::now() + retry_after.unwrap_or_default());
-            }
+            (ConfirmReply::Response { status, .. }, _) => self.visit.errors.push(format!("confirm: refused {status}")),
+            (ConfirmReply::NoResponse { .. }, _) => self.visit.errors.push("confirm: no answer".to_owned()),
         }
     }
-    Told::Unresolved
+
+    fn checking(&mut self) {
+        self.checking = true;
+        self.live.checking.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn check_sent(&mut self, late: Duration) {
+        self.visit.send_lag_ms.push(late.as_secs_f64() * 1000.0);
+        self.in_flight += 1;
+        self.live.waiting.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn check_replied(&mut self, learned: &Learned, took: Duration) {
+        self.in_flight -= 1;
+        self.live.waiting.fetch_sub(1, Ordering::Relaxed);
+        let ms = took.as_secs_f64() * 1000.0;
+        match learned {
+            Learned::Settled(_) => {
+                self.visit.checks.push(Check { ms, changed: true });
+                self.visit.told_by_check_at_ms = Some(epoch_ms());
+            }
+            Learned::InProgress | Learned::NotReceived => self.visit.checks.push(Check { ms, changed: false }),
+            Learned::Throttled { .. } => self.visit.errors.push("check: 429".to_owned()),
+            Learned::NothingLearned => self.visit.errors.push("check: nothing learned".to_owned()),
+        }
+    }
 }
 
 fn failed(mut visit: Visit, kind: &str) -> Visit {
@@ -219,14 +219,12 @@ fn failed(mut visit: Visit, kind: &str) -> Visit {
     visit
 }
 
-/// What the page would show for this order, if it is final.
-fn told_by(order: &Order) -> Option<Told> {
-    match order.status {
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested | OrderStatus::Canceled => {
-            Some(Told::Paid)
-        }
-        OrderStatus::Failed => Some(Told::Failed),
-        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => None,
+/// What the customer takes away from the page's last state.
+fn told_by(state: &State) -> Told {
+    match state {
+        State::Paid { .. } | State::Refunded { .. } => Told::Paid,
+        State::Failed { .. } => Told::Failed,
+        _ => Told::Unresolved,
     }
 }
 
@@ -239,11 +237,6 @@ fn cookie_of(response: &reqwest::Response) -> String {
         .filter_map(|value| value.to_str().ok()?.split(';').next().map(str::to_owned))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let seconds: u64 = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.parse().ok()?;
-    Some(Duration::from_secs(seconds))
 }
 
 /// A transport error by kind, for the table.
