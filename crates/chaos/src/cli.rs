@@ -13,7 +13,7 @@ use payonce_server::db::{DbLocation, Engine};
 #[derive(Debug, Clone, Parser)]
 #[command(name = "payonce-chaos", version, about)]
 pub struct Options {
-    /// Virtual customers, each paying for one order exactly as the page does.
+    /// Virtual customers, each paying for one order by running the page's own flow.
     #[arg(long, default_value_t = 200)]
     pub customers: u32,
 

@@ -304,6 +304,18 @@ fn an_order_this_browser_cannot_see_is_elsewhere_not_failed() {
     assert_eq!(classify_refused_check(429, None, None), Check::Throttled { retry_after_ms: 1_000 });
 }
 
+/// The server says how long to wait in seconds; the page waits that long,
+/// and never reads a date or a number it does not understand as "at once".
+#[test]
+fn retry_after_is_read_in_seconds_and_only_in_seconds() {
+    assert_eq!(retry_after_ms("3"), Some(3_000));
+    assert_eq!(retry_after_ms(" 12 "), Some(12_000));
+    assert_eq!(retry_after_ms("0"), Some(0));
+    assert_eq!(retry_after_ms("Wed, 21 Oct 2026 07:28:00 GMT"), None, "the server sends no dates");
+    assert_eq!(retry_after_ms("-1"), None);
+    assert_eq!(retry_after_ms(""), None);
+}
+
 #[test]
 fn a_cancelled_or_partly_refunded_order_is_refunded_never_paid_or_failed() {
     for (status, partial) in [(OrderStatus::Canceled, false), (OrderStatus::PartiallyRefunded, true)] {

@@ -1,8 +1,8 @@
 //! `payonce-experiment flash-sale`: what one order server carries when
 //! thousands of customers sit on the checking page at once. For each number of
 //! customers, a fresh fake PG and server (SQLite); the customers arrive at a
-//! steady rate, each creates an order, confirms, and checks as the page does
-//! while the PG takes its time; a probe customer reads its own order all
+//! steady rate, each creates an order and runs the page's own flow (confirm,
+//! wait, check) while the PG takes its time; a probe customer reads its own order all
 //! along. Measured from outside the server: its memory and CPU from `/proc`,
 //! the customers' answers, and the time from the server committing a payment
 //! to the waiting check that tells it.
