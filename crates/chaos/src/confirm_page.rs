@@ -31,6 +31,19 @@ pub struct Shown {
     pub confirm_sent: bool,
 }
 
+/// The page's configuration for these timings, as the page's compiled-in one:
+/// each check may wait as long as the pause between checks, at most 2 s.
+pub fn page_config_of(confirm_wait: Duration, check_interval: Duration, max_checks: u32) -> PageConfig {
+    let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    PageConfig {
+        confirm_wait_ms: millis(confirm_wait),
+        check_interval_ms: millis(check_interval),
+        max_checks,
+        check_wait_ms: millis(check_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
+        ..PageConfig::DEFAULT
+    }
+}
+
 /// The page's timings as the server publishes them (`GET /api/config`), or
 /// `fallback` when it cannot be read, as the page falls back to its own.
 pub async fn page_config(client: &Client, server_url: &str, within: Duration, fallback: PageConfig) -> PageConfig {

@@ -44,14 +44,7 @@ pub struct PageTimings {
 impl PageTimings {
     /// The page's configuration with these timings, as the page's compiled-in one.
     fn page_config(&self) -> PageConfig {
-        let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-        PageConfig {
-            confirm_wait_ms: millis(self.confirm_wait),
-            check_interval_ms: millis(self.check_interval),
-            max_checks: self.max_checks,
-            check_wait_ms: millis(self.check_interval).min(payonce_api::MAX_CHECK_WAIT_MS),
-            ..PageConfig::DEFAULT
-        }
+        confirm_page::page_config_of(self.confirm_wait, self.check_interval, self.max_checks)
     }
 }
 

@@ -35,14 +35,7 @@ pub struct PageTimings {
 
 impl PageTimings {
     fn page_config(&self) -> PageConfig {
-        let millis = |duration: Duration| u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-        PageConfig {
-            confirm_wait_ms: millis(self.confirm_wait),
-            check_interval_ms: millis(self.interval),
-            max_checks: self.attempts,
-            check_wait_ms: millis(self.check_wait),
-            ..PageConfig::DEFAULT
-        }
+        confirm_page::page_config_of(self.confirm_wait, self.interval, self.attempts)
     }
 }
 
