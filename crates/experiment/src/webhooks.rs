@@ -7,10 +7,10 @@
 //! that instant to its UNKNOWN>PAID commit in the server's own history.
 //!
 //! With webhooks the server runs with `--pg-webhooks`: a payment the PG has
-//! not settled yet is polled four times less often, and a lookup a webhook
+//! not settled yet is looked up four times less often, and a lookup a webhook
 //! asked for draws first on an allowance of its own (a burst of 100) before
 //! the retry budget, under the PG limit and the breaker as always: fifty
-//! payments polled before the PG finishes (`--size-scale 10`) no longer leave
+//! payments looked up before the PG finishes (`--size-scale 10`) no longer leave
 //! their webhooks' lookups waiting for the retry budget's next window.
 
 use std::path::Path;

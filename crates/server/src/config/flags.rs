@@ -170,7 +170,7 @@ pub struct ServerConfig {
 
     /// The PG sends this shop its webhooks (registered for
     /// `<public-url>/api/webhooks/toss`): each change of a payment is announced
-    /// and looked up at once, so recovery polls a payment the PG has not
+    /// and looked up at once, so recovery looks up a payment the PG has not
     /// settled yet four times less often. Without it, webhooks that come are
     /// still taken.
     #[arg(long, env = "PAYONCE_PG_WEBHOOKS")]

@@ -1,6 +1,6 @@
 //! Lookups a webhook asked for draw on an allowance of their own before the
 //! retry budget. A webhook says the PG has just changed a payment: the lookup
-//! it brings forward is what settles the payment within a second, and polling
+//! it brings forward is what settles the payment within a second, and the lookups
 //! of many payments the PG was still working on must not have spent the
 //! budget it needs. The allowance is a token bucket (`governor`): a burst of
 //! `BURST` lookups, refilled at `PER_MINUTE`; past it, hinted lookups go
