@@ -102,6 +102,14 @@ pub enum ErrorCode {
     PaymentNotPrepared,
     /// The PG refused to prepare the payment; nothing was charged.
     PgRefused,
+    /// A checkout's field is out of its bounds (the message names it); nothing was created.
+    InvalidCheckout,
+    /// The checkout's time was up before it was paid: it is closed, and nothing was charged.
+    CheckoutExpired,
+    /// The checkout's link was already opened in another browser, whose checkout it is now.
+    CheckoutLinkUsed,
+    /// The shop API is off: the server has no shops file.
+    ShopApiOff,
 }
 
 impl ErrorCode {
@@ -146,6 +154,10 @@ impl ErrorCode {
             ErrorCode::PgNotOffered => "PG_NOT_OFFERED",
             ErrorCode::PaymentNotPrepared => "PAYMENT_NOT_PREPARED",
             ErrorCode::PgRefused => "PG_REFUSED",
+            ErrorCode::InvalidCheckout => "INVALID_CHECKOUT",
+            ErrorCode::CheckoutExpired => "CHECKOUT_EXPIRED",
+            ErrorCode::CheckoutLinkUsed => "CHECKOUT_LINK_USED",
+            ErrorCode::ShopApiOff => "SHOP_API_OFF",
         }
     }
 }

@@ -8,17 +8,23 @@
 //!
 //! - `order`: order status, order bodies, the create/confirm requests.
 //! - `error`: the `{code, message}` error body and the codes both sides match on.
-//! - `catalog`: demo products.
+//! - `catalog`: the cart's products.
+//! - `checkout`: shops' checkouts, as the shop API and the customer's page see them.
 //! - `config`: the page timings and the PG's SDK, published at `GET /api/config`.
 //! - `money`: KRW amounts formatted the way people read them.
 
 pub mod catalog;
+pub mod checkout;
 pub mod config;
 pub mod error;
 pub mod money;
 pub mod order;
 
 pub use catalog::Product;
+pub use checkout::{
+    BackToShop, Checkout, CheckoutLine, CheckoutList, CheckoutPayment, CheckoutStatus, ClaimRequest,
+    CreateCheckoutRequest, CustomerCheckout, Names, ShopRefundRequest, StatusChange,
+};
 pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use order::{

@@ -143,6 +143,10 @@ pub struct Order {
     /// that refund was paid back, and the order stands as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refund_refusal: Option<Failure>,
+    /// For a shop's checkout: the way back to the shop, which the page offers
+    /// once the journey ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back: Option<crate::checkout::BackToShop>,
 }
 
 /// A cart line in `POST /api/orders`; the server looks up the price.
@@ -319,6 +323,7 @@ mod tests {
                 refunded_amount: 0,
                 paid_at: None,
                 refund_refusal: None,
+                back: None,
             },
             success_url: "http://shop/pay/success".into(),
             fail_url: "http://shop/pay/fail".into(),

@@ -47,6 +47,7 @@ fn order(status: OrderStatus) -> Order {
         refunded_amount: 0,
         paid_at: None,
         refund_refusal: None,
+        back: None,
     }
 }
 

@@ -19,17 +19,18 @@ const SERVER_LAYERS: &[&[&str]] = &[
     // Foundations: storage, metrics, the accept loop and who a request is
     // from, the error type.
     &["metrics", "serve", "client_address", "db", "error"],
-    // The PG's client, classification and concurrency; the operators and the flags.
+    // The PG's client, classification and concurrency; the operators, the
+    // shops, the cart's products, and the flags that read them.
     &["pg"],
-    &["operators"],
+    &["operators", "shops", "catalog"],
     &["config"],
     // Breaker, retry budget, backoff, leases; the places of waiting checks.
     &["resilience", "waiting_places"],
     // The domain context: what the payment rules and orders work with.
     &["app"],
-    &["customer", "catalog"],
-    // The domain: payments, refunds, recovery, reconciliation; orders.
-    &["payment", "orders"],
+    &["customer"],
+    // The domain: payments, refunds, recovery, reconciliation; orders; shops' checkouts.
+    &["payment", "orders", "checkouts"],
     // HTTP: the rate limits and the handlers' state, then the routes.
     &["rate_limits", "sign_in_failures", "state"],
     &["routes"],

@@ -1,7 +1,13 @@
-//! The demo shop's products, and pricing a cart. Prices are decided here, never
-//! taken from the browser.
+//! The built-in cart's products, and pricing a cart. Prices are decided here,
+//! never taken from the browser. The products come from a catalog file
+//! (`--catalog`, TOML or JSON), or from `catalog.toml` at the repository's
+//! root, compiled in as the default; a shop with no backend of its own sells
+//! its own products by writing one, and changes no code.
+
+use std::path::Path;
 
 use payonce_api::{LineItem, Product, RequestedItem};
+use serde::Deserialize;
 
 use crate::error::AppError;
 
@@ -9,52 +15,150 @@ use crate::error::AppError;
 pub const MAX_QUANTITY: u32 = 99;
 /// Most lines in an order.
 pub const MAX_LINES: usize = 20;
+/// The most products a catalog may list: the cart shows them all on one page.
+const MAX_PRODUCTS: usize = 200;
+/// The demo shop's catalog, the default.
+const DEFAULT_CATALOG: &str = include_str!("../../../catalog.toml");
 
-/// The products on sale: SKU, name and description in English, then in Korean, price.
-pub fn products() -> Vec<Product> {
-    const PRODUCTS: [(&str, [&str; 4], u64); 4] = [
-        (
-            "POUR-OVER-SET",
-            [
-                "Pour-over coffee set",
-                "Glass dripper, carafe and 40 paper filters.",
-                "핸드드립 세트",
-                "유리 드리퍼, 서버, 종이 필터 40장.",
-            ],
-            12_900,
-        ),
-        (
-            "CERAMIC-MUG",
-            ["Ceramic mug", "Hand-glazed stoneware, 350 ml.", "도자기 머그", "손으로 유약을 바른 석기, 350ml."],
-            8_500,
-        ),
-        (
-            "BEANS-200G",
-            [
-                "Single-origin beans",
-                "Ethiopia Yirgacheffe, 200 g, roasted this week.",
-                "싱글 오리진 원두",
-                "에티오피아 예가체프 200g, 이번 주 로스팅.",
-            ],
-            15_000,
-        ),
-        (
-            "TEA-TOWEL",
-            ["Linen tea towel", "Stonewashed linen, 50 x 70 cm.", "리넨 행주", "스톤워시 리넨, 50 x 70cm."],
-            6_900,
-        ),
-    ];
-    PRODUCTS
-        .into_iter()
-        .map(|(sku, [name, description, name_ko, description_ko], price)| Product {
-            sku: sku.to_owned(),
-            name: name.to_owned(),
-            description: description.to_owned(),
-            name_ko: name_ko.to_owned(),
-            description_ko: description_ko.to_owned(),
-            price,
-        })
-        .collect()
+/// The products on sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    products: Vec<Product>,
+}
+
+/// A catalog file as written: `[[product]]` tables, or `{"product": [...]}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    product: Vec<ProductEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProductEntry {
+    sku: String,
+    name: String,
+    name_ko: String,
+    description: String,
+    description_ko: String,
+    price: u64,
+}
+
+/// Why a catalog is refused, naming the line (TOML) or the product.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CatalogError {
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("{place}: {problem}")]
+    Product { place: String, problem: String },
+    #[error("it lists no product (add a [[product]] table)")]
+    Empty,
+    #[error("it lists {0} products; the cart shows at most {MAX_PRODUCTS}")]
+    TooMany(usize),
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Self::parse(DEFAULT_CATALOG, Format::Toml)
+            .unwrap_or_else(|error| panic!("catalog.toml, compiled in as the default catalog, is refused: {error}"))
+    }
+}
+
+/// How a catalog file is written, by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Json,
+}
+
+impl Catalog {
+    /// Reads a catalog file: JSON when its name ends in `.json`, else TOML.
+    pub fn load(path: &Path) -> Result<Self, CatalogError> {
+        let text = std::fs::read_to_string(path).map_err(|error| CatalogError::Unreadable(error.to_string()))?;
+        let format = if path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("json")) {
+            Format::Json
+        } else {
+            Format::Toml
+        };
+        Self::parse(&text, format)
+    }
+
+    pub fn parse(text: &str, format: Format) -> Result<Self, CatalogError> {
+        let file: CatalogFile = match format {
+            Format::Toml => toml::from_str(text).map_err(|error| CatalogError::Unreadable(error.to_string()))?,
+            Format::Json => serde_json::from_str(text).map_err(|error| CatalogError::Unreadable(error.to_string()))?,
+        };
+        if file.product.is_empty() {
+            return Err(CatalogError::Empty);
+        }
+        if file.product.len() > MAX_PRODUCTS {
+            return Err(CatalogError::TooMany(file.product.len()));
+        }
+        let mut products: Vec<Product> = Vec::with_capacity(file.product.len());
+        for (index, entry) in file.product.into_iter().enumerate() {
+            let place = place_of(text, format, index, &entry.sku);
+            let refuse = |problem: String| CatalogError::Product { place: place.clone(), problem };
+            check_product(&entry).map_err(refuse)?;
+            if products.iter().any(|product| product.sku == entry.sku) {
+                return Err(refuse(format!("the SKU {:?} is listed twice", entry.sku)));
+            }
+            products.push(Product {
+                sku: entry.sku,
+                name: entry.name,
+                description: entry.description,
+                name_ko: entry.name_ko,
+                description_ko: entry.description_ko,
+                price: entry.price,
+            });
+        }
+        Ok(Self { products })
+    }
+
+    pub fn products(&self) -> &[Product] {
+        &self.products
+    }
+}
+
+fn check_product(entry: &ProductEntry) -> Result<(), String> {
+    if entry.sku.is_empty() || entry.sku.len() > 64 || !entry.sku.bytes().all(|byte| byte.is_ascii_graphic()) {
+        return Err("sku must be 1 to 64 printable ASCII characters, without spaces".to_owned());
+    }
+    for (field, text, most) in [
+        ("name", &entry.name, 100),
+        ("name_ko", &entry.name_ko, 100),
+        ("description", &entry.description, 500),
+        ("description_ko", &entry.description_ko, 500),
+    ] {
+        if text.trim().is_empty() || text.chars().count() > most {
+            return Err(format!("{field} must be 1 to {most} characters"));
+        }
+    }
+    if !(payonce_api::checkout::MIN_AMOUNT..=payonce_api::checkout::MAX_AMOUNT).contains(&entry.price) {
+        return Err(format!(
+            "price must be {} to {} won",
+            payonce_api::checkout::MIN_AMOUNT,
+            payonce_api::checkout::MAX_AMOUNT
+        ));
+    }
+    Ok(())
+}
+
+/// Where the `index`th product is: its `[[product]]` line in a TOML file, its
+/// place in a JSON one; with its SKU either way.
+fn place_of(text: &str, format: Format, index: usize, sku: &str) -> String {
+    let line = match format {
+        Format::Toml => text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.trim_start().starts_with("[[product]]"))
+            .nth(index)
+            .map(|(number, _)| number + 1),
+        Format::Json => None,
+    };
+    match line {
+        Some(line) => format!("line {line}, product {} ({sku:?})", index + 1),
+        None => format!("product {} ({sku:?})", index + 1),
+    }
 }
 
 /// A cart priced by the server.
@@ -67,17 +171,17 @@ pub struct PricedCart {
 }
 
 /// Prices the requested items, refusing anything a real cart could not contain.
-pub fn price(requested: &[RequestedItem]) -> Result<PricedCart, AppError> {
+pub fn price(catalog: &Catalog, requested: &[RequestedItem]) -> Result<PricedCart, AppError> {
     if requested.is_empty() {
         return Err(AppError::InvalidCart("the cart is empty"));
     }
     if requested.len() > MAX_LINES {
         return Err(AppError::InvalidCart("the cart has too many lines"));
     }
-    let catalog = products();
     let mut items: Vec<LineItem> = Vec::with_capacity(requested.len());
     for line in requested {
         let product = catalog
+            .products
             .iter()
             .find(|product| product.sku == line.sku)
             .ok_or_else(|| AppError::UnknownSku { sku: line.sku.clone() })?;
@@ -110,6 +214,10 @@ pub fn price(requested: &[RequestedItem]) -> Result<PricedCart, AppError> {
 mod tests {
     use super::*;
 
+    fn price(requested: &[RequestedItem]) -> Result<PricedCart, AppError> {
+        super::price(&Catalog::default(), requested)
+    }
+
     fn line(sku: &str, quantity: u32) -> RequestedItem {
         RequestedItem { sku: sku.to_owned(), quantity }
     }
@@ -131,5 +239,34 @@ mod tests {
         assert!(matches!(price(&[line("CERAMIC-MUG", 1), line("CERAMIC-MUG", 1)]), Err(AppError::InvalidCart(_))));
         let too_many: Vec<_> = (0..=MAX_LINES).map(|_| line("CERAMIC-MUG", 1)).collect();
         assert!(matches!(price(&too_many), Err(AppError::InvalidCart(_))));
+    }
+
+    #[test]
+    fn the_shipped_catalog_is_the_demo_shops() {
+        let catalog = Catalog::default();
+        assert_eq!(catalog.products().len(), 4);
+        assert_eq!(catalog.products()[1].name_ko, "도자기 머그");
+    }
+
+    #[test]
+    fn a_catalog_mistake_names_its_line() {
+        let product = |sku: &str, price: u64| {
+            format!(
+                "[[product]]\nsku = \"{sku}\"\nname = \"Mug\"\nname_ko = \"머그\"\n\
+                 description = \"A mug.\"\ndescription_ko = \"머그.\"\nprice = {price}\n"
+            )
+        };
+        let text = format!("# a comment\n{}\n{}", product("MUG", 8_500), product("CUP", 0));
+        let error = Catalog::parse(&text, Format::Toml).unwrap_err().to_string();
+        assert!(error.starts_with("line 10, product 2 (\"CUP\"): price must be"), "{error}");
+        let twice = format!("{}{}", product("MUG", 8_500), product("MUG", 9_000));
+        assert!(Catalog::parse(&twice, Format::Toml).unwrap_err().to_string().contains("listed twice"));
+        let unknown = product("MUG", 8_500).replace("price", "stock = 3\nprice");
+        assert!(Catalog::parse(&unknown, Format::Toml).unwrap_err().to_string().contains("stock"));
+        assert_eq!(Catalog::parse("product = []", Format::Toml).unwrap_err(), CatalogError::Empty);
+        let json = r#"{"product": [{"sku": "MUG", "name": "Mug", "name_ko": "머그", "description": "A mug.",
+                       "description_ko": "머그.", "price": 8500}]}"#;
+        assert_eq!(Catalog::parse(json, Format::Json).unwrap().products()[0].price, 8_500);
+        assert!(Catalog::parse(&json.replace("8500", "-1"), Format::Json).is_err());
     }
 }

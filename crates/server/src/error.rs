@@ -86,6 +86,16 @@ pub enum AppError {
     PaymentNotPrepared,
     #[error("KakaoPay could not prepare the payment ({detail}); nothing was charged, try again")]
     PgNotReady { code: ErrorCode, detail: String },
+    #[error("{0}")]
+    InvalidCheckout(String),
+    #[error("this checkout's time ran out before it was paid; nothing was charged")]
+    CheckoutExpired { order: Box<Order> },
+    #[error("this checkout's link was already opened in another browser; go back to the shop and start again")]
+    CheckoutLinkUsed,
+    #[error("the shop API is off: start the server with --shops-file to turn it on")]
+    ShopApiOff,
+    #[error("send Authorization: Bearer <your shop's API key>")]
+    ShopKeyRefused,
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -119,7 +129,11 @@ impl AppError {
             AppError::InvalidCancelAmount(_) => ErrorCode::InvalidCancelAmount,
             AppError::PartialRefundNotAllowed { .. } => ErrorCode::PartialRefundNotAllowed,
             AppError::OperatorApiOff => ErrorCode::OperatorApiOff,
-            AppError::Unauthorized => ErrorCode::Unauthorized,
+            AppError::Unauthorized | AppError::ShopKeyRefused => ErrorCode::Unauthorized,
+            AppError::InvalidCheckout(_) => ErrorCode::InvalidCheckout,
+            AppError::CheckoutExpired { .. } => ErrorCode::CheckoutExpired,
+            AppError::CheckoutLinkUsed => ErrorCode::CheckoutLinkUsed,
+            AppError::ShopApiOff => ErrorCode::ShopApiOff,
             AppError::OperatorNotAllowed { .. } => ErrorCode::OperatorNotAllowed,
             AppError::UnknownAdminHost { .. } => ErrorCode::UnknownAdminHost,
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
@@ -143,7 +157,8 @@ impl AppError {
             | AppError::InvalidQuantity(_)
             | AppError::InvalidCart(_)
             | AppError::InvalidCancelAmount(_)
-            | AppError::PgNotOffered(_) => StatusCode::BAD_REQUEST,
+            | AppError::PgNotOffered(_)
+            | AppError::InvalidCheckout(_) => StatusCode::BAD_REQUEST,
             AppError::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::PaymentInProgress { .. }
             | AppError::OrderAlreadyPaid { .. }
@@ -155,13 +170,15 @@ impl AppError {
             | AppError::PartialRefundNotAllowed { .. }
             | AppError::NotUnsettled { .. }
             | AppError::PaymentNotPrepared
+            | AppError::CheckoutExpired { .. }
+            | AppError::CheckoutLinkUsed
             | AppError::ReconcileRunning => StatusCode::CONFLICT,
             // Not 503: that one says the shop's database is out of reach.
             AppError::ReconcileFailed(_) | AppError::PgNotReady { .. } => StatusCode::BAD_GATEWAY,
-            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Unauthorized | AppError::ShopKeyRefused => StatusCode::UNAUTHORIZED,
             AppError::OperatorNotAllowed { .. } => StatusCode::FORBIDDEN,
             AppError::UnknownAdminHost { .. } => StatusCode::MISDIRECTED_REQUEST,
-            AppError::OperatorApiOff => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::OperatorApiOff | AppError::ShopApiOff => StatusCode::SERVICE_UNAVAILABLE,
             AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -181,7 +198,8 @@ impl AppError {
             | AppError::CancelInProgress { order }
             | AppError::OrderAlreadyCanceled { order }
             | AppError::PartialRefundNotAllowed { order }
-            | AppError::NotUnsettled { order } => Some(*order),
+            | AppError::NotUnsettled { order }
+            | AppError::CheckoutExpired { order } => Some(*order),
             _ => None,
         }
     }

@@ -17,9 +17,12 @@
 //!   `config`: flags, and the refusal of a page window shorter than the PG timeout.
 //! - `resilience`: breaker, retry budget, backoff, leases.
 //! - `app`: the domain context every payment rule works with.
-//! - `customer` (the anonymous customer cookie), `catalog` (products, pricing).
+//! - `operators`, `shops` (who may use the shop API, by key) and `catalog`
+//!   (the cart's products, from `--catalog`, and pricing) sit beside the flags.
+//! - `customer` (the anonymous customer cookie).
 //! - `payment`: confirm, settle, recovery, refunds, reconciliation; `orders`:
-//!   creating orders from a cart and showing them to their customer.
+//!   creating orders from a cart and showing them to their customer;
+//!   `checkouts`: shops' checkouts, their links and their expiry.
 //! - `rate_limits`, `sign_in_failures` (wrong operators' tokens by address),
 //!   `state` (what handlers share), then `routes`: the HTTP
 //!   surface, one module per route group, the built page and the security
@@ -27,6 +30,7 @@
 
 pub mod app;
 pub mod catalog;
+pub mod checkouts;
 pub mod client_address;
 pub mod config;
 pub mod customer;
@@ -41,6 +45,7 @@ pub mod rate_limits;
 pub mod resilience;
 pub mod routes;
 pub mod serve;
+pub mod shops;
 pub mod sign_in_failures;
 pub mod state;
 pub mod waiting_places;
@@ -96,10 +101,12 @@ pub async fn run(
         }
     }
     let customer_cookies = customer::CustomerCookies::load(&config, &db).await?;
-    let state = AppState::new(config, db, customer_cookies);
+    let checkout_links = checkouts::CheckoutLinks::load(&config, &db).await?;
+    let state = AppState::new(config, db, customer_cookies).with_checkout_links(checkout_links);
     let stopping = state.stopping.clone();
     let recovery = tokio::spawn(payment::jobs::run(state.app.clone(), stopping.clone()));
     let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.app.clone(), stopping.clone()));
+    let expiry = tokio::spawn(checkouts::expiry::run(state.app.clone(), stopping.clone()));
     tokio::spawn(forget_idle_rate_limits(state.limits.clone(), state.sign_in_failures.clone(), stopping.clone()));
 
     let signal = stopping.clone();
@@ -132,6 +139,7 @@ pub async fn run(
     state.db.finish_writes().await;
     let _ = recovery.await;
     let _ = reconciliation.await;
+    let _ = expiry.await;
     let _ = admin.await;
     Ok(())
 }

@@ -137,6 +137,21 @@ pub fn order_wait(outcome: &'static str) {
     counter!("payment_order_waits_total", "outcome" => outcome).increment(1);
 }
 
+/// A shop created a checkout through the shop API.
+pub fn checkout_created(shop: &str) {
+    counter!("payment_checkouts_created_total", "shop" => shop.to_owned()).increment(1);
+}
+
+/// A checkout's time ran out unpaid, and it was closed.
+pub fn checkout_expired() {
+    counter!("payment_checkouts_expired_total").increment(1);
+}
+
+/// A request to the shop API was refused its key: `unauthorized`, or `throttled` past the failures allowed.
+pub fn shop_key_refused(outcome: &'static str) {
+    counter!("payment_shop_key_refused_total", "outcome" => outcome).increment(1);
+}
+
 pub fn order_waiting(delta: f64) {
     gauge!("payment_order_waiting").increment(delta);
 }

@@ -209,12 +209,12 @@ fn is_name(name: &str) -> bool {
         && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-' | b'@'))
 }
 
-fn digest_of(token: &str) -> [u8; 32] {
+pub(crate) fn digest_of(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
 /// 64 hex digits (either case) as 32 bytes.
-fn parse_digest(text: &str) -> Option<[u8; 32]> {
+pub(crate) fn parse_digest(text: &str) -> Option<[u8; 32]> {
     // `from_str_radix` alone would take a sign: "+f" is 15.
     if text.len() != 64 || !text.bytes().all(|byte| byte.is_ascii_hexdigit()) {
         return None;

@@ -21,7 +21,7 @@ const LIST_LIMIT: u32 = 100;
 
 /// Prices the cart, stores the order, and says where to pay for it.
 pub async fn create(app: &App, customer: &Customer, request: &CreateOrderRequest) -> Result<CreatedOrder, AppError> {
-    let cart = catalog::price(&request.items)?;
+    let cart = catalog::price(&app.config.catalog, &request.items)?;
     let new_order = NewOrder {
         // Toss accepts 6-64 characters of [A-Za-z0-9_-]: the prefix's at most 32
         // and 32 here. Time-ordered (v7), so that orders made in the same

@@ -159,6 +159,42 @@ impl Limits {
     }
 }
 
+/// Each shop's own limit on the shop API, by the shop its key signs in as:
+/// one shop's burst never spends another's allowance.
+#[derive(Clone, Default)]
+pub struct ShopLimits {
+    by_shop: Arc<std::collections::HashMap<String, governor::DefaultDirectRateLimiter>>,
+}
+
+impl std::fmt::Debug for ShopLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShopLimits").field("shops", &self.by_shop.len()).finish()
+    }
+}
+
+impl ShopLimits {
+    pub fn new(shops: &crate::shops::Shops) -> Self {
+        let by_shop = shops
+            .iter()
+            .map(|shop| {
+                let rate = Rate::per_minute(shop.requests_per_minute);
+                let burst = std::num::NonZeroU32::new(rate.burst).unwrap_or(std::num::NonZeroU32::MIN);
+                let quota = governor::Quota::with_period(Duration::from_secs(60) / rate.per_minute.max(1))
+                    .unwrap_or_else(|| governor::Quota::per_minute(std::num::NonZeroU32::MIN))
+                    .allow_burst(burst);
+                (shop.id.clone(), governor::RateLimiter::direct(quota))
+            })
+            .collect();
+        Self { by_shop: Arc::new(by_shop) }
+    }
+
+    /// Spends one of `shop`'s requests, or says how long until it has one.
+    pub fn spend(&self, shop: &str) -> Result<(), Duration> {
+        let Some(limiter) = self.by_shop.get(shop) else { return Ok(()) };
+        limiter.check().map_err(|not_until| not_until.wait_time_from(governor::clock::Clock::now(limiter.clock())))
+    }
+}
+
 fn layer<K: KeyExtractor>(config: &Config<K>) -> Layer<K> {
     config.clone().map(|config| GovernorLayer::new(config).error_handler(refusal))
 }

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::app::App;
+use crate::checkouts::CheckoutLinks;
 use crate::config::ServerConfig;
 use crate::customer::CustomerCookies;
 use crate::db::Db;
 use crate::operators::Operators;
-use crate::rate_limits::{Limits, Rate, Rates};
+use crate::rate_limits::{Limits, Rate, Rates, ShopLimits};
 use crate::sign_in_failures::SignInFailures;
 
 #[derive(Debug, Clone)]
@@ -25,6 +26,12 @@ pub struct AppState {
     pub operators: Arc<Operators>,
     /// Wrong tokens sent to the operators' API, by client address.
     pub sign_in_failures: SignInFailures,
+    /// Wrong keys sent to the shop API, by client address.
+    pub shop_key_failures: SignInFailures,
+    /// Each shop's own limit on the shop API.
+    pub shop_limits: ShopLimits,
+    /// The key of checkouts' one-time links.
+    pub checkout_links: Arc<CheckoutLinks>,
 }
 
 impl AppState {
@@ -42,7 +49,11 @@ impl AppState {
         // `run` refused a configuration whose operators are wrong; were one to get
         // here, nobody could sign in: the operators' API stays closed, never open.
         let operators = Arc::new(config.operators().unwrap_or_default());
+        let shop_limits = ShopLimits::new(&config.shops);
         Self {
+            shop_limits,
+            shop_key_failures: SignInFailures::default(),
+            checkout_links: Arc::new(CheckoutLinks::random()),
             app: App::new(config, db),
             metrics,
             limits,
@@ -50,6 +61,14 @@ impl AppState {
             operators,
             sign_in_failures: SignInFailures::default(),
         }
+    }
+}
+
+impl AppState {
+    /// With checkout links signed by `links` (the shop's, kept across restarts and servers).
+    pub fn with_checkout_links(mut self, links: CheckoutLinks) -> Self {
+        self.checkout_links = Arc::new(links);
+        self
     }
 }
 

@@ -7,7 +7,7 @@
 //! nothing either, and a customer cookie that is not the one the server signed
 //! (garbage, the customer's id alone, a signature tampered with) never reaches
 //! that customer's order. The operators' listener gets the same, with and
-//! without its token.
+//! without its token, and the shop API with bad checkouts and wrong keys.
 
 mod support;
 
@@ -403,6 +403,198 @@ proptest! {
         assert_refused_cleanly(&request, status, &body, changed)?;
         let authorized = request.headers.iter().any(|(name, value)| name == "Authorization" && *value == format!("Bearer {OPERATOR_TOKEN}"));
         prop_assert!(authorized || !changed, "{request:?} changed the database without the token");
+    }
+}
+
+/// The shop API's keys: the shop under attack's, another shop's.
+const BOOKS_KEY: &str = "sk_books_hostile_0123456789abcdefghijklmnopqrstuv";
+const TEA_KEY: &str = "sk_tea_hostile_0123456789abcdefghijklmnopqrstuvwx";
+/// The Idempotency-Key of the one checkout the shop created before the attack.
+const USED_KEY: &str = "used-key";
+
+/// A server with two shops, one checkout made by the first with `USED_KEY`.
+fn shop_api_shop() -> &'static Shop {
+    static SHOP: OnceLock<Shop> = OnceLock::new();
+    SHOP.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (pg, server, order_id) = runtime.block_on(async {
+            use payonce_server::shops::{Shops, key_digest};
+            let pg = FakePg::start().await;
+            let shops = format!(
+                "[[shop]]\nid = \"books\"\nname = \"Books\"\norder_id_prefix = \"ord_books_\"\n\
+                 return_origins = [\"https://books.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n\
+                 [[shop]]\nid = \"tea\"\nname = \"Tea\"\norder_id_prefix = \"ord_tea_\"\n\
+                 return_origins = [\"https://tea.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n",
+                key_digest(BOOKS_KEY),
+                key_digest(TEA_KEY)
+            );
+            let server = Server::start_with(&pg.url, |config| {
+                config.shops = Shops::parse(&shops, "ord_").unwrap();
+            })
+            .await;
+            let created = reqwest::Client::new()
+                .post(format!("{}/v1/checkouts", server.url))
+                .bearer_auth(BOOKS_KEY)
+                .header("Idempotency-Key", USED_KEY)
+                .json(&good_checkout())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(created.status(), StatusCode::CREATED);
+            let created: Value = created.json().await.unwrap();
+            (pg, server, created["id"].as_str().unwrap().to_owned())
+        });
+        Shop { runtime, server, order_id, owner_cookie: String::new(), _pg: pg }
+    })
+}
+
+fn good_checkout() -> Value {
+    serde_json::json!({
+        "reference": "ORDER-1",
+        "name": {"en": "Two novels", "ko": "소설 두 권"},
+        "lines": [{"name": "A novel", "quantity": 2, "unit_amount": 14_000}],
+        "amount": 28_000,
+        "return_url": "https://books.example/orders/1/back",
+    })
+}
+
+/// A checkout a shop should never get created: one thing wrong with a good one.
+fn bad_checkouts() -> impl Strategy<Value = Vec<u8>> {
+    let broken = prop::sample::select(vec![
+        ("amount", serde_json::json!(28_001)),
+        ("amount", serde_json::json!(0)),
+        ("amount", serde_json::json!(-28_000)),
+        ("amount", serde_json::json!(u64::MAX)),
+        ("amount", serde_json::json!("28000")),
+        ("lines", serde_json::json!([])),
+        ("lines", serde_json::json!([{"name": "A", "quantity": 2, "unit_amount": u64::MAX}])),
+        ("lines", serde_json::json!([{"name": "A", "quantity": 0, "unit_amount": 28_000}])),
+        ("lines", serde_json::json!([{"name": "A", "quantity": 1000, "unit_amount": 28}])),
+        ("lines", serde_json::json!([{"name": "", "quantity": 1, "unit_amount": 28_000}])),
+        ("lines", serde_json::json!([{"name": "A", "quantity": 1, "unit_amount": 28_000, "sku": "x"}])),
+        (
+            "lines",
+            serde_json::json!(
+                (0..51).map(|_| serde_json::json!({"name": "A", "quantity": 1, "unit_amount": 1})).collect::<Vec<_>>()
+            ),
+        ),
+        ("return_url", serde_json::json!("https://evil.example/orders/1/back")),
+        ("return_url", serde_json::json!("http://books.example/orders/1/back")),
+        ("return_url", serde_json::json!("javascript:alert(1)")),
+        ("return_url", serde_json::json!("https://user:pass@books.example/")),
+        ("return_url", serde_json::json!("/orders/1/back")),
+        ("return_url", serde_json::json!(format!("https://books.example/{}", "a".repeat(3_000)))),
+        (
+            "metadata",
+            serde_json::json!(
+                (0..21).map(|n| (n.to_string(), "v".to_owned())).collect::<std::collections::BTreeMap<_, _>>()
+            ),
+        ),
+        ("metadata", serde_json::json!({"note": "v".repeat(501)})),
+        ("metadata", serde_json::json!({"": "v"})),
+        ("metadata", serde_json::json!({"n": 1})),
+        ("name", serde_json::json!({})),
+        ("name", serde_json::json!({"en": "a".repeat(101)})),
+        ("name", serde_json::json!({"fr": "Deux romans"})),
+        ("reference", serde_json::json!("")),
+        ("reference", serde_json::json!("r".repeat(65))),
+        ("reference", serde_json::json!("a\u{0}b")),
+        ("pay_with", serde_json::json!(["kakaopay"])),
+        ("pay_with", serde_json::json!([])),
+        ("pay_with", serde_json::json!(["paypal"])),
+        ("expires_in", serde_json::json!(0)),
+        ("expires_in", serde_json::json!(86_401)),
+        ("currency", serde_json::json!("USD")),
+    ]);
+    prop_oneof![
+        4 => broken.prop_map(|(field, value)| {
+            let mut body = good_checkout();
+            body[field] = value;
+            body.to_string().into_bytes()
+        }),
+        1 => bodies(),
+    ]
+}
+
+/// Requests to the shop API that must all be refused: bad checkouts with the
+/// right key, any checkout with a wrong, missing or another shop's key, the
+/// used key with another body, bad refunds and reads.
+fn hostile_to_the_shop_api() -> impl Strategy<Value = Hostile> {
+    let key = prop_oneof![
+        6 => Just(Some(BOOKS_KEY.to_owned())),
+        1 => Just(Some(TEA_KEY.to_owned())),
+        1 => Just(None),
+        1 => "[ -~]{0,60}".prop_map(Some),
+    ];
+    let idempotency_key = prop::option::of(prop_oneof![
+        4 => "[a-z0-9]{8,16}",
+        2 => Just(USED_KEY.to_owned()),
+        1 => Just(String::new()),
+        1 => "[a-z]{301,320}",
+    ]);
+    let path = prop::sample::select(vec![
+        (Method::POST, "/v1/checkouts"),
+        (Method::POST, "/v1/checkouts"),
+        (Method::POST, "/v1/checkouts"),
+        (Method::POST, "/v1/checkouts/{order}/refunds"),
+        (Method::GET, "/v1/checkouts?limit=0"),
+        (Method::GET, "/v1/checkouts?after=%00"),
+        (Method::PUT, "/v1/checkouts/{order}"),
+        (Method::DELETE, "/v1/checkouts/{order}"),
+        (Method::POST, "/v1/checkouts/ord_nope/refunds"),
+        (Method::POST, "/v1/nothing"),
+    ]);
+    (key, idempotency_key, path, bad_checkouts(), forwarded_for()).prop_map(
+        |(key, idempotency_key, (method, path), body, mut headers)| {
+            if let Some(key) = key {
+                headers.push(("Authorization".to_owned(), format!("Bearer {key}")));
+            }
+            Hostile {
+                method,
+                path: path.to_owned(),
+                content_type: Some("application/json".to_owned()),
+                idempotency_key,
+                headers,
+                cookie: None,
+                body,
+            }
+        },
+    )
+}
+
+/// Sends `request` to the shop API from an address of its own (wrong keys are
+/// throttled per address), and reports its status, body and whether the database changed.
+fn send_to_the_shop_api(shop: &Shop, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
+    shop.runtime.block_on(async {
+        let db = shop.server.db().await;
+        let before = db.digest().await.unwrap();
+        let url = format!("{}{}", shop.server.url, request.path.replace("{order}", &shop.order_id));
+        let mut builder = next_operator_address().request(request.method.clone(), url).body(request.body.clone());
+        if let Some(content_type) = &request.content_type {
+            builder = builder.header("Content-Type", content_type);
+        }
+        if let Some(key) = &request.idempotency_key {
+            builder = builder.header("Idempotency-Key", key);
+        }
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        let response = builder.send().await.unwrap();
+        let status = response.status();
+        let body = response.bytes().await.unwrap().to_vec();
+        (status, body, before != db.digest().await.unwrap())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_shop_api_refuses_bad_checkouts_and_keys_with_a_code_and_changes_nothing(request in hostile_to_the_shop_api()) {
+        let shop = shop_api_shop();
+        let (status, body, changed) = send_to_the_shop_api(shop, &request);
+        prop_assert!(status.is_client_error(), "{request:?} was not refused: {status} {}", String::from_utf8_lossy(&body));
+        assert_refused_cleanly(&request, status, &body, changed)?;
     }
 }
 

@@ -237,7 +237,11 @@ async fn a_hint_while_a_pass_holds_the_job_is_still_a_hint_when_the_pass_lets_it
     assert!(db.due_now_for_order(&order_id).await.unwrap(), "the webhook's hint");
     db.release_job(JobKind::Payment, &order_id, "a-pass", Some(now_ms() + 300_000), true, None).await.unwrap();
 
-    assert_eq!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap(), [order_id.clone()], "due at once");
+    assert_eq!(
+        db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap(),
+        std::slice::from_ref(&order_id),
+        "due at once"
+    );
     assert_eq!(claim("the-next-pass").await, Some(true), "and the next pass takes the hint");
     db.release_job(JobKind::Payment, &order_id, "the-next-pass", Some(now_ms() + 300_000), true, None).await.unwrap();
     assert!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap().is_empty(), "a hint taken is answered");

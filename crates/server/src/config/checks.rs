@@ -58,6 +58,10 @@ pub enum ConfigError {
     InvalidOrderIdPrefix(String),
     #[error("--operators-file {path:?}: {error}")]
     OperatorsFile { path: PathBuf, error: OperatorsFileError },
+    #[error("--shops-file {path:?}: {error}")]
+    ShopsFile { path: PathBuf, error: crate::shops::ShopsFileError },
+    #[error("--catalog {path:?}: {error}")]
+    CatalogFile { path: PathBuf, error: crate::catalog::CatalogError },
     #[error("the operators' token of --{flag} is too weak: {reason}")]
     WeakAdminToken { flag: &'static str, reason: String },
     #[error("--admin-token with --operators-file: {0}")]

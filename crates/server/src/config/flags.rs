@@ -9,8 +9,10 @@ use clap::Parser;
 use payonce_rules::settlement::OrphanPolicy;
 use secrecy::SecretString;
 
+use crate::catalog::Catalog;
 use crate::db::DbLocation;
 use crate::operators::Operators;
+use crate::shops::Shops;
 
 /// The payonce order server.
 #[derive(Debug, Clone, Parser)]
@@ -276,6 +278,32 @@ pub struct ServerConfig {
     /// The operators read from `--operators-file`.
     #[arg(skip)]
     pub operators: Operators,
+
+    /// The shops whose own backends create checkouts through the shop API
+    /// (`/v1/checkouts`): a TOML file of `[[shop]]` tables, each with its
+    /// name, the SHA-256 digests of its API keys, the origins its return URLs
+    /// may use, its order-id prefix and the PGs it takes (docs/shops.md).
+    /// Without it the shop API is off.
+    #[arg(long, env = "PAYONCE_SHOPS_FILE")]
+    pub shops_file: Option<PathBuf>,
+
+    /// The shops read from `--shops-file`.
+    #[arg(skip)]
+    pub shops: Shops,
+
+    /// The built-in cart's products: a TOML or JSON file of `[[product]]`
+    /// entries (docs/shops.md). Without it, the demo shop's `catalog.toml`.
+    #[arg(long = "catalog", env = "PAYONCE_CATALOG")]
+    pub catalog_file: Option<PathBuf>,
+
+    /// The least time a shop may keep a checkout open (`expires_in`). Lower
+    /// it only to test expiry quickly.
+    #[arg(long, env = "PAYONCE_CHECKOUT_SHORTEST_OPEN", default_value = "60s", value_parser = parse_duration)]
+    pub checkout_shortest_open: Duration,
+
+    /// The products read from `--catalog`.
+    #[arg(skip)]
+    pub catalog: Catalog,
 
     /// Host names the admin listener answers to besides IP addresses and
     /// `localhost`, comma-separated (such as `ops.shop.internal`); a request

@@ -1,11 +1,14 @@
-//! The secrets given as files: the PG's keys, the operators' token and file,
-//! and the keys that sign customers' cookies, read into their settings.
+//! What is given as files: the PG's keys, the operators' token and file, the
+//! keys that sign customers' cookies, the shops and the catalog, read into
+//! their settings.
 
 use secrecy::{ExposeSecret, SecretString};
 
 use super::checks::ConfigError;
 use super::flags::{CustomerKeyFiles, ServerConfig};
+use crate::catalog::Catalog;
 use crate::operators::Operators;
+use crate::shops::Shops;
 
 impl ServerConfig {
     /// Reads the secrets given as files (`--pg-secret-key-file`,
@@ -26,6 +29,16 @@ impl ServerConfig {
             let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
             self.operators =
                 Operators::parse(&text).map_err(|error| ConfigError::OperatorsFile { path: path.clone(), error })?;
+        }
+        if let Some(path) = &self.shops_file {
+            let failed = |reason: String| ConfigError::SecretFile { flag: "shops-file", path: path.clone(), reason };
+            let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+            self.shops = Shops::parse(&text, &self.order_id_prefix)
+                .map_err(|error| ConfigError::ShopsFile { path: path.clone(), error })?;
+        }
+        if let Some(path) = &self.catalog_file {
+            self.catalog =
+                Catalog::load(path).map_err(|error| ConfigError::CatalogFile { path: path.clone(), error })?;
         }
         if let Some(path) = &self.customer_key_file {
             let previous = match &self.customer_key_previous_file {

@@ -225,7 +225,13 @@ impl Db {
     /// Closes an order that never had a confirm: a FAILED attempt with no keys.
     /// Says whether it did; it does not if the order already has an attempt
     /// (a confirm won the race), which the primary key decides atomically.
-    pub async fn close_unconfirmed(&self, order_id: &str, amount: u64, failure: &Failure) -> Result<bool, sqlx::Error> {
+    pub async fn close_unconfirmed(
+        &self,
+        order_id: &str,
+        amount: u64,
+        failure: &Failure,
+        actor: Actor,
+    ) -> Result<bool, sqlx::Error> {
         let now = now_ms();
         let mut transaction = self.writer.begin().await?;
         let result = sqlx::query(
@@ -245,7 +251,7 @@ impl Db {
         }
         let change = Change {
             order_id,
-            actor: Actor::Abandon,
+            actor,
             from: OrderStatus::Created,
             to: OrderStatus::Failed,
             code: Some(&failure.code),

@@ -22,6 +22,10 @@ pub enum Actor {
     Operator,
     /// A refund's own call to the PG.
     Cancel,
+    /// Closing a shop's checkout whose time ran out unpaid.
+    Expiry,
+    /// A shop asking for a refund through the shop API.
+    Shop,
 }
 
 impl Actor {
@@ -33,6 +37,8 @@ impl Actor {
             Actor::Customer => "customer",
             Actor::Operator => "operator",
             Actor::Cancel => "cancel",
+            Actor::Expiry => "expiry",
+            Actor::Shop => "shop",
         }
     }
 }

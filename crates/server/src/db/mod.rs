@@ -6,6 +6,7 @@
 mod attempts;
 mod change_feed;
 mod changes;
+mod checkouts;
 mod events;
 mod group_commit;
 mod kakaopay;
@@ -30,6 +31,7 @@ use sqlx::{AnyConnection, AnyPool, Executor};
 
 pub use attempts::{Attempt, NewAttempt};
 pub use changes::{OrderChanges, Subscription};
+pub use checkouts::{CheckoutRow, CheckoutStored, Claim, NewCheckout, unclaimed_customer};
 pub use events::{Actor, PaymentEvent, PaymentSummary};
 use group_commit::{GroupCommit, Work};
 pub use kakaopay::KakaoPayReady;

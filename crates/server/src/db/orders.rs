@@ -1,4 +1,4 @@
-use payonce_api::{Failure, LineItem, Order, OrderStatus};
+use payonce_api::{BackToShop, CreateCheckoutRequest, Failure, LineItem, Names, Order, OrderStatus};
 use sqlx::{AnyConnection, FromRow};
 
 use super::{Db, rfc3339};
@@ -21,8 +21,10 @@ const SELECT_ORDER: &str = "SELECT o.order_id, o.amount, o.order_name, o.items, 
      (SELECT MIN(e.at_ms) FROM payment_events e WHERE e.order_id = o.order_id AND e.to_status = 'PAID') \
      AS paid_at_ms, \
      (SELECT r.failure_code FROM refunds r WHERE r.order_id = o.order_id AND r.status <> 'REQUESTED' \
-      ORDER BY r.updated_at_ms DESC, r.refund_id DESC LIMIT 1) AS last_refund_refusal \
-     FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id";
+      ORDER BY r.updated_at_ms DESC, r.refund_id DESC LIMIT 1) AS last_refund_refusal, \
+     c.shop_name AS checkout_shop, c.request AS checkout_request \
+     FROM orders o LEFT JOIN payment_attempts a ON a.order_id = o.order_id \
+     LEFT JOIN checkouts c ON c.order_id = o.order_id";
 
 #[derive(Debug, FromRow)]
 struct OrderRow {
@@ -39,6 +41,9 @@ struct OrderRow {
     paid_at_ms: Option<i64>,
     /// The code of the order's last settled refund, if the PG refused it.
     last_refund_refusal: Option<String>,
+    /// For a shop's checkout: the shop's names, and the request it was created with (JSON both).
+    checkout_shop: Option<String>,
+    checkout_request: Option<String>,
 }
 
 impl TryFrom<OrderRow> for Order {
@@ -63,6 +68,10 @@ impl TryFrom<OrderRow> for Order {
         };
         let items: Vec<LineItem> =
             serde_json::from_str(&row.items).map_err(|error| sqlx::Error::Decode(Box::new(error)))?;
+        let back = match (row.checkout_shop, row.checkout_request) {
+            (Some(shop), Some(request)) => Some(back_to_shop(&shop, &request)?),
+            _ => None,
+        };
         Ok(Order {
             order_id: row.order_id,
             status,
@@ -76,8 +85,17 @@ impl TryFrom<OrderRow> for Order {
                 .map_err(|error| sqlx::Error::Decode(Box::new(error)))?,
             paid_at: row.paid_at_ms.map(rfc3339),
             refund_refusal,
+            back,
         })
     }
+}
+
+/// The way back to the shop, from a checkout's stored names and request.
+fn back_to_shop(shop: &str, request: &str) -> Result<BackToShop, sqlx::Error> {
+    let decode = |error: serde_json::Error| sqlx::Error::Decode(Box::new(error));
+    let shop: Names = serde_json::from_str(shop).map_err(decode)?;
+    let request: CreateCheckoutRequest = serde_json::from_str(request).map_err(decode)?;
+    Ok(BackToShop { shop, url: request.return_url })
 }
 
 impl Db {
@@ -93,7 +111,7 @@ impl Db {
     }
 }
 
-async fn insert_order_row(connection: &mut AnyConnection, order: &NewOrder) -> Result<(), sqlx::Error> {
+pub(super) async fn insert_order_row(connection: &mut AnyConnection, order: &NewOrder) -> Result<(), sqlx::Error> {
     let items = serde_json::to_string(&order.items).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
     sqlx::query(
         "INSERT INTO orders (order_id, customer_id, amount, order_name, items, created_at_ms) \

@@ -8,6 +8,7 @@ use payonce_api::{ErrorCode, Failure, Order, OrderStatus};
 use super::settle::log_attempt_stored;
 use crate::app::App;
 use crate::customer::Customer;
+use crate::db::Actor;
 use crate::error::AppError;
 
 /// Closes the order as FAILED `CONFIRM_NOT_RECEIVED` if it has no attempt, and
@@ -23,7 +24,7 @@ pub async fn abandon(app: &App, customer: &Customer, order_id: &str) -> Result<O
                       You have not been charged; please try again."
                 .to_owned(),
         };
-        if app.db.close_unconfirmed(order_id, order.amount, &failure).await? {
+        if app.db.close_unconfirmed(order_id, order.amount, &failure, Actor::Abandon).await? {
             log_attempt_stored(order_id, "-", OrderStatus::Failed, Some(&failure));
         }
     }

@@ -1,3 +1,4 @@
+use axum::extract::State;
 use payonce_api::Product;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -11,6 +12,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The products on sale, priced in won.
 #[utoipa::path(get, path = "/catalog", tag = "shop", responses((status = 200, body = [Product])))]
-async fn catalog_list() -> Json<Vec<Product>> {
-    Json(crate::catalog::products())
+async fn catalog_list(State(state): State<AppState>) -> Json<Vec<Product>> {
+    Json(state.config.catalog.products().to_vec())
 }

@@ -1,10 +1,11 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order};
+use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, Pg};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::order_id::OrderIdPath;
+use crate::checkouts;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
@@ -50,6 +51,8 @@ async fn orders_confirm(
     let key = headers.get(IDEMPOTENCY_KEY_HEADER).map(|value| value.to_str().unwrap_or("\u{0}"));
     let key = validate_idempotency_key(key)?;
     let Json(request) = body?;
+    let pg = if request.pg_token.is_some() { Pg::KakaoPay } else { Pg::Toss };
+    checkouts::may_pay(&state, &order_id, pg).await?;
     let order = confirm(&state, &customer, &order_id, key, &request).await?;
     let status = if order.status.is_final() { StatusCode::OK } else { StatusCode::ACCEPTED };
     Ok((status, Json(order)))
@@ -78,5 +81,6 @@ async fn orders_kakaopay(
     customer: Customer,
     OrderIdPath(order_id): OrderIdPath,
 ) -> Result<Json<KakaoPayWindow>, AppError> {
+    checkouts::may_pay(&state, &order_id, Pg::KakaoPay).await?;
     Ok(Json(kakaopay::prepare(&state, &customer, &order_id).await?))
 }

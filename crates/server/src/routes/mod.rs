@@ -3,6 +3,7 @@
 
 mod cancel;
 mod catalog;
+mod checkouts;
 mod config;
 mod confirm;
 mod console;
@@ -14,6 +15,7 @@ mod order_id;
 mod orders;
 mod page;
 mod security;
+mod shop_api;
 mod webhooks;
 
 use std::sync::Arc;
@@ -57,12 +59,28 @@ pub fn router(state: AppState) -> Router {
         .merge(orders::router())
         .merge(confirm::router())
         .merge(cancel::router())
+        .merge(checkouts::router())
         .split_for_parts();
     // The PG's webhooks are no customer's: no cookie, and a limit of their own
     // instead of the customers' and their addresses'.
     let (webhooks, webhooks_spec) = OpenApiRouter::new().merge(webhooks::router()).split_for_parts();
     spec.merge(webhooks_spec);
+    // The shop API: no customer, no cookie; a shop's key and its own limit.
+    // Its paths are at the root, not under `/api`: each says so in the document.
+    let (shop_api, mut shop_spec) = OpenApiRouter::new().merge(shop_api::router()).split_for_parts();
+    for item in shop_spec.paths.paths.values_mut() {
+        item.servers = Some(vec![utoipa::openapi::server::Server::new("/")]);
+    }
+    spec.merge(shop_spec);
     let spec = Arc::new(spec);
+    let shop_api = shop_api
+        .route_layer(middleware::from_fn(crate::metrics::track_http))
+        .fallback(|| async { AppError::NotFound })
+        .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), shop_api::require_shop))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
+        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
     let webhooks = webhooks
         .route_layer(middleware::from_fn(crate::metrics::track_http))
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
@@ -85,7 +103,7 @@ pub fn router(state: AppState) -> Router {
         // Orders are one customer's: no shared cache keeps them (an answer that
         // may be cached would set its own Cache-Control; none does today).
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
-    let app = Router::new().nest("/api", api).merge(ops::health_router());
+    let app = Router::new().nest("/api", api).merge(shop_api).merge(ops::health_router());
     let app = match &state.config.static_dir {
         Some(dir) => app.merge(page::router(dir)),
         None => app,

@@ -122,7 +122,7 @@ fn peer(request: &Request) -> IpAddr {
 }
 
 /// 429 `RATE_LIMITED` with `Retry-After` in whole seconds, at least one.
-fn too_many(wait: Duration) -> Response {
+pub(super) fn too_many(wait: Duration) -> Response {
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
     let seconds = seconds.max(1);
     let mut response = AppError::RateLimited { retry_after_s: seconds }.into_response();
