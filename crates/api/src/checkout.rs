@@ -177,6 +177,10 @@ pub struct Checkout {
     pub payment: Option<CheckoutPayment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// Why the PG refused the checkout's last refund, when it did: nothing of
+    /// that refund was paid back, and the checkout stands as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refund_refusal: Option<Failure>,
     /// Every change of status, oldest first, from CREATED.
     pub history: Vec<StatusChange>,
 }

@@ -20,6 +20,9 @@ async fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some(OPERATOR_LINE) {
         return operator_line();
     }
+    if std::env::args().nth(1).as_deref() == Some(SHOP_KEY) {
+        return shop_key();
+    }
     let (args, old_names) =
         payonce_server::config::with_renamed_env(std::env::args_os().collect(), |name| std::env::var_os(name));
     for old_name in old_names {
@@ -88,6 +91,18 @@ fn operator_line() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `payonce-server shop-key`: makes a new API key for a shop (256 random
+/// bits) and prints it with the digest its `key_digests` lists: the key goes
+/// to the shop's backend, and only the digest into the shops file.
+const SHOP_KEY: &str = "shop-key";
+
+fn shop_key() -> ExitCode {
+    let key = payonce_server::shops::new_key();
+    println!("key (for the shop's backend only; payonce keeps its digest, never the key):\n  {key}");
+    println!("its digest, for key_digests in --shops-file:\n  \"{}\"", payonce_server::shops::key_digest(&key));
+    ExitCode::SUCCESS
 }
 
 async fn shutdown_signal() {

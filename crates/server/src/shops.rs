@@ -237,7 +237,16 @@ pub fn is_allowed_scheme(url: &Url) -> bool {
     }
 }
 
-/// A key's line for the shops file (`payonce-server shop-key`): its digest.
+/// A new shop key: `sk_` and 256 random bits, base64url.
+pub fn new_key() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("sk_{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// A key's digest, as the shops file lists it (`payonce-server shop-key`).
 pub fn key_digest(key: &str) -> String {
     digest_of(key).iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -34,6 +34,9 @@ pub const LIST_MOST: u32 = 100;
 pub const LIST_DEFAULT: u32 = 20;
 /// The reason the PG is given for a shop's refund that names none.
 const SHOP_REASON: &str = "refunded by the shop";
+/// The longest a shop waits for its refund's answer before it is told 202
+/// and asks again: within any backend's own HTTP timeout.
+const REFUND_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The longest refund reason (the PG's own limit).
 const REASON_MAX_CHARS: usize = 200;
 
@@ -166,8 +169,19 @@ pub async fn refund(
         return Err(AppError::InvalidRequest { message: format!("reason must be 1 to {REASON_MAX_CHARS} characters") });
     }
     let by = format!("shop:{}", shop.id);
-    let order = cancel_for_operator(app, &by, order_id, request_key, request.amount, reason).await?;
-    let in_progress = order.status.is_refund_in_progress();
+    let (task_app, order, key, amount, reason) =
+        (app.clone(), order_id.to_owned(), request_key.to_owned(), request.amount, reason.to_owned());
+    // The refund runs on its own: the shop is answered within a few seconds,
+    // 202 while the PG has not answered yet (it goes on, and is recovered if
+    // the server stops), never held as long as the PG takes.
+    let refunding = app.pg_tasks.spawn(async move {
+        cancel_for_operator(&task_app, &by, &order, &key, amount, &reason).await
+    });
+    let in_progress = match tokio::time::timeout(REFUND_ANSWER_WAIT, refunding).await {
+        Ok(Ok(refunded)) => refunded?.status.is_refund_in_progress(),
+        Ok(Err(error)) => return Err(AppError::Internal(format!("refund task failed: {error}"))),
+        Err(_) => true,
+    };
     Ok((show(app, links, shop, order_id).await?, in_progress))
 }
 
@@ -202,6 +216,7 @@ async fn view(app: &App, links: &CheckoutLinks, row: CheckoutRow) -> Result<Chec
         next_url,
         payment,
         failure: order.failure,
+        refund_refusal: order.refund_refusal,
         history,
     })
 }

@@ -406,6 +406,46 @@ fn a_bad_operators_file_refuses_to_start_naming_its_line() {
 }
 
 #[test]
+fn the_catalog_and_the_shops_come_from_their_files_and_a_mistake_names_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog.toml");
+    std::fs::write(
+        &catalog,
+        "[[product]]\nsku = \"MUG\"\nname = \"Mug\"\nname_ko = \"머그\"\ndescription = \"A mug.\"\n\
+         description_ko = \"머그.\"\nprice = 8500\n",
+    )
+    .unwrap();
+    let shops = dir.path().join("shops.toml");
+    std::fs::write(
+        &shops,
+        format!(
+            "[[shop]]\nid = \"books\"\nname = \"Books\"\norder_id_prefix = \"ord_books_\"\n\
+             return_origins = [\"https://books.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n",
+            crate::shops::key_digest("k")
+        ),
+    )
+    .unwrap();
+    let args = ["payonce-server", "--catalog", catalog.to_str().unwrap(), "--shops-file", shops.to_str().unwrap()];
+    let mut config = ServerConfig::parse_from(args);
+    config.read_secret_files().unwrap();
+    assert_eq!(config.catalog.products().iter().map(|product| product.sku.as_str()).collect::<Vec<_>>(), ["MUG"]);
+    assert_eq!(config.shops.signed_in("k").map(|shop| shop.id.as_str()), Some("books"));
+    assert!(ServerConfig::defaults().shops.is_empty(), "without a file the shop API is off");
+    assert_eq!(ServerConfig::defaults().catalog.products().len(), 4, "the demo shop's catalog.toml");
+
+    std::fs::write(&catalog, std::fs::read_to_string(&catalog).unwrap().replace("8500", "0")).unwrap();
+    let error = ServerConfig::parse_from(args).read_secret_files().unwrap_err().to_string();
+    assert!(error.contains("--catalog") && error.contains("line 1, product 1 (\"MUG\"): price"), "{error}");
+    std::fs::write(&shops, "[[shop]]\nid = \"Books!\"\n").unwrap();
+    std::fs::write(&catalog, "").unwrap();
+    let error = ServerConfig::parse_from(["payonce-server", "--shops-file", shops.to_str().unwrap()])
+        .read_secret_files()
+        .unwrap_err()
+        .to_string();
+    assert!(error.starts_with("--shops-file") && error.contains("missing field"), "{error}");
+}
+
+#[test]
 fn admin_hosts_are_host_names() {
     assert_eq!(credentials(&["--admin-hosts", "ops.shop.internal,payonce-admin"]), Ok(()));
     for bad in ["ops.shop.internal:3001", "http://ops", "ops..internal", "*.shop"] {
