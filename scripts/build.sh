@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 say "building the order server and the fake PG"
-cargo build --quiet -p payonce-server -p fake-pg
+cargo build --quiet -p payonce-server -p fake-pg -p payonce-shop
 
 # Trunk empties its dist folder on every build, so the cart is built beside it and copied in.
 trunk_build() {

@@ -146,6 +146,7 @@ async fn a_shops_checkout_is_paid_by_the_browser_that_opened_it_and_refunded_by_
     let shop = ShopClient::new(&server, BOOKS_KEY);
     let checkout = shop.create(&body("ORDER-1042")).await;
     assert!(checkout.id.starts_with("ord_books_"), "{}", checkout.id);
+    assert_eq!(shop.checkout(&checkout.id).await, checkout, "the create's answer is the checkout as stored");
     assert_eq!((checkout.status, checkout.amount), (payonce_api::CheckoutStatus::Created, 41_500));
     assert!(checkout.next_url.as_deref().unwrap().starts_with(&format!("{}/checkout/{}#", server.url, checkout.id)));
 

@@ -78,16 +78,38 @@ pub async fn create(
         shop_name: serde_json::to_string(&shop.name).map_err(|error| AppError::Internal(error.to_string()))?,
         expires_at_ms: created_at_ms + lease::millis(checked.open_for),
     };
-    let order_id = match app.db.insert_checkout(&new).await? {
+    match app.db.insert_checkout(&new).await? {
         CheckoutStored::Created => {
             tracing::info!(shop = shop.id, order_id, amount = request.amount, "checkout created");
             crate::metrics::checkout_created(&shop.id);
-            order_id
+            // Just committed: nothing has happened to it yet, so it is answered
+            // from what was stored, without reading it back.
+            let created_at = rfc3339(created_at_ms);
+            Ok(Checkout {
+                next_url: Some(next_url(app, links, &order_id)),
+                id: order_id,
+                reference: stored.reference,
+                status: CheckoutStatus::Created,
+                amount: stored.amount,
+                amount_refunded: 0,
+                name: stored.name,
+                lines: stored.lines,
+                return_url: stored.return_url,
+                metadata: stored.metadata,
+                pay_with: stored.pay_with.unwrap_or_default(),
+                created_at: created_at.clone(),
+                expires_at: rfc3339(new.expires_at_ms),
+                payment: None,
+                failure: None,
+                refund_refusal: None,
+                history: vec![StatusChange { status: CheckoutStatus::Created, at: created_at }],
+            })
         }
-        CheckoutStored::Existing { order_id, request_digest: first } if first == request_digest => order_id,
-        CheckoutStored::Existing { .. } => return Err(AppError::IdempotencyKeyReused),
-    };
-    show(app, links, shop, &order_id).await
+        CheckoutStored::Existing { order_id, request_digest: first } if first == request_digest => {
+            show(app, links, shop, &order_id).await
+        }
+        CheckoutStored::Existing { .. } => Err(AppError::IdempotencyKeyReused),
+    }
 }
 
 /// The shop's checkout `order_id`, closed first if its time ran out unpaid.
