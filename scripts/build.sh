@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-say "building the order server and the fake PG"
+say "building the order server, the fake PG and the sample shop"
 cargo build --quiet -p payonce-server -p fake-pg -p payonce-shop
 
 # Trunk empties its dist folder on every build, so the cart is built beside it and copied in.

@@ -8,8 +8,8 @@ use std::time::Duration;
 use gloo_net::http::{Request, RequestBuilder, Response};
 use leptos::prelude::window;
 use payonce_api::{
-    ConfirmRequest, CreateOrderRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, OrderSummary, PageConfig,
-    PaymentSdk, PlacedOrder, Product,
+    ClaimRequest, ConfirmRequest, CreateOrderRequest, CustomerCheckout, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order,
+    OrderSummary, PageConfig, PaymentSdk, PlacedOrder, Product,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -169,6 +169,26 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, A
         .body(body)
         .map_err(|error| ApiError::Decode(error.to_string()))?;
     json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
+}
+
+/// Opens a shop's checkout in this browser with the token of its link (the
+/// part after `#`, sent in the body so that it is in no URL and no log; empty
+/// when the link had none): this browser becomes its customer, or already is
+/// (the server's cookie says so). Another browser's checkout is a 409
+/// `CHECKOUT_LINK_USED`; an unknown one, or a wrong token, a 404.
+pub async fn claim_checkout(checkout_id: &str, token: &str) -> Result<CustomerCheckout, ApiError> {
+    let body = crate::json::stringify(&ClaimRequest { token: token.to_owned() })
+        .ok_or_else(|| ApiError::Decode("the token cannot be written".into()))?;
+    let request = Request::post(&format!("/api/checkouts/{}/claim", segment(checkout_id)))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .map_err(|error| ApiError::Decode(error.to_string()))?;
+    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await.map(Serde::into_inner)
+}
+
+/// This browser's checkout as it stands now (a 404 for any other).
+pub async fn checkout(checkout_id: &str) -> Result<CustomerCheckout, ApiError> {
+    get(&format!("/api/checkouts/{}", segment(checkout_id))).await.map(Serde::into_inner)
 }
 
 /// Asks for the customer's own order to be cancelled and refunded. The same

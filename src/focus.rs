@@ -27,6 +27,41 @@ pub fn follow_navigation(pathname: Memo<String>) {
     });
 }
 
+/// Whether the keyboard's focus is nowhere: on the page's body, as a page
+/// loaded fresh has it, or as an element removed with its content leaves it.
+fn focus_is_lost() -> bool {
+    let document = document();
+    let body: Option<web_sys::Element> = document.body().map(Into::into);
+    document.active_element().is_none_or(|active| Some(active) == body)
+}
+
+/// A page whose content changes from one state to another (an error to what
+/// a retry loaded, open to expired): after each change of what `state` reads,
+/// once the new content is drawn, its heading `heading_id` takes the focus if
+/// nothing has it, so a keyboard or screen reader user starts from what
+/// replaced the control they were on. `state` is `None` while the page has
+/// nothing to show yet: its first content leaves the focus where the page's
+/// load put it. A focus the customer put elsewhere (the header's language
+/// switch) stays where it is.
+pub fn focus_heading_on_change<T: PartialEq + 'static>(
+    heading_id: &'static str,
+    state: impl Fn() -> Option<T> + 'static,
+) {
+    Effect::new(move |previous: Option<Option<T>>| {
+        let now = state();
+        if let Some(Some(previous)) = &previous
+            && now.as_ref() != Some(previous)
+        {
+            request_animation_frame(move || {
+                if focus_is_lost() {
+                    focus_by_id(heading_id);
+                }
+            });
+        }
+        now
+    });
+}
+
 /// A region that redraws itself (an order refreshing as its payment settles,
 /// a list as its orders change). It remembers what in it had the focus; when a
 /// redraw took that away, the same control in the new content gets it back,
@@ -72,11 +107,8 @@ impl KeptFocus {
     }
 
     fn give_back(self) {
-        let document = document();
-        let body: Option<web_sys::Element> = document.body().map(Into::into);
-        let lost = document.active_element().is_none_or(|active| Some(active) == body);
-        let Some(selector) = self.focused.get_value().filter(|_| lost) else { return };
-        let again = document.query_selector(&format!("#main {selector}")).ok().flatten();
+        let Some(selector) = self.focused.get_value().filter(|_| focus_is_lost()) else { return };
+        let again = document().query_selector(&format!("#main {selector}")).ok().flatten();
         match again {
             Some(control) => {
                 let _ = control.unchecked_into::<web_sys::HtmlElement>().focus();

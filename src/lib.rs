@@ -9,12 +9,13 @@
 //! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
 //! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
-//! - `payment_sdk`: the PG's JavaScript SDK, loaded and called to open its window.
+//! - `payment_sdk`: the PG's JavaScript SDK, loaded and called to open its window;
+//!   `pay_window`: the PG's window opened for an order (the cart's, a checkout's).
 //! - `loader`: data a page loads from the API, as a signal.
 //! - `clock`, `format`: the time now, and dates as people read them.
 //! - `focus`, `page_title`: where the focus goes when the page changes under it; the tab's title.
 //! - `i18n`: the Korean and English catalogs, the language in use, won amounts.
-//! - `components`: header, toasts, status badges, the recent-order dialog.
+//! - `components`: header, toasts, status badges, the recent-order dialog, the way back to a shop.
 //! - `pages`: one module per route.
 
 pub mod api;
@@ -31,6 +32,7 @@ pub mod loader;
 pub mod nav_guard;
 pub mod page_title;
 pub mod pages;
+pub mod pay_window;
 pub mod payment_sdk;
 pub mod storage;
 pub mod tab_claim;
@@ -62,6 +64,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/pay/fail") view=pages::pay_fail::PayFailPage/>
                     <Route path=path!("/orders") view=pages::orders::OrdersPage/>
                     <Route path=path!("/orders/:id") view=pages::order::OrderPage/>
+                    <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutPage/>
                 </FlatRoutes>
             </main>
             <ToastRegion/>

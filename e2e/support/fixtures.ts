@@ -12,6 +12,7 @@ import {
   test as base,
   expect,
 } from '@playwright/test';
+import { SHOP_KEY } from './shop';
 import { LogMark, Stack, Timings, Topology, defaultPgConfig } from './stack';
 
 const CONFIRM_PATH = /^\/api\/orders\/([^/]+)\/confirm$/;
@@ -357,6 +358,8 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
     );
   }
 
+  await assertShopAgrees(stack, orders);
+
   for (const last of states.lastOfEachLoad) {
     const order = orders.get(last.orderId);
     const told = await answers.lastTo(last.page, last.orderId, last.seenAt);
@@ -383,6 +386,38 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
         expect(told, `${said}; the server's last answer to it`).toBe('NOT_FOUND');
         break;
     }
+  }
+}
+
+/** A checkout as the shop API shows it: its status now, and every status it had. */
+type ShopApiCheckout = { id: string; status: string; history: { status: string }[] };
+
+/**
+ * The sample shop's view, after every journey: each checkout the shop created
+ * is known to payonce with the shop's key, agrees with the PG's ledger (and
+ * with the customer's order, when a browser opened it), and the shop's own
+ * table has a status payonce gave it at some point (it may not have asked
+ * since), never one payonce never had.
+ */
+async function assertShopAgrees(stack: Stack, orders: Map<string, Listed>): Promise<void> {
+  if (!stack.shop) return;
+  for (const shopOrder of await stack.shop.orders()) {
+    if (!shopOrder.checkout_id) continue;
+    const response = await fetch(`${stack.url}/v1/checkouts/${encodeURIComponent(shopOrder.checkout_id)}`, {
+      headers: { authorization: `Bearer ${SHOP_KEY}` },
+    });
+    expect(response.status, `payonce knows the shop's checkout ${shopOrder.checkout_id}`).toBe(200);
+    const checkout: ShopApiCheckout = await response.json();
+    // EXPIRED is an order closed unpaid: FAILED, to the customer and the ledger.
+    const asOrder = checkout.status === 'EXPIRED' ? 'FAILED' : checkout.status;
+    const customers = orders.get(checkout.id);
+    if (customers) expect(customers.status, `checkout ${checkout.id} as its customer sees it`).toBe(asOrder);
+    const atPg = (await stack.pgPaymentFor(checkout.id)) ?? (await stack.kakaopayPaymentFor(checkout.id));
+    const charges = (await chargesAtBothPgs(stack)).charges[checkout.id] ?? 0;
+    expect({ charges, payment: atPg?.status ?? 'none' }, `${checkout.status} checkout ${checkout.id} in the PG's ledger`)
+      .toEqual(ledgerFor(asOrder, atPg?.status ?? 'none'));
+    const had = ['NEW', ...checkout.history.map((change) => change.status)];
+    expect(had, `the shop's status of its order ${shopOrder.id} is one payonce gave`).toContain(shopOrder.status);
   }
 }
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from '@playwright/test';
 import { Running, binaryPath, repoRoot, scratchDir, start, stop } from './processes';
+import { SampleShop, freePort, writeShopsFile } from './shop';
 
 /** One order server on SQLite, or a cluster of three on PostgreSQL behind a load balancer. */
 export type Topology = 'single' | 'cluster';
@@ -152,6 +153,8 @@ export class Stack {
     public servers: Running[],
     private readonly db: string,
     private readonly serverFlags: string[],
+    /** The sample shop, beside a single server: every journey's invariants read its view. */
+    readonly shop?: SampleShop,
     private readonly cluster?: Cluster,
   ) {}
 
@@ -171,8 +174,13 @@ export class Stack {
     const pgs = { toss: pg, kakaopay };
     if (topology === 'single') {
       const db = path.join(dir, 'payonce.db');
-      const server = await Stack.startServer(timings, dir, pgs, db, logs, 0, serverFlags);
-      return new Stack(timings, dir, logs, pg, kakaopay, [server], db, serverFlags);
+      const shopPort = await freePort();
+      // Checkouts may be made to expire in a second, for the journey about expiry.
+      const shops = ['--shops-file', writeShopsFile(dir, shopPort), '--checkout-shortest-open', '1s'];
+      const flags = [...shops, ...serverFlags];
+      const server = await Stack.startServer(timings, dir, pgs, db, logs, 0, flags);
+      const shop = await SampleShop.start(dir, shopPort, server.url);
+      return new Stack(timings, dir, logs, pg, kakaopay, [server], db, flags, shop);
     }
     const database = `e2e-${process.pid}`;
     const db = script('postgres', `postgres_start ${database} "" fast >/dev/null && postgres_url ${database}`);
@@ -197,7 +205,7 @@ export class Stack {
     balancer.stderr!.pipe(log);
     const balanced = { requests: 0 };
     createInterface({ input: balancer.stderr! }).on('line', (line) => line.includes(' /healthz ') && balanced.requests++);
-    const stack = new Stack(timings, dir, logs, pg, kakaopay, servers, db, serverFlags, { balancer, balanced, url, database });
+    const stack = new Stack(timings, dir, logs, pg, kakaopay, servers, db, serverFlags, undefined, { balancer, balanced, url, database });
     await stack.untilBalanced();
     return stack;
   }
@@ -293,14 +301,21 @@ export class Stack {
     await stop(this.servers[index], 'SIGKILL');
   }
 
-  /** Starts the single order server again on the same database, on a new port (see `url`). */
+  /** Starts the single order server again on the same database, on a new port (see `url`),
+   *  and the sample shop again to sell through it. */
   async restartServer(): Promise<void> {
     const pgs = { toss: this.pg, kakaopay: this.kakaopay };
     this.servers[0] = await Stack.startServer(this.timings, this.dir, pgs, this.db, this.logs, 0, this.serverFlags);
+    await this.shop?.restart(this.servers[0].url);
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.servers.map((server) => stop(server)), stop(this.pg), stop(this.kakaopay)]);
+    await Promise.all([
+      ...this.servers.map((server) => stop(server)),
+      stop(this.pg),
+      stop(this.kakaopay),
+      this.shop?.stop() ?? Promise.resolve(),
+    ]);
     if (this.cluster) {
       this.cluster.balancer.kill();
       script('postgres', `postgres_remove ${this.cluster.database}`);

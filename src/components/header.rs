@@ -6,7 +6,10 @@ use crate::tr;
 
 /// The shop's name, the way to past orders, and the language switch.
 /// `pathname` marks the current section; links are plain anchors, which the
-/// router (where there is one) turns into in-app navigation.
+/// router (where there is one) turns into in-app navigation. A page opened at
+/// a shop's checkout (a full page load, from the shop's link) has no link to
+/// payonce's own cart: its customer is the shop's. Decided once, as the header
+/// is drawn: following it would cost the cart's bundle a reactive attribute.
 #[component]
 pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
     let locale = use_locale();
@@ -18,7 +21,9 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
             <a class="skip-link" href="#main" on:click=skip_to_main>{move || tr!(locale.get(), skip_to_content)}</a>
             <a href="/" class="brand">"payonce"<span class="brand-tag">{move || tr!(locale.get(), brand_tag)}</span></a>
             <nav aria-label=move || tr!(locale.get(), nav_label)>
-                <a href="/" aria-current=move || current(Section::Cart)>{move || tr!(locale.get(), nav_cart)}</a>
+                <a href="/" aria-current=move || current(Section::Cart) hidden=on_a_checkout(&pathname.get_untracked())>
+                    {move || tr!(locale.get(), nav_cart)}
+                </a>
                 <a href="/orders" aria-current=move || current(Section::Orders)>{move || tr!(locale.get(), nav_orders)}</a>
             </nav>
             // Named by what it shows (a speech-recognition user says what they
@@ -30,6 +35,11 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
             </button>
         </header>
     }
+}
+
+/// Whether `path` is a shop's checkout page.
+fn on_a_checkout(path: &str) -> bool {
+    path.starts_with("/checkout/")
 }
 
 fn skip_to_main(event: leptos::ev::MouseEvent) {
@@ -48,6 +58,19 @@ impl Section {
         match self {
             Section::Cart => path == "/",
             Section::Orders => path == "/orders" || path.starts_with("/orders/"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cart_is_not_offered_on_a_shops_checkout() {
+        assert!(on_a_checkout("/checkout/po_books_1"));
+        for path in ["/", "/orders", "/orders/po_books_1", "/pay/success", "/checkout"] {
+            assert!(!on_a_checkout(path), "{path}");
         }
     }
 }

@@ -126,6 +126,18 @@ pub const EN: Texts = Texts {
     page_not_found_title: "Page not found",
     page_not_found: "There is nothing at this address.",
 
+    checkout_title: "Payment",
+    loading_checkout: "Loading your payment…",
+    sold_by: "Sold by {0}",
+    unit_price: "Unit price",
+    checkout_not_found_title: "Payment not found",
+    checkout_not_found: "This payment link is not valid. Go back to the shop and start again.",
+    link_used_title: "This payment link was already used",
+    link_used: "This payment link was already opened in another browser. For your safety it can only be used in one. Go back to the shop and start again.",
+    checkout_expired_title: "The time to pay has run out",
+    checkout_expired: "This payment can no longer be made, and you have not been charged. Go back to the shop and start again.",
+    back_to_shop: "Back to {0}",
+
     network_error: "We could not reach the shop. Check your connection and try again.",
     server_error: "The shop answered with an error ({0}).",
     shop_busy: "The shop is busy. Nothing was changed; please try again in a moment.",
@@ -146,6 +158,7 @@ pub const EN: Texts = Texts {
         shop_sign_in: "The shop could not sign in to the payment provider. You have not been charged.",
         confirm_not_received: "The shop did not receive your payment confirmation, so the payment was not made. You have not been charged; please try again.",
         kakaopay_password: "Your KakaoPay password was not accepted. You have not been charged.",
+        checkout_expired: "This payment's time ran out before it was made. You have not been charged.",
         other: "The payment was declined. You have not been charged.",
     },
     refund_refusals: RefundRefusals {

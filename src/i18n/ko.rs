@@ -126,6 +126,18 @@ pub const KO: Texts = Texts {
     page_not_found_title: "페이지를 찾을 수 없습니다",
     page_not_found: "이 주소에는 아무것도 없습니다.",
 
+    checkout_title: "결제",
+    loading_checkout: "결제 정보를 불러오는 중…",
+    sold_by: "판매: {0}",
+    unit_price: "단가",
+    checkout_not_found_title: "결제를 찾을 수 없습니다",
+    checkout_not_found: "올바르지 않은 결제 링크입니다. 상점으로 돌아가 처음부터 다시 시작해 주세요.",
+    link_used_title: "이미 사용된 결제 링크입니다",
+    link_used: "이 결제 링크는 이미 다른 브라우저에서 열렸습니다. 안전을 위해 한 브라우저에서만 쓸 수 있습니다. 상점으로 돌아가 처음부터 다시 시작해 주세요.",
+    checkout_expired_title: "결제 가능 시간이 지났습니다",
+    checkout_expired: "이 결제는 더 이상 할 수 없으며, 결제되지 않았습니다. 상점으로 돌아가 처음부터 다시 시작해 주세요.",
+    back_to_shop: "{0} 돌아가기",
+
     network_error: "상점에 연결하지 못했습니다. 인터넷 연결을 확인하고 다시 시도해 주세요.",
     server_error: "상점이 오류로 응답했습니다({0}).",
     shop_busy: "상점이 지금 바쁩니다. 아무것도 바뀌지 않았습니다. 잠시 후 다시 시도해 주세요.",
@@ -146,6 +158,7 @@ pub const KO: Texts = Texts {
         shop_sign_in: "상점이 결제사에 로그인하지 못했습니다. 결제되지 않았습니다.",
         confirm_not_received: "상점이 결제 확인 요청을 받지 못해 결제가 이루어지지 않았습니다. 결제되지 않았습니다. 다시 시도해 주세요.",
         kakaopay_password: "카카오페이 비밀번호 인증에 실패했습니다. 결제되지 않았습니다.",
+        checkout_expired: "결제 가능 시간이 지나 결제가 이루어지지 않았습니다. 결제되지 않았습니다.",
         other: "결제가 거절되었습니다. 결제되지 않았습니다.",
     },
     refund_refusals: RefundRefusals {

@@ -116,6 +116,51 @@ pub fn fill(template: &str, values: &[&str]) -> String {
     filled
 }
 
+/// `template`'s text before and after its hole `{0}`, for a value shown in an
+/// element of its own (marked with its language); all of it before when it has none.
+pub fn around_hole(template: &str) -> (&str, &str) {
+    template.split_once("{0}").unwrap_or((template, ""))
+}
+
+/// A name given in English, in Korean or both (a shop's, a checkout's), in
+/// `lang` when there is one, else in the other language; with the language it is in.
+pub fn name_in(names: &payonce_api::Names, lang: Lang) -> (&str, Lang) {
+    let given = |lang: Lang| {
+        match lang {
+            Lang::En => names.en.as_deref(),
+            Lang::Ko => names.ko.as_deref(),
+        }
+        .filter(|name| !name.trim().is_empty())
+        .map(|name| (name, lang))
+    };
+    given(lang).or_else(|| given(lang.other())).unwrap_or(("", lang))
+}
+
+/// The Korean particle "to" that follows `word`: 로 after a vowel or ㄹ, 으로 after
+/// any other final consonant, read from the last syllable (or digit); "(으)로"
+/// when the word ends in something else (a Latin name: its reading decides).
+pub fn ro_particle(word: &str) -> &'static str {
+    match word.trim_end().chars().last() {
+        Some(syllable @ '가'..='힣') => {
+            // A precomposed Hangul syllable: 28 possible finals, 0 none, 8 ㄹ.
+            let final_consonant = (u32::from(syllable) - 0xAC00) % 28;
+            if final_consonant == 0 || final_consonant == 8 { "로" } else { "으로" }
+        }
+        // 영, 삼, 육 end in a consonant other than ㄹ; 일, 이, 사, 오, 칠, 팔, 구 do not.
+        Some('0' | '3' | '6') => "으로",
+        Some('1' | '2' | '4' | '5' | '7' | '8' | '9') => "로",
+        _ => "(으)로",
+    }
+}
+
+/// What follows the shop's name in "Back to {shop}": its particle in Korean.
+pub fn back_to_shop_particle(shop: &str, lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "",
+        Lang::Ko => ro_particle(shop),
+    }
+}
+
 /// The page's language, shared through the context of `App` and `CartApp`.
 #[derive(Debug, Clone, Copy)]
 pub struct Locale(RwSignal<Lang>);
@@ -318,6 +363,21 @@ pub struct Texts {
     pub page_not_found_title: &'static str,
     pub page_not_found: &'static str,
 
+    // A shop's checkout (`/checkout/:id`), and the way back to the shop.
+    pub checkout_title: &'static str,
+    pub loading_checkout: &'static str,
+    /// `{0}`: the shop's name.
+    pub sold_by: &'static str,
+    pub unit_price: &'static str,
+    pub checkout_not_found_title: &'static str,
+    pub checkout_not_found: &'static str,
+    pub link_used_title: &'static str,
+    pub link_used: &'static str,
+    pub checkout_expired_title: &'static str,
+    pub checkout_expired: &'static str,
+    /// `{0}`: the shop's name; in Korean followed by its particle 로/으로 (see [`back_to_shop_particle`]).
+    pub back_to_shop: &'static str,
+
     // What went wrong talking to the shop.
     pub network_error: &'static str,
     /// `{0}`: the HTTP status.
@@ -375,6 +435,8 @@ pub struct Reasons {
     pub shop_sign_in: &'static str,
     pub confirm_not_received: &'static str,
     pub kakaopay_password: &'static str,
+    /// A shop's checkout whose time ran out before it was paid.
+    pub checkout_expired: &'static str,
     pub other: &'static str,
 }
 
@@ -402,6 +464,7 @@ impl Reasons {
             "KAKAOPAY_UNAVAILABLE" => self.pg_busy,
             "UNAUTHORIZED_KEY" | "INVALID_API_KEY" | "INCORRECT_BASIC_AUTH_FORMAT" => self.shop_sign_in,
             "CONFIRM_NOT_RECEIVED" => self.confirm_not_received,
+            "CHECKOUT_EXPIRED" => self.checkout_expired,
             _ if code.starts_with("EXCEED_") => self.over_limit,
             _ => self.other,
         }
@@ -448,6 +511,7 @@ mod tests {
                 "KAKAOPAY_AUTH_FAILED",
                 "KAKAOPAY_EXPIRED",
                 "KAKAOPAY_QUIT",
+                "CHECKOUT_EXPIRED",
                 "SOMETHING_NEW",
                 "",
             ] {
@@ -455,6 +519,43 @@ mod tests {
                 assert!(reason.contains(charged), "{code}: {reason}");
             }
         }
+    }
+
+    #[test]
+    fn an_expired_checkout_has_words_of_its_own() {
+        assert!(EN.reasons.for_code("CHECKOUT_EXPIRED").contains("time ran out"));
+        assert_ne!(KO.reasons.for_code("CHECKOUT_EXPIRED"), KO.reasons.other);
+    }
+
+    #[test]
+    fn a_name_is_shown_in_the_customers_language_or_else_in_the_other() {
+        let both = payonce_api::Names { en: Some("Seoul Books".into()), ko: Some("서울 책방".into()) };
+        assert_eq!(name_in(&both, Lang::En), ("Seoul Books", Lang::En));
+        assert_eq!(name_in(&both, Lang::Ko), ("서울 책방", Lang::Ko));
+        let english = payonce_api::Names { en: Some("Seoul Books".into()), ko: None };
+        assert_eq!(name_in(&english, Lang::Ko), ("Seoul Books", Lang::En));
+        let korean = payonce_api::Names { en: Some("  ".into()), ko: Some("서울 책방".into()) };
+        assert_eq!(name_in(&korean, Lang::En), ("서울 책방", Lang::Ko), "a blank name is no name");
+        assert_eq!(name_in(&payonce_api::Names::default(), Lang::En), ("", Lang::En));
+    }
+
+    #[test]
+    fn the_way_back_to_a_shop_takes_the_particle_its_name_ends_with() {
+        assert_eq!(ro_particle("서울 책방"), "으로");
+        assert_eq!(ro_particle("커피 가게"), "로");
+        assert_eq!(ro_particle("책마을"), "로", "after ㄹ, 로");
+        assert_eq!(ro_particle("가게 3 "), "으로");
+        assert_eq!(ro_particle("마트24"), "로");
+        assert_eq!(ro_particle("Seoul Books"), "(으)로");
+        assert_eq!(ro_particle(""), "(으)로");
+        assert_eq!(back_to_shop_particle("서울 책방", Lang::En), "");
+        let (before, after) = around_hole(KO.back_to_shop);
+        assert_eq!(
+            format!("{before}서울 책방{}{after}", back_to_shop_particle("서울 책방", Lang::Ko)),
+            "서울 책방으로 돌아가기"
+        );
+        assert_eq!(around_hole(EN.back_to_shop), ("Back to ", ""));
+        assert_eq!(around_hole("no hole"), ("no hole", ""));
     }
 
     #[test]
@@ -482,6 +583,8 @@ mod tests {
                 texts.elsewhere_text,
                 texts.invalid_amount,
                 texts.server_error,
+                texts.sold_by,
+                texts.back_to_shop,
             ]
             .map(|text| (0..3).filter(|hole| text.contains(&format!("{{{hole}}}"))).count())
         };

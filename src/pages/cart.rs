@@ -12,6 +12,7 @@ use crate::i18n::{Lang, fill, use_locale, won};
 use crate::kakaopay_window;
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
+use crate::pay_window::{Leaving, PayProblem, leave_for};
 use crate::payment_sdk;
 use crate::storage;
 use crate::tr;
@@ -35,26 +36,6 @@ impl PayStep {
         }
     }
 }
-
-/// Why Pay did not lead to the payment window.
-#[derive(Debug, Clone)]
-enum PayProblem {
-    Api(api::ApiError),
-    /// The SDK's error code: the window did not open.
-    WindowNotOpened(String),
-}
-
-impl PayProblem {
-    fn message(&self, lang: Lang) -> String {
-        match self {
-            PayProblem::Api(error) => error.message(lang),
-            PayProblem::WindowNotOpened(code) => fill(tr!(lang, window_not_opened), &[code]),
-        }
-    }
-}
-
-/// `Ok` once the browser is on its way to the window (or to the fail page).
-type Leaving = Result<(), PayProblem>;
 
 /// The cart: products, quantities, total, and Pay.
 #[component]
@@ -183,12 +164,6 @@ async fn open_kakaopay_window(request: CreateOrderRequest, step: RwSignal<PaySte
     let window = api::prepare_kakaopay(&created.order_id).await.map_err(PayProblem::Api)?;
     step.set(PayStep::Redirecting);
     leave_for(kakaopay_window::address_for_this_device(&window), payment_sdk::SDK_UNAVAILABLE.to_owned())
-}
-
-/// Sends the browser to `url`, or says the window did not open (with `code`).
-fn leave_for(url: &str, code: String) -> Leaving {
-    let on_its_way = web_sys::window().is_some_and(|window| window.location().assign(url).is_ok());
-    if on_its_way { Ok(()) } else { Err(PayProblem::WindowNotOpened(code)) }
 }
 
 /// The total and the Pay button, with the recent-order check before paying.

@@ -1,6 +1,7 @@
 //! One module per route.
 
 pub mod cart;
+pub mod checkout;
 pub mod confirm;
 pub mod not_found;
 pub mod order;

@@ -7,6 +7,7 @@ use leptos_router::hooks::use_params_map;
 use payonce_api::{ErrorCode, Order, OrderStatus, PageConfig};
 
 use crate::api::{self, ApiError};
+use crate::components::back_to_shop::BackToShopLink;
 use crate::components::status_badge::StatusBadge;
 use crate::focus::KeptFocus;
 use crate::format::date_time;
@@ -90,7 +91,7 @@ fn said_when_the_status_changes(order: Loaded<Result<Order, ApiError>>, locale: 
 }
 
 /// What a status means for the customer, in the page's words.
-fn explanation(status: OrderStatus, t: &'static Texts) -> &'static str {
+pub(crate) fn explanation(status: OrderStatus, t: &'static Texts) -> &'static str {
     match status {
         OrderStatus::Created => t.explain_created,
         OrderStatus::Pending | OrderStatus::Unknown => t.explain_in_progress,
@@ -109,8 +110,9 @@ fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -
     let explanation = explanation(order.status, t);
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
-            // Order names are made by the server in English, whatever the page's language.
-            <h1 id="order-title" tabindex="-1" lang="en">{order.order_name.clone()}</h1>
+            // The cart's order names are made by the server in English, whatever the
+            // page's language; a shop's checkout is named by the shop, in its own.
+            <h1 id="order-title" tabindex="-1" lang=order.back.is_none().then_some("en")>{order.order_name.clone()}</h1>
             <StatusBadge status=order.status/>
         </div>
         <div>
@@ -153,6 +155,7 @@ fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -
             {cancel_offered(&order, paid_at_ms(&order), cancel_window_ms, js_sys::Date::now()).then(|| view! {
                 <CancelOrder order_id=order.order_id.clone() amount=order.amount - order.refunded_amount on_done=on_changed/>
             })}
+            {order.back.clone().map(|back| view! { <BackToShopLink back=back/> })}
             <a href="/orders" class="button secondary">{t.all_orders}</a>
         </div>
     }
@@ -248,6 +251,7 @@ mod tests {
             refunded_amount: 0,
             paid_at: Some("2026-11-30T00:00:00Z".into()),
             refund_refusal: None,
+            back: None,
         }
     }
 

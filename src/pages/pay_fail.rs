@@ -4,6 +4,8 @@
 //! charged is the server's to say: with an order in the URL, the page asks the
 //! server to close it (it does only if it never received a confirm) and says that
 //! nothing was charged only when the server answers that the order failed.
+//! An order that is a shop's checkout is not tried again in payonce's cart: the
+//! page offers the way back to the shop instead.
 
 use std::time::Duration;
 
@@ -12,6 +14,7 @@ use leptos_router::hooks::use_query_map;
 use payonce_api::{Order, OrderStatus};
 
 use crate::api::{self, ApiError};
+use crate::components::back_to_shop::BackToShopLink;
 use crate::i18n::{Texts, use_locale};
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
@@ -71,6 +74,10 @@ pub fn PayFailPage() -> impl IntoView {
             async move { api::abandon(&order_id, ABANDON_WAIT).await }
         })
     });
+    // The server's answer about the order, once it came: a shop's checkout carries the way back.
+    let answered = move || closed.and_then(|closed| closed.get()).and_then(Result::ok);
+    let back = move || answered().and_then(|order| order.back);
+    let retry = move || retry_from(answered().as_ref());
     let said = move || reason.words(locale.texts());
     name_the_tab(move || said().0.to_owned());
     view! {
@@ -85,13 +92,31 @@ pub fn PayFailPage() -> impl IntoView {
             })}
             {known_code.map(|code| view! { <p class="muted small">{move || locale.texts().reason_code} " " <code>{code}</code></p> })}
             <div class="actions">
-                <a href="/" class="button primary">{move || locale.texts().try_again}</a>
+                // A full page load (`rel="external"`): the checkout page's header is drawn for it.
+                {move || retry().map(|href| view! {
+                    <a href=href.clone() rel=href.starts_with("/checkout/").then_some("external") class="button primary">
+                        {move || locale.texts().try_again}
+                    </a>
+                })}
+                {move || back().map(|back| view! { <BackToShopLink back=back primary=retry().is_none()/> })}
                 {order_id.map(|order_id| view! {
                     <a href=format!("/orders/{}", String::from(js_sys::encode_uri_component(&order_id)))
                         class="button secondary">{move || locale.texts().view_the_order}</a>
                 })}
             </div>
         </section>
+    }
+}
+
+/// Where "Try again" leads, if anywhere: the cart, for its own orders (and
+/// while the server has not said what the order is); a shop's checkout is paid
+/// on its own page, again only while the server keeps it open.
+fn retry_from(order: Option<&Order>) -> Option<String> {
+    match order {
+        Some(order) if order.back.is_some() => (order.status == OrderStatus::Created
+            && payonce_api::is_order_id_text(&order.order_id))
+        .then(|| format!("/checkout/{}", order.order_id)),
+        Some(_) | None => Some("/".to_owned()),
     }
 }
 
@@ -106,5 +131,41 @@ fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> 
         Ok(OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created) => t.still_processing,
         Err(ApiError::Server { status: 404, .. }) => t.other_browser,
         Err(_) => t.could_not_check,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use payonce_api::{BackToShop, Names};
+
+    use super::*;
+
+    fn order(status: OrderStatus, back: Option<BackToShop>) -> Order {
+        Order {
+            order_id: "po_books_1".into(),
+            status,
+            amount: 27_500,
+            order_name: "Two novels".into(),
+            items: vec![],
+            created_at: "2026-12-05T08:00:00Z".into(),
+            updated_at: "2026-12-05T08:00:00Z".into(),
+            failure: None,
+            refunded_amount: 0,
+            paid_at: None,
+            refund_refusal: None,
+            back,
+        }
+    }
+
+    #[test]
+    fn a_shops_checkout_is_tried_again_on_its_own_page_while_it_is_open_and_never_in_the_cart() {
+        let back = BackToShop {
+            shop: Names { en: Some("Seoul Books".into()), ko: None },
+            url: "https://books.example/back".into(),
+        };
+        assert_eq!(retry_from(None).as_deref(), Some("/"), "not known yet: as for any order");
+        assert_eq!(retry_from(Some(&order(OrderStatus::Failed, None))).as_deref(), Some("/"));
+        assert_eq!(retry_from(Some(&order(OrderStatus::Failed, Some(back.clone())))), None);
+        assert_eq!(retry_from(Some(&order(OrderStatus::Created, Some(back)))).as_deref(), Some("/checkout/po_books_1"));
     }
 }

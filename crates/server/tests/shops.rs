@@ -27,14 +27,20 @@ fn shops() -> Shops {
     Shops::parse(&text, "ord_").unwrap()
 }
 
-async fn start() -> (FakePg, Server) {
+/// A fake PG, and a server with two shops that serves the page too, as in
+/// production (the shop API lives beside the page's routes), from a folder
+/// kept as long as the test holds it.
+async fn start() -> (FakePg, Server, tempfile::TempDir) {
     let pg = FakePg::start().await;
+    let page = tempfile::tempdir().unwrap();
+    std::fs::write(page.path().join("index.html"), "<!doctype html><title>payonce</title>").unwrap();
     let server = Server::start_with(&pg.url, |config| {
         config.shops = shops();
         config.checkout_shortest_open = Duration::from_secs(1);
+        config.static_dir = Some(page.path().to_owned());
     })
     .await;
-    (pg, server)
+    (pg, server, page)
 }
 
 fn body(reference: &str) -> Value {
@@ -142,7 +148,7 @@ fn order_of(checkout: &CustomerCheckout) -> Order {
 
 #[tokio::test]
 async fn a_shops_checkout_is_paid_by_the_browser_that_opened_it_and_refunded_by_the_shop() {
-    let (pg, server) = start().await;
+    let (pg, server, _page) = start().await;
     let shop = ShopClient::new(&server, BOOKS_KEY);
     let checkout = shop.create(&body("ORDER-1042")).await;
     assert!(checkout.id.starts_with("ord_books_"), "{}", checkout.id);
@@ -205,7 +211,7 @@ async fn a_shops_checkout_is_paid_by_the_browser_that_opened_it_and_refunded_by_
 
 #[tokio::test]
 async fn the_same_key_is_the_same_checkout_and_another_body_is_refused() {
-    let (_pg, server) = start().await;
+    let (_pg, server, _page) = start().await;
     let shop = ShopClient::new(&server, BOOKS_KEY);
     let (first_status, first) = shop.create_with_key("order-7", &body("ORDER-7")).await;
     let (again_status, again) = shop.create_with_key("order-7", &body("ORDER-7")).await;
@@ -226,7 +232,7 @@ async fn the_same_key_is_the_same_checkout_and_another_body_is_refused() {
 
 #[tokio::test]
 async fn a_key_sees_its_own_shops_checkouts_only() {
-    let (_pg, server) = start().await;
+    let (_pg, server, _page) = start().await;
     let books = ShopClient::new(&server, BOOKS_KEY);
     let tea = ShopClient::new(&server, TEA_KEY);
     let checkout = books.create(&body("ORDER-1")).await;
@@ -251,7 +257,7 @@ async fn a_key_sees_its_own_shops_checkouts_only() {
 
 #[tokio::test]
 async fn wrong_keys_are_refused_past_their_allowance_without_looking_at_the_key() {
-    let (_pg, server) = start().await;
+    let (_pg, server, _page) = start().await;
     let wrong = ShopClient::new(&server, "sk_nobody_0123456789abcdefghijklmnopqrstuv");
     for _ in 0..payonce_server::sign_in_failures::FAILURES_ALLOWED {
         assert_eq!(wrong.get("checkouts").await.0, StatusCode::UNAUTHORIZED);
@@ -263,7 +269,7 @@ async fn wrong_keys_are_refused_past_their_allowance_without_looking_at_the_key(
 
 #[tokio::test]
 async fn a_checkout_left_unpaid_expires_and_cannot_be_paid_afterwards() {
-    let (pg, server) = start().await;
+    let (pg, server, _page) = start().await;
     let shop = ShopClient::new(&server, BOOKS_KEY);
     let mut request = body("ORDER-2");
     request["expires_in"] = json!(1);
@@ -288,7 +294,7 @@ async fn a_checkout_left_unpaid_expires_and_cannot_be_paid_afterwards() {
 
 #[tokio::test]
 async fn a_checkout_is_paid_only_through_the_pgs_it_allows() {
-    let (_pg, server) = start().await;
+    let (_pg, server, _page) = start().await;
     let checkout = ShopClient::new(&server, BOOKS_KEY).create(&body("ORDER-3")).await;
     claim(&server, &server.http, &checkout.id, &token_of(&checkout)).await;
     let response =
@@ -300,7 +306,7 @@ async fn a_checkout_is_paid_only_through_the_pgs_it_allows() {
 
 #[tokio::test]
 async fn checkouts_are_listed_newest_first_a_page_at_a_time() {
-    let (_pg, server) = start().await;
+    let (_pg, server, _page) = start().await;
     let shop = ShopClient::new(&server, BOOKS_KEY);
     let mut made = Vec::new();
     for n in 0..5 {
@@ -329,4 +335,7 @@ async fn checkouts_are_listed_newest_first_a_page_at_a_time() {
         let (status, answer) = shop.get(bad).await;
         assert_eq!((status, answer["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{bad}");
     }
+    // Not the page's HTML: an API client is told there is no such route.
+    let (status, answer) = shop.get("nothing").await;
+    assert_eq!((status, answer["code"].as_str()), (StatusCode::NOT_FOUND, Some("NOT_FOUND")));
 }

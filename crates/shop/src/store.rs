@@ -213,6 +213,7 @@ mod tests {
             next_url: None,
             payment: None,
             failure: None,
+            refund_refusal: None,
             history: vec![],
         }
     }

@@ -13,11 +13,12 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
-use payonce_api::{Failure, PageConfig};
+use payonce_api::{BackToShop, Failure, PageConfig};
 
 use self::runner::Runner;
 use crate::api;
 use crate::clock::now_ms;
+use crate::components::back_to_shop::BackToShopLink;
 use crate::components::toast::Toaster;
 use crate::flow::{Event, Flow, InvalidLink, Millis, State, returned};
 use crate::focus::focus_by_id;
@@ -42,6 +43,9 @@ pub fn ConfirmPage() -> impl IntoView {
     let toaster = expect_context::<Toaster>();
     let locale = use_locale();
     let runner = StoredValue::new_local(None::<Rc<Runner>>);
+    // Learned from the server's answers about the order.
+    let way_back = RwSignal::new(None::<Option<BackToShop>>);
+    learn_the_way_back_at_the_end(state, way_back);
 
     // Cleared when the page goes away: a customer who leaves while the timings load
     // has not started a payment, and none must start behind their back.
@@ -56,7 +60,7 @@ pub fn ConfirmPage() -> impl IntoView {
             return;
         }
         let guard = NavGuard::install(move || toaster.show(locale.texts().stay_on_page));
-        let started = Runner::new(Flow::new(timings), pg, state, guard);
+        let started = Runner::new(Flow::new(timings), pg, state, way_back, guard);
         runner.set_value(Some(started.clone()));
         let stored = params.as_ref().ok().and_then(|params| storage::load_attempt(&params.order_id));
         started.dispatch(Event::Opened { params, stored, now: now_ms() });
@@ -78,7 +82,7 @@ pub fn ConfirmPage() -> impl IntoView {
     focus_the_outcome(said);
     view! {
         <section class="card confirm" aria-labelledby="confirm-title" data-payment-state=move || state.with(State::name)>
-            {move || state.with(|state| state_view(state, now, locale))}
+            {move || state.with(|state| state_view(state, now, locale, way_back))}
         </section>
         // Always in the page, so a screen reader hears each change of their text
         // once: progress politely, the outcome at once.
@@ -128,6 +132,48 @@ fn announcement(state: &State, locale: Locale) -> Announcement {
     Announcement { title: title.to_owned(), text, outcome: state.is_final() }
 }
 
+/// Whether the order is a shop's checkout, and its way back to the shop: `None`
+/// until an answer about the order came, `Some(None)` for the cart's own orders.
+type WayBack = RwSignal<Option<Option<BackToShop>>>;
+
+/// The order whose payment journey `state` ends, if it ends in one this
+/// browser can see (not another browser's order, not a broken link).
+fn ended_order(state: &State) -> Option<&str> {
+    match state {
+        State::Paid { order_id, .. }
+        | State::Refunded { order_id, .. }
+        | State::Failed { order_id, .. }
+        | State::Unresolved { order_id } => Some(order_id),
+        State::Starting
+        | State::Verifying
+        | State::Claiming
+        | State::Submitting { .. }
+        | State::Checking { .. }
+        | State::Closing { .. }
+        | State::Elsewhere { .. }
+        | State::Invalid { .. } => None,
+    }
+}
+
+/// At the end of the journey, asks for the order if no answer about it came
+/// before (an outcome kept from an earlier visit, a check that failed): a
+/// shop's checkout shows the way back to the shop.
+fn learn_the_way_back_at_the_end(state: RwSignal<State>, way_back: WayBack) {
+    Effect::new(move |_| {
+        let Some(order_id) = state.with(|state| ended_order(state).map(str::to_owned)) else { return };
+        if way_back.get_untracked().is_some() {
+            return;
+        }
+        spawn_local(async move {
+            // An order this page cannot read now offers what a cart order does.
+            let learned = api::order(&order_id).await.ok().and_then(|order| order.back);
+            if way_back.try_get_untracked().is_some_and(|known| known.is_none()) {
+                way_back.set(Some(learned));
+            }
+        });
+    });
+}
+
 /// The outcome, when it comes, takes the focus to its heading, so a keyboard
 /// user is not left on a button that is gone.
 fn focus_the_outcome(said: Memo<Announcement>) {
@@ -144,7 +190,8 @@ fn focus_the_outcome(said: Memo<Announcement>) {
     });
 }
 
-fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
+/// `way_back`: the way back to the shop, when the order is a shop's checkout.
+fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale, way_back: WayBack) -> AnyView {
     let t = locale.texts();
     match state.clone() {
         State::Starting | State::Verifying | State::Claiming => busy_view(t.preparing, t.one_moment, None).into_any(),
@@ -158,10 +205,12 @@ fn state_view(state: &State, now: RwSignal<Millis>, locale: Locale) -> AnyView {
         State::Closing { started_at, checks_total, window_ends_at } => {
             checking_view(t, started_at, checks_total, checks_total, window_ends_at, now).into_any()
         }
-        State::Paid { order_id, amount } => paid_view(locale, order_id, amount).into_any(),
-        State::Refunded { order_id, amount, partial } => refunded_view(locale, order_id, amount, partial).into_any(),
-        State::Failed { order_id, failure } => failed_view(t, order_id, failure).into_any(),
-        State::Unresolved { order_id } => unresolved_view(t, order_id).into_any(),
+        State::Paid { order_id, amount } => paid_view(locale, order_id, amount, way_back).into_any(),
+        State::Refunded { order_id, amount, partial } => {
+            refunded_view(locale, order_id, amount, partial, way_back).into_any()
+        }
+        State::Failed { order_id, failure } => failed_view(t, order_id, failure, way_back).into_any(),
+        State::Unresolved { order_id } => unresolved_view(t, order_id, way_back).into_any(),
         State::Elsewhere { order_id } => elsewhere_view(t, order_id).into_any(),
         State::Invalid { reason } => {
             let message = match reason {
@@ -232,27 +281,29 @@ fn checking_view(
     }
 }
 
-fn paid_view(locale: Locale, order_id: String, amount: u64) -> impl IntoView {
+fn paid_view(locale: Locale, order_id: String, amount: u64, way_back: WayBack) -> impl IntoView {
     let t = locale.texts();
     let said = view! { <p>{fill(t.paid_text, &[&won(amount, locale.get())])}</p> };
-    charged_view(t, ("paid", "✓"), t.paid_title, said, order_id)
+    charged_view(t, ("paid", "✓"), t.paid_title, said, order_id, way_back)
 }
 
-fn refunded_view(locale: Locale, order_id: String, amount: u64, partial: bool) -> impl IntoView {
+fn refunded_view(locale: Locale, order_id: String, amount: u64, partial: bool, way_back: WayBack) -> impl IntoView {
     let t = locale.texts();
     let (title, text) =
         if partial { (t.refunded_partly_title, t.refunded_partly_text) } else { (t.refunded_title, t.refunded_text) };
     let said = view! { <p>{fill(text, &[&won(amount, locale.get())])}</p> };
-    charged_view(t, ("refunded", "↺"), title, said, order_id)
+    charged_view(t, ("refunded", "↺"), title, said, order_id, way_back)
 }
 
-/// An outcome in which the card was charged: what happened, and the way to the order.
+/// An outcome in which the card was charged: what happened, the way to the
+/// order, and on to shopping: back to the shop for a shop's checkout.
 fn charged_view(
     t: &'static Texts,
     icon: (&'static str, &'static str),
     title: &'static str,
     said: impl IntoView,
     order_id: String,
+    way_back: WayBack,
 ) -> impl IntoView {
     view! {
         <div class=format!("outcome-icon {}", icon.0) aria-hidden="true">{icon.1}</div>
@@ -263,14 +314,22 @@ fn charged_view(
         </div>
         <div class="actions">
             <a href=format!("/orders/{order_id}") class="button primary">{t.view_your_order}</a>
-            <a href="/" class="button secondary">{t.continue_shopping}</a>
+            {move || match way_back.get().flatten() {
+                Some(back) => view! { <BackToShopLink back=back/> }.into_any(),
+                None => view! { <a href="/" class="button secondary">{t.continue_shopping}</a> }.into_any(),
+            }}
         </div>
     }
 }
 
-/// A failure in the page's own words for its code; the server's message is not shown.
-fn failed_view(t: &'static Texts, order_id: String, failure: Failure) -> impl IntoView {
+/// A failure in the page's own words for its code; the server's message is not
+/// shown. A shop's checkout is not tried again here: the shop starts a new one.
+fn failed_view(t: &'static Texts, order_id: String, failure: Failure, way_back: WayBack) -> impl IntoView {
     let navigate = use_navigate();
+    let try_again = move || {
+        let navigate = navigate.clone();
+        view! { <button class="button primary" on:click=move |_| navigate("/", Default::default())>{t.try_again}</button> }
+    };
     view! {
         <div class="outcome-icon failed" aria-hidden="true">"!"</div>
         <div>
@@ -279,7 +338,10 @@ fn failed_view(t: &'static Texts, order_id: String, failure: Failure) -> impl In
             <p class="muted small">{t.reason_code} " " <code>{failure.code}</code></p>
         </div>
         <div class="actions">
-            <button class="button primary" on:click=move |_| navigate("/", Default::default())>{t.try_again}</button>
+            {move || match way_back.get().flatten() {
+                Some(back) => view! { <BackToShopLink back=back primary=true/> }.into_any(),
+                None => try_again().into_any(),
+            }}
             <a href=format!("/orders/{order_id}") class="button secondary">{t.view_the_order}</a>
         </div>
     }
@@ -296,7 +358,9 @@ fn elsewhere_view(t: &'static Texts, order_id: String) -> impl IntoView {
     }
 }
 
-fn unresolved_view(t: &'static Texts, order_id: String) -> impl IntoView {
+/// Not known yet: the order's page will say; a shop's checkout can go back to
+/// the shop meanwhile (the shop asks payonce, which settles the payment on its own).
+fn unresolved_view(t: &'static Texts, order_id: String, way_back: WayBack) -> impl IntoView {
     view! {
         <div class="outcome-icon unresolved" aria-hidden="true">"…"</div>
         <div>
@@ -305,6 +369,7 @@ fn unresolved_view(t: &'static Texts, order_id: String) -> impl IntoView {
         </div>
         <div class="actions">
             <a href=format!("/orders/{order_id}") class="button primary">{t.see_your_order}</a>
+            {move || way_back.get().flatten().map(|back| view! { <BackToShopLink back=back/> })}
         </div>
     }
 }

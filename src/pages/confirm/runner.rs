@@ -12,6 +12,7 @@ use leptos::task::spawn_local;
 use payonce_api::{Order, Pg};
 use web_sys::AbortController;
 
+use super::WayBack;
 use crate::api::{self, ApiError};
 use crate::clock::now_ms;
 use crate::flow::{
@@ -39,6 +40,8 @@ pub struct Runner {
     /// The PG whose window sent the customer here: the confirm names its credential as it does.
     pg: Pg,
     state: RwSignal<State>,
+    /// The way back to the shop, learned from the order in any answer about it.
+    way_back: WayBack,
     /// Taken (and its listeners removed) when the page goes away.
     guard: RefCell<Option<NavGuard>>,
     /// This tab's claim on the order among the browser's tabs, kept until the flow is final.
@@ -50,11 +53,12 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(flow: Flow, pg: Pg, state: RwSignal<State>, guard: NavGuard) -> Rc<Self> {
+    pub fn new(flow: Flow, pg: Pg, state: RwSignal<State>, way_back: WayBack, guard: NavGuard) -> Rc<Self> {
         Rc::new(Self {
             flow: RefCell::new(flow),
             pg,
             state,
+            way_back,
             guard: RefCell::new(Some(guard)),
             claim: RefCell::new(None),
             abort: RefCell::new(None),
@@ -96,6 +100,23 @@ impl Runner {
         self.timers.borrow_mut().clear();
     }
 
+    /// Keeps what an answer about the order says of the way back to its shop
+    /// (the order, when it is a shop's checkout, carries it).
+    fn learn(&self, answer: &Result<Order, ApiError>) {
+        let Ok(order) = answer else { return };
+        if self.disposed.get() {
+            return;
+        }
+        let learned = Some(order.back.clone());
+        self.way_back.maybe_update(|known| {
+            let changed = *known != learned;
+            if changed {
+                *known = learned;
+            }
+            changed
+        });
+    }
+
     fn with_guard(&self, action: impl FnOnce(&NavGuard)) {
         if let Some(guard) = self.guard.borrow().as_ref() {
             action(guard);
@@ -107,7 +128,9 @@ impl Runner {
             Effect::Verify { order_id } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    let check = check_of(api::check_order(&order_id, CHECK_TIMEOUT).await);
+                    let answer = api::check_order(&order_id, CHECK_TIMEOUT).await;
+                    this.learn(&answer);
+                    let check = check_of(answer);
                     this.dispatch(Event::Verified { check, now: now_ms() });
                 });
             }
@@ -150,14 +173,18 @@ impl Runner {
             Effect::SendCheck { order_id, wait_ms } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    let check = check_of(api::check_order_waiting(&order_id, wait_ms, CHECK_TIMEOUT).await);
+                    let answer = api::check_order_waiting(&order_id, wait_ms, CHECK_TIMEOUT).await;
+                    this.learn(&answer);
+                    let check = check_of(answer);
                     this.dispatch(Event::CheckReplied { check, now: now_ms() });
                 });
             }
             Effect::Abandon { order_id } => {
                 let this = self.clone();
                 spawn_local(async move {
-                    let check = check_of(api::abandon(&order_id, CHECK_TIMEOUT).await);
+                    let answer = api::abandon(&order_id, CHECK_TIMEOUT).await;
+                    this.learn(&answer);
+                    let check = check_of(answer);
                     this.dispatch(Event::AbandonReplied { check, now: now_ms() });
                 });
             }

@@ -196,9 +196,8 @@ pub async fn refund(
     // The refund runs on its own: the shop is answered within a few seconds,
     // 202 while the PG has not answered yet (it goes on, and is recovered if
     // the server stops), never held as long as the PG takes.
-    let refunding = app.pg_tasks.spawn(async move {
-        cancel_for_operator(&task_app, &by, &order, &key, amount, &reason).await
-    });
+    let refunding =
+        app.pg_tasks.spawn(async move { cancel_for_operator(&task_app, &by, &order, &key, amount, &reason).await });
     let in_progress = match tokio::time::timeout(REFUND_ANSWER_WAIT, refunding).await {
         Ok(Ok(refunded)) => refunded?.status.is_refund_in_progress(),
         Ok(Err(error)) => return Err(AppError::Internal(format!("refund task failed: {error}"))),

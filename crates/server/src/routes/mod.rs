@@ -66,12 +66,16 @@ pub fn router(state: AppState) -> Router {
     let (webhooks, webhooks_spec) = OpenApiRouter::new().merge(webhooks::router()).split_for_parts();
     spec.merge(webhooks_spec);
     // The shop API: no customer, no cookie; a shop's key and its own limit.
-    // Its paths are at the root, not under `/api`: each says so in the document.
-    let (shop_api, mut shop_spec) = OpenApiRouter::new().merge(shop_api::router()).split_for_parts();
-    for item in shop_spec.paths.paths.values_mut() {
+    // It is served under `/v1`, not `/api`: its paths say so in the document,
+    // each with the root as its server.
+    let (shop_api, shop_spec) = OpenApiRouter::new().merge(shop_api::router()).split_for_parts();
+    for (path, mut item) in shop_spec.paths.paths {
         item.servers = Some(vec![utoipa::openapi::server::Server::new("/")]);
+        spec.paths.paths.insert(format!("/v1{path}"), item);
     }
-    spec.merge(shop_spec);
+    if let Some(components) = shop_spec.components {
+        spec.components.get_or_insert_with(Default::default).schemas.extend(components.schemas);
+    }
     let spec = Arc::new(spec);
     let shop_api = shop_api
         .route_layer(middleware::from_fn(crate::metrics::track_http))
@@ -103,7 +107,7 @@ pub fn router(state: AppState) -> Router {
         // Orders are one customer's: no shared cache keeps them (an answer that
         // may be cached would set its own Cache-Control; none does today).
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
-    let app = Router::new().nest("/api", api).merge(shop_api).merge(ops::health_router());
+    let app = Router::new().nest("/api", api).nest("/v1", shop_api).merge(ops::health_router());
     let app = match &state.config.static_dir {
         Some(dir) => app.merge(page::router(dir)),
         None => app,

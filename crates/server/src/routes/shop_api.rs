@@ -1,4 +1,4 @@
-//! The shop API, `/v1`: server to server, for a shop's own backend, with its
+//! The shop API, `/v1` (its paths here are under it): server to server, for a shop's own backend, with its
 //! key as `Authorization: Bearer`. A key signs in as its shop, and sees and
 //! changes only that shop's checkouts (another shop's id is a 404). Wrong keys
 //! are counted per client address and refused past an allowance, as the
@@ -82,7 +82,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<String, AppError> {
 /// Creates a checkout for the shop's order, and says where to send its customer.
 #[utoipa::path(
     post,
-    path = "/v1/checkouts",
+    path = "/checkouts",
     tag = "shop API",
     request_body = CreateCheckoutRequest,
     params(("Idempotency-Key" = String, Header, description = "One per checkout the shop means to create: \
@@ -122,7 +122,7 @@ struct ListParams {
 /// The shop's checkouts, newest first: of one reference, or a page of all.
 #[utoipa::path(
     get,
-    path = "/v1/checkouts",
+    path = "/checkouts",
     tag = "shop API",
     params(ListParams),
     responses(
@@ -144,7 +144,7 @@ async fn checkouts_list(
 /// One of the shop's checkouts: its status, refunds, history and payment.
 #[utoipa::path(
     get,
-    path = "/v1/checkouts/{checkout_id}",
+    path = "/checkouts/{checkout_id}",
     tag = "shop API",
     params(("checkout_id" = String, Path, description = "The checkout's id")),
     responses(
@@ -164,7 +164,7 @@ async fn checkouts_show(
 /// Refunds the checkout's payment, in full or in part.
 #[utoipa::path(
     post,
-    path = "/v1/checkouts/{checkout_id}/refunds",
+    path = "/checkouts/{checkout_id}/refunds",
     tag = "shop API",
     request_body = ShopRefundRequest,
     params(

@@ -1,0 +1,145 @@
+// The sample shop (`payonce-shop`) beside a stack's order server: a shop with a
+// backend of its own, whose customers pay on payonce's page. Its key is a test
+// key; the order servers know it by its digest from the shops file written here.
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { Running, start, stop } from './processes';
+
+/** The sample shop's API key in every stack. */
+export const SHOP_KEY = 'sk_e2e_sample_bookshop_0123456789abcdefghijkl';
+/** How the shop's checkouts' ids begin (`order_id_prefix` in the shops file). */
+export const SHOP_CHECKOUT_PREFIX = 'ord_books_';
+
+/** A port free now, for a process that must be named before it starts (the
+ *  shop's origin goes into the order servers' shops file). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Writes the shops file that names the sample shop at `port`, and returns its path. */
+export function writeShopsFile(dir: string, port: number): string {
+  const digest = createHash('sha256').update(SHOP_KEY).digest('hex');
+  const file = path.join(dir, 'shops.toml');
+  writeFileSync(
+    file,
+    [
+      '[[shop]]',
+      'id = "bookshop"',
+      'name = "Sample Bookshop"',
+      'name_ko = "샘플 책방"',
+      `order_id_prefix = "${SHOP_CHECKOUT_PREFIX}"`,
+      `return_origins = ["http://127.0.0.1:${port}"]`,
+      'pay_with = ["toss", "kakaopay"]',
+      `key_digests = ["${digest}"]`,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+/** The shop's own view of one of its orders (`GET /api/orders`). */
+export interface ShopOrder {
+  id: string;
+  checkout_id: string | null;
+  amount: number;
+  status: string;
+}
+
+export class SampleShop {
+  private constructor(
+    private running: Running,
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  /** Starts the shop on `port`, selling through the order server at `payonceUrl`. */
+  static async start(dir: string, port: number, payonceUrl: string): Promise<SampleShop> {
+    return new SampleShop(await SampleShop.run(dir, port, payonceUrl), port, dir);
+  }
+
+  private static run(dir: string, port: number, payonceUrl: string): Promise<Running> {
+    const keyFile = path.join(dir, 'shop.key');
+    writeFileSync(keyFile, `${SHOP_KEY}\n`);
+    const url = `http://127.0.0.1:${port}`;
+    return start(
+      'payonce-shop',
+      [
+        '--listen', `127.0.0.1:${port}`,
+        '--public-url', url,
+        '--payonce-url', payonceUrl,
+        '--api-key-file', keyFile,
+        '--database', path.join(dir, 'shop.sqlite3'),
+      ],
+      path.join(dir, 'shop.log'),
+    );
+  }
+
+  get url(): string {
+    return this.running.url;
+  }
+
+  /** Starts it again (same port, same database) for an order server that moved to `payonceUrl`. */
+  async restart(payonceUrl: string): Promise<void> {
+    await stop(this.running);
+    this.running = await SampleShop.run(this.dir, this.port, payonceUrl);
+  }
+
+  stop(): Promise<void> {
+    return stop(this.running);
+  }
+
+  /** Every order of the shop, as its own table has it. */
+  async orders(): Promise<ShopOrder[]> {
+    const response = await fetch(`${this.url}/api/orders`);
+    if (!response.ok) throw new Error(`the sample shop lists its orders: ${response.status}`);
+    return response.json();
+  }
+}
+
+/** The shop API's view of a checkout, with the shop's key. */
+export async function checkoutAtPayonce(
+  payonceUrl: string,
+  checkoutId: string,
+): Promise<{ status: string; amount: number; amount_refunded: number; next_url?: string }> {
+  const response = await fetch(`${payonceUrl}/v1/checkouts/${encodeURIComponent(checkoutId)}`, {
+    headers: { authorization: `Bearer ${SHOP_KEY}` },
+  });
+  if (!response.ok) throw new Error(`payonce's shop API answered ${response.status} for ${checkoutId}: ${await response.text()}`);
+  return response.json();
+}
+
+/** Creates a checkout through the shop API as the sample shop's backend would,
+ *  with `extra` fields over a small one; returns the shop API's answer. */
+export async function createCheckout(
+  payonceUrl: string,
+  returnUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; next_url: string; status: string }> {
+  const response = await fetch(`${payonceUrl}/v1/checkouts`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${SHOP_KEY}`,
+      'idempotency-key': crypto.randomUUID(),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      reference: `journey-${Date.now()}`,
+      name: { en: 'One novel', ko: '소설 한 권' },
+      lines: [{ name: 'Human Acts', quantity: 1, unit_amount: 14_000 }],
+      amount: 14_000,
+      return_url: returnUrl,
+      ...extra,
+    }),
+  });
+  if (response.status !== 201) throw new Error(`the shop API refused the checkout: ${await response.text()}`);
+  return response.json();
+}

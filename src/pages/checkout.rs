@@ -1,0 +1,545 @@
+//! `/checkout/:id`: a shop's checkout, which the shop's own backend created
+//! through the shop API and sent its customer to (its `next_url`). The link's
+//! token is after its `#`, so no server ever logs it: the page reads it once,
+//! takes it out of the address bar, and sends it in the body of the claim that
+//! makes this browser the checkout's customer. Paying is the cart's: the PG's
+//! window for the order, which returns to `/pay/success` or `/pay/fail`. Nothing
+//! of payonce's own cart is here (no recent-order dialog, no way to its products).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::hooks::use_params_map;
+use payonce_api::{CheckoutLine, CustomerCheckout, ErrorCode, Failure, Names, OrderStatus, Pg, PlacedOrder};
+use wasm_bindgen::JsValue;
+
+use crate::api::{self, ApiError};
+use crate::clock::now_ms;
+use crate::components::back_to_shop::{BackToShopLink, with_shop_name};
+use crate::components::status_badge::StatusBadge;
+use crate::flow::Millis;
+use crate::focus::focus_heading_on_change;
+use crate::i18n::{Lang, fill, name_in, use_locale, won};
+use crate::page_title::name_the_tab;
+use crate::pages::order::explanation;
+use crate::pay_window::{self, Leaving, PayProblem, PgChoice};
+use crate::tr;
+
+/// Where a token waits in this tab's `sessionStorage` until the server has answered its claim.
+const TOKEN_KEY_PREFIX: &str = "payonce.checkout-token.";
+
+/// The longest wait a browser's timer takes (2^31 - 1 ms, about 24 days).
+const LONGEST_TIMER_MS: Millis = 2_147_483_647;
+
+/// What the claim of the checkout answered, as the page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Claimed {
+    /// This browser's checkout.
+    Open(Box<CustomerCheckout>),
+    /// Another browser opened the link first: nothing of the checkout is shown.
+    LinkUsed,
+    /// No such checkout, or a wrong token.
+    NotFound,
+    /// No answer, or one the page cannot act on: it may try again.
+    Problem(ApiError),
+}
+
+impl Claimed {
+    fn of(answer: Result<CustomerCheckout, ApiError>) -> Self {
+        match answer {
+            Ok(checkout) => Claimed::Open(Box::new(checkout)),
+            Err(ApiError::Server { code: Some(code), .. }) if code == ErrorCode::CheckoutLinkUsed.as_str() => {
+                Claimed::LinkUsed
+            }
+            Err(ApiError::Server { status: 404, .. }) => Claimed::NotFound,
+            Err(error) => Claimed::Problem(error),
+        }
+    }
+
+    /// Whether the server has given its word on the token: it need not be sent again.
+    fn is_definitive(&self) -> bool {
+        !matches!(self, Claimed::Problem(_))
+    }
+
+    /// Which of the page's views this is, for the focus to follow a change of view.
+    fn view(&self) -> u8 {
+        match self {
+            Claimed::Open(_) => 1,
+            Claimed::LinkUsed => 2,
+            Claimed::NotFound => 3,
+            Claimed::Problem(_) => 4,
+        }
+    }
+}
+
+/// What the customer can do with the checkout now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Open: Pay.
+    Payable,
+    /// Still `CREATED`, but past its `expires_at` by this browser's clock: the
+    /// server closes it, and would refuse its confirm.
+    TimeUp,
+    /// A payment was sent and is being settled; its order page follows it.
+    InProgress,
+    /// Paid, failed, expired or refunded: the journey is over.
+    Over,
+}
+
+/// Where a checkout in `status` stands at `now_ms`, given when it expires (if
+/// the page could read that; otherwise the server alone decides).
+fn standing(status: OrderStatus, expires_at_ms: Option<Millis>, now_ms: Millis) -> Standing {
+    match status {
+        OrderStatus::Created if expires_at_ms.is_some_and(|expires_at| now_ms >= expires_at) => Standing::TimeUp,
+        OrderStatus::Created => Standing::Payable,
+        OrderStatus::Pending | OrderStatus::Unknown => Standing::InProgress,
+        OrderStatus::Paid
+        | OrderStatus::Failed
+        | OrderStatus::Canceled
+        | OrderStatus::PartiallyRefunded
+        | OrderStatus::CancelRequested => Standing::Over,
+    }
+}
+
+/// The token in an address's fragment (`location.hash`, with its `#`).
+fn token_of(fragment: &str) -> &str {
+    fragment.strip_prefix('#').unwrap_or(fragment)
+}
+
+/// The checkout's name in `lang` (or the other language), else the order's
+/// name; and the language to mark it with when it is not the page's.
+fn checkout_name(names: &Names, order_name: &str, lang: Lang) -> (String, Option<Lang>) {
+    match name_in(names, lang) {
+        ("", _) => (order_name.to_owned(), None),
+        (name, name_lang) => (name.to_owned(), (name_lang != lang).then_some(name_lang)),
+    }
+}
+
+/// A line's amount: its quantity times its unit amount.
+fn line_amount(line: &CheckoutLine) -> u64 {
+    line.unit_amount.saturating_mul(u64::from(line.quantity))
+}
+
+fn token_key(checkout_id: &str) -> String {
+    format!("{TOKEN_KEY_PREFIX}{checkout_id}")
+}
+
+/// The token this page was opened with: the address's fragment, taken out of
+/// the address bar at once (`replaceState`: left neither in the history nor in
+/// an address copied from the bar). It waits in this tab's `sessionStorage`
+/// until the server has answered its claim, so a reload after a claim that
+/// never reached the server can still make it. None (a reopen, by the
+/// customer's own browser) is an empty token: the server's cookie answers for it.
+fn take_token(checkout_id: &str) -> String {
+    let Some(window) = web_sys::window() else { return String::new() };
+    let session = window.session_storage().ok().flatten();
+    let location = window.location();
+    let fragment = location.hash().unwrap_or_default();
+    if fragment.is_empty() {
+        return session
+            .and_then(|session| session.get_item(&token_key(checkout_id)).ok().flatten())
+            .unwrap_or_default();
+    }
+    if let (Ok(history), Ok(path), Ok(query)) = (window.history(), location.pathname(), location.search()) {
+        let state = history.state().unwrap_or(JsValue::NULL);
+        let _ = history.replace_state_with_url(&state, "", Some(&format!("{path}{query}")));
+    }
+    let token = token_of(&fragment).to_owned();
+    if let Some(session) = session {
+        let _ = session.set_item(&token_key(checkout_id), &token);
+    }
+    token
+}
+
+fn forget_token(checkout_id: &str) {
+    if let Some(session) = web_sys::window().and_then(|window| window.session_storage().ok().flatten()) {
+        let _ = session.remove_item(&token_key(checkout_id));
+    }
+}
+
+/// `/checkout/:id`: claims the checkout with the link's token, and shows it.
+#[component]
+pub fn CheckoutPage() -> impl IntoView {
+    let locale = use_locale();
+    let checkout_id = use_params_map().read_untracked().get("id").unwrap_or_default();
+    let token = take_token(&checkout_id);
+    // The claim's answer; then the checkout as a later look found it, once it has moved on.
+    let shown = RwSignal::new(None::<Claimed>);
+    // The time now, as far as the page needs it: moved on when the checkout's time runs out.
+    let now = RwSignal::new(now_ms());
+    let claim = move || {
+        let (checkout_id, token) = (checkout_id.clone(), token.clone());
+        spawn_local(async move {
+            // A look first: a browser that is already the checkout's customer
+            // needs no claim, and one that is not yet gets its cookie from this
+            // answer, so that a claim whose answer is lost is sent again as the
+            // same customer (a claim from a new one would find the link used).
+            let claimed = match api::checkout(&checkout_id).await {
+                Ok(mine) => Claimed::of(Ok(mine)),
+                Err(_) => Claimed::of(api::claim_checkout(&checkout_id, &token).await),
+            };
+            if claimed.is_definitive() {
+                forget_token(&checkout_id);
+            }
+            shown.set(Some(claimed));
+        });
+    };
+    claim();
+    name_the_tab(move || {
+        let lang = locale.get();
+        shown.with(|shown| match shown {
+            Some(Claimed::Open(checkout)) => checkout_name(&checkout.name, &checkout.order_name, lang).0,
+            Some(Claimed::LinkUsed) => tr!(lang, link_used_title).to_owned(),
+            Some(Claimed::NotFound) => tr!(lang, checkout_not_found_title).to_owned(),
+            Some(Claimed::Problem(_)) | None => tr!(lang, checkout_title).to_owned(),
+        })
+    });
+    // Which view is shown, and where an open checkout stands: the focus follows a change.
+    focus_heading_on_change("checkout-title", move || {
+        shown.with(|shown| {
+            shown.as_ref().map(|shown| {
+                let standing = match shown {
+                    Claimed::Open(checkout) => {
+                        Some(standing(checkout.status, expires_at_ms(&checkout.expires_at), now.get()))
+                    }
+                    Claimed::LinkUsed | Claimed::NotFound | Claimed::Problem(_) => None,
+                };
+                (shown.view(), standing)
+            })
+        })
+    });
+    let said = move |text: fn(Lang) -> &'static str| move || text(locale.get());
+
+    view! {
+        <section class="card checkout" aria-labelledby="checkout-title">
+            {move || match shown.get() {
+                None => view! {
+                    <h1 id="checkout-title" tabindex="-1">{said(|lang| tr!(lang, checkout_title))}</h1>
+                    <p class="muted" aria-busy="true">{said(|lang| tr!(lang, loading_checkout))}</p>
+                }.into_any(),
+                Some(Claimed::Open(checkout)) => view! { <OpenCheckout checkout=*checkout shown=shown now=now/> }.into_any(),
+                Some(Claimed::LinkUsed) => view! {
+                    <div data-testid="link-used">
+                        <h1 id="checkout-title" tabindex="-1">{said(|lang| tr!(lang, link_used_title))}</h1>
+                        <p class="notice error" role="alert">{said(|lang| tr!(lang, link_used))}</p>
+                    </div>
+                }.into_any(),
+                Some(Claimed::NotFound) => view! {
+                    <h1 id="checkout-title" tabindex="-1">{said(|lang| tr!(lang, checkout_not_found_title))}</h1>
+                    <p data-testid="checkout-not-found">{said(|lang| tr!(lang, checkout_not_found))}</p>
+                }.into_any(),
+                Some(Claimed::Problem(error)) => {
+                    let claim = claim.clone();
+                    view! {
+                        <h1 id="checkout-title" tabindex="-1">{said(|lang| tr!(lang, checkout_title))}</h1>
+                        <div class="notice error" role="alert">
+                            <p>{move || error.message(locale.get())}</p>
+                            <button class="button secondary" data-testid="retry" on:click=move |_| claim()>
+                                {said(|lang| tr!(lang, try_again))}
+                            </button>
+                        </div>
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+/// When the checkout expires, in milliseconds since the epoch, if the page can read it.
+fn expires_at_ms(expires_at: &str) -> Option<Millis> {
+    let ms = js_sys::Date::parse(expires_at);
+    (ms.is_finite() && ms >= 0.0).then_some(ms as Millis)
+}
+
+/// Shows the checkout as a look at it found it, if it has moved on from being
+/// open to pay (paid in another tab, closed); whether it had.
+fn moved_on(shown: RwSignal<Option<Claimed>>, looked: CustomerCheckout) -> bool {
+    let moved = looked.status != OrderStatus::Created;
+    if moved {
+        shown.set(Some(Claimed::Open(Box::new(looked))));
+    }
+    moved
+}
+
+/// The checkout: whose it is, what it is, and what the customer can do with it now.
+#[component]
+fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, now: RwSignal<Millis>) -> impl IntoView {
+    let locale = use_locale();
+    let CustomerCheckout {
+        order_id,
+        status,
+        amount,
+        order_name,
+        name,
+        lines,
+        pay_with,
+        expires_at,
+        back,
+        success_url,
+        fail_url,
+        failure,
+    } = checkout;
+    let expires_at_ms = expires_at_ms(&expires_at);
+    redraw_at(expires_at_ms, now);
+    let order_page = format!("/orders/{}", String::from(js_sys::encode_uri_component(&order_id)));
+    let order = PlacedOrder { order_id, amount, order_name: order_name.clone(), success_url, fail_url };
+    let shop = back.shop.clone();
+    let heading = move || checkout_name(&name, &order_name, locale.get());
+    let heading_lang = heading.clone();
+    let t = move || locale.texts();
+    let said = move |text: fn(Lang) -> &'static str| move || text(locale.get());
+    let amount_said = move |amount: u64| move || won(amount, locale.get());
+
+    view! {
+        <p class="muted checkout-shop" data-testid="checkout-shop">
+            {move || with_shop_name(tr!(locale.get(), sold_by), &shop, locale.get(), false)}
+        </p>
+        <div class="order-head" data-checkout-status=status.as_str()>
+            <h1 id="checkout-title" tabindex="-1" lang=move || heading_lang().1.map(Lang::tag)>{move || heading().0}</h1>
+            {(status != OrderStatus::Created).then(|| view! { <StatusBadge status=status/> })}
+        </div>
+        <table class="items">
+            <caption class="visually-hidden">{said(|lang| tr!(lang, items_caption))}</caption>
+            <thead>
+                <tr>
+                    <th scope="col">{said(|lang| tr!(lang, item))}</th>
+                    <th scope="col">{said(|lang| tr!(lang, quantity))}</th>
+                    <th scope="col" class="amount">{said(|lang| tr!(lang, unit_price))}</th>
+                    <th scope="col">{said(|lang| tr!(lang, price))}</th>
+                </tr>
+            </thead>
+            <tbody>
+                {lines.into_iter().map(|line| view! {
+                    <tr>
+                        <td>{line.name.clone()}</td>
+                        <td>{line.quantity}</td>
+                        <td class="amount">{amount_said(line.unit_amount)}</td>
+                        <td>{amount_said(line_amount(&line))}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+            <tfoot>
+                <tr>
+                    <th scope="row" colspan="3">{said(|lang| tr!(lang, total))}</th>
+                    <td data-testid="checkout-total">{amount_said(amount)}</td>
+                </tr>
+            </tfoot>
+        </table>
+        {move || match standing(status, expires_at_ms, now.get()) {
+            Standing::Payable => view! {
+                <CheckoutPay order=order.clone() pay_with=pay_with.clone() expires_at_ms=expires_at_ms now=now shown=shown/>
+            }.into_any(),
+            Standing::TimeUp => view! {
+                <div class="notice error" role="alert" data-testid="checkout-expired">
+                    <h2>{said(|lang| tr!(lang, checkout_expired_title))}</h2>
+                    <p>{said(|lang| tr!(lang, checkout_expired))}</p>
+                </div>
+                <div class="actions"><BackToShopLink back=back.clone() primary=true/></div>
+            }.into_any(),
+            Standing::InProgress => view! {
+                <p>{move || explanation(status, t())}</p>
+                <div class="actions">
+                    <a href=order_page.clone() class="button primary" data-testid="see-order">
+                        {said(|lang| tr!(lang, see_your_order))}
+                    </a>
+                </div>
+            }.into_any(),
+            Standing::Over => view! {
+                <p>{move || explanation(status, t())}</p>
+                {failure.clone().map(|Failure { code, .. }| view! {
+                    <p data-testid="failure-message">{
+                        let code = code.clone();
+                        move || t().reasons.for_code(&code)
+                    }</p>
+                    <p class="muted small">{move || t().reason_code} " " <code>{code}</code></p>
+                })}
+                <div class="actions">
+                    <BackToShopLink back=back.clone() primary=true/>
+                    <a href=order_page.clone() class="button secondary">{said(|lang| tr!(lang, view_the_order))}</a>
+                </div>
+            }.into_any(),
+        }}
+    }
+}
+
+/// Sets `now` once `at_ms` has passed, so a page left open redraws when its time is up.
+fn redraw_at(at_ms: Option<Millis>, now: RwSignal<Millis>) {
+    let Some(wait_ms) = at_ms.and_then(|at_ms| at_ms.checked_sub(now_ms())) else { return };
+    if wait_ms > LONGEST_TIMER_MS {
+        return;
+    }
+    // A little after: a timer may fire a millisecond before the clock reads `at_ms`.
+    let wait = Duration::from_millis(wait_ms + 50);
+    if let Ok(timer) = set_timeout_with_handle(move || now.set(now_ms()), wait) {
+        on_cleanup(move || timer.clear());
+    }
+}
+
+/// Where Pay is in its short journey to the PG's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PayStep {
+    Idle,
+    Opening,
+}
+
+/// The choice of PG (when there is one to make) and Pay.
+#[component]
+fn CheckoutPay(
+    order: PlacedOrder,
+    pay_with: Vec<Pg>,
+    expires_at_ms: Option<Millis>,
+    now: RwSignal<Millis>,
+    shown: RwSignal<Option<Claimed>>,
+) -> impl IntoView {
+    let locale = use_locale();
+    let step = RwSignal::new(PayStep::Idle);
+    // The first the shop allows, cards first.
+    let pg = RwSignal::new(if pay_with.contains(&Pg::Toss) {
+        Pg::Toss
+    } else {
+        pay_with.first().copied().unwrap_or(Pg::Toss)
+    });
+    // Said in the language of the moment it is shown.
+    let error = RwSignal::new(None::<PayProblem>);
+    // Not a signal: re-renders cannot reset it, and it is set before anything awaits.
+    let in_flight = Arc::new(AtomicBool::new(false));
+    let amount = order.amount;
+    let order_id = order.order_id.clone();
+
+    let pay = {
+        let in_flight = in_flight.clone();
+        move |_| {
+            if in_flight.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            error.set(None);
+            step.set(PayStep::Opening);
+            let (order, in_flight) = (order.clone(), in_flight.clone());
+            spawn_local(async move {
+                // A look first: the checkout may have been paid in another tab
+                // meanwhile. If the look fails, paying is still allowed: the
+                // server refuses a second payment of an order itself.
+                if let Ok(looked) = api::checkout(&order.order_id).await
+                    && moved_on(shown, looked)
+                {
+                    return;
+                }
+                let now_ms = now_ms();
+                if standing(OrderStatus::Created, expires_at_ms, now_ms) == Standing::TimeUp {
+                    now.set(now_ms);
+                    return;
+                }
+                let leaving = match pg.get_untracked() {
+                    Pg::Toss => pay_by_card(&order).await,
+                    Pg::KakaoPay => pay_window::open_kakaopay_window(&order.order_id, || {}).await,
+                };
+                // The button stays busy while the browser leaves.
+                let Err(problem) = leaving else { return };
+                error.set(Some(problem));
+                step.set(PayStep::Idle);
+                in_flight.store(false, Ordering::SeqCst);
+            });
+        }
+    };
+    // Back from the PG's window (the Back button): Pay is usable again, and the
+    // checkout is looked at again, in case it was paid meanwhile.
+    pay_window::when_restored_from_cache(move || {
+        step.set(PayStep::Idle);
+        in_flight.store(false, Ordering::SeqCst);
+        let order_id = order_id.clone();
+        spawn_local(async move {
+            if let Ok(looked) = api::checkout(&order_id).await {
+                moved_on(shown, looked);
+            }
+        });
+    });
+
+    view! {
+        <div class="summary">
+            {(pay_with.len() > 1).then(|| view! { <PgChoice pg=pg offered=pay_with/> })}
+            {move || error.get().map(|problem| view! {
+                <p class="notice error" role="alert" data-testid="pay-error">{problem.message(locale.get())}</p>
+            })}
+            <button class="button primary pay" data-testid="pay" on:click=pay
+                aria-disabled=move || (step.get() != PayStep::Idle).to_string()>
+                {move || {
+                    let lang = locale.get();
+                    match step.get() {
+                        PayStep::Idle => fill(tr!(lang, pay), &[&won(amount, lang)]),
+                        PayStep::Opening => tr!(lang, opening_window).to_owned(),
+                    }
+                }}
+            </button>
+            <p class="muted small">{move || tr!(locale.get(), pay_note)}</p>
+        </div>
+    }
+}
+
+/// Opens Toss's card window for the checkout's order.
+async fn pay_by_card(order: &PlacedOrder) -> Leaving {
+    let sdk = api::payment_options().await.map_err(PayProblem::Api)?.sdk;
+    pay_window::open_toss_window(&sdk, order, || {}).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_created_checkout_within_its_time_is_payable() {
+        let expires_at = Some(10_000);
+        assert_eq!(standing(OrderStatus::Created, expires_at, 9_999), Standing::Payable);
+        assert_eq!(standing(OrderStatus::Created, expires_at, 10_000), Standing::TimeUp);
+        assert_eq!(standing(OrderStatus::Created, None, u64::MAX), Standing::Payable, "the server alone decides");
+        assert_eq!(standing(OrderStatus::Pending, expires_at, 0), Standing::InProgress);
+        assert_eq!(standing(OrderStatus::Unknown, expires_at, 20_000), Standing::InProgress);
+        for status in OrderStatus::ALL.into_iter().filter(|status| status.is_final()) {
+            assert_eq!(standing(status, expires_at, 0), Standing::Over, "{status:?}");
+            assert_eq!(standing(status, expires_at, 20_000), Standing::Over, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn the_claims_answers_are_told_apart() {
+        let server = |status: u16, code: Option<&str>| ApiError::Server {
+            status,
+            code: code.map(str::to_owned),
+            retry_after_ms: None,
+        };
+        assert_eq!(Claimed::of(Err(server(409, Some("CHECKOUT_LINK_USED")))), Claimed::LinkUsed);
+        assert_eq!(Claimed::of(Err(server(404, Some("ORDER_NOT_FOUND")))), Claimed::NotFound);
+        assert_eq!(Claimed::of(Err(server(404, None))), Claimed::NotFound);
+        let busy = server(429, Some("TOO_MANY_REQUESTS"));
+        assert_eq!(Claimed::of(Err(busy.clone())), Claimed::Problem(busy));
+        let conflict = server(409, Some("SOMETHING_ELSE"));
+        assert_eq!(Claimed::of(Err(conflict.clone())), Claimed::Problem(conflict));
+        let offline = ApiError::Network("offline".into());
+        assert_eq!(Claimed::of(Err(offline.clone())), Claimed::Problem(offline));
+        assert!(Claimed::LinkUsed.is_definitive() && Claimed::NotFound.is_definitive());
+        assert!(!Claimed::Problem(ApiError::Network(String::new())).is_definitive());
+    }
+
+    #[test]
+    fn the_token_is_the_fragment_without_its_hash() {
+        assert_eq!(token_of("#k3J9-x_Y"), "k3J9-x_Y");
+        assert_eq!(token_of(""), "");
+        assert_eq!(token_of("#"), "");
+    }
+
+    #[test]
+    fn the_checkouts_name_falls_back_to_the_other_language_then_to_the_orders() {
+        let names = Names { en: Some("Two novels".into()), ko: None };
+        assert_eq!(checkout_name(&names, "Two novels", Lang::En), ("Two novels".to_owned(), None));
+        assert_eq!(checkout_name(&names, "Two novels", Lang::Ko), ("Two novels".to_owned(), Some(Lang::En)));
+        assert_eq!(checkout_name(&Names::default(), "Order 1042", Lang::Ko), ("Order 1042".to_owned(), None));
+    }
+
+    #[test]
+    fn a_lines_amount_is_its_quantity_times_its_unit_amount() {
+        let line = CheckoutLine { name: "Mug".into(), quantity: 3, unit_amount: 13_500 };
+        assert_eq!(line_amount(&line), 40_500);
+    }
+}
