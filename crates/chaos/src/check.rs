@@ -1,5 +1,7 @@
 //! Every order against the PG's ledger, Jepsen-style: what the customer was
-//! told, what the server settled, and what the PG charged must agree.
+//! told, what the server settled, and what the PG charged must agree. A shop's
+//! checkout is an order like any other here; what only checkouts have (one per
+//! key, the shop API's view) is `shop_check`'s.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +39,13 @@ pub struct Verdicts {
     pub stuck: Vec<String>,
     /// The customer was told paid or failed, and the truth is otherwise.
     pub contradicted: Vec<String>,
+    /// Shop customers (by reference) whose one `Idempotency-Key` yielded more
+    /// than one checkout: a retried create made another.
+    pub checkouts_duplicated: Vec<String>,
+    /// Checkouts the shop API shows otherwise than the order (status, amount
+    /// refunded) as its customer sees it, the server settled it, or the PG's
+    /// ledger holds it; or does not list as its reference's one checkout.
+    pub checkouts_disagreeing: Vec<String>,
     /// Went through UNKNOWN and settled in agreement with the ledger.
     pub recovered: usize,
 }
@@ -48,7 +57,9 @@ impl Verdicts {
             && self.unexpected.is_empty()
             && self.duplicated.is_empty()
             && self.stuck.is_empty()
-            && self.contradicted.is_empty())
+            && self.contradicted.is_empty()
+            && self.checkouts_duplicated.is_empty()
+            && self.checkouts_disagreeing.is_empty())
     }
 }
 
@@ -106,7 +117,7 @@ mod tests {
     use super::*;
 
     fn visit(order_id: &str, told: Told) -> Visit {
-        Visit { order_id: Some(order_id.to_owned()), pg: payonce_api::Pg::Toss, told, confirm_sent: true }
+        Visit { order_id: Some(order_id.to_owned()), pg: payonce_api::Pg::Toss, told, confirm_sent: true, shop: None }
     }
 
     fn truth(status: OrderStatus, charges: u64, went_through_unknown: bool) -> Truth {

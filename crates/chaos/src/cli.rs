@@ -69,6 +69,12 @@ pub struct Options {
     #[arg(long, default_value_t = 0.5)]
     pub kakaopay_share: f64,
 
+    /// The share of customers a shop sends: its backend creates their
+    /// checkout through the shop API (`/v1/checkouts`) and they open its link;
+    /// the rest order through payonce's own cart. 0 is a campaign of the cart alone.
+    #[arg(long, default_value_t = 0.5)]
+    pub shop_share: f64,
+
     /// How long after the last customer every payment must be settled (before
     /// the time scale): long enough for a KakaoPay approve that never landed to
     /// settle once KakaoPay's fifteen minutes are over (it is never sent again).
@@ -109,6 +115,9 @@ impl Options {
         if !(0.0..=1.0).contains(&self.kakaopay_share) {
             return Err(format!("--kakaopay-share must be from 0 to 1, got {}", self.kakaopay_share));
         }
+        if !(0.0..=1.0).contains(&self.shop_share) {
+            return Err(format!("--shop-share must be from 0 to 1, got {}", self.shop_share));
+        }
         let shared = self.db.as_ref().is_some_and(|db| db.engine() == Engine::Postgres);
         if self.servers > 1 && !shared {
             return Err("--servers above 1 needs a database servers can share: --db postgres://...".to_owned());
@@ -140,5 +149,6 @@ mod tests {
         assert!(Options::parse_from(["payonce-chaos", "--time-scale", "0"]).validate().is_err());
         assert!(Options::parse_from(["payonce-chaos", "--customers", "0"]).validate().is_err());
         assert!(Options::parse_from(["payonce-chaos", "--kakaopay-share", "1.5"]).validate().is_err());
+        assert!(Options::parse_from(["payonce-chaos", "--shop-share", "1.5"]).validate().is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! A virtual customer: makes an order, pays in the PG's window, and is sent
-//! back to the confirm page, which runs the page's own flow over HTTP
+//! A virtual customer: gets an order (through the cart here, or from the
+//! scripted shop's checkout, `shop_customer`), pays in the PG's window, and is
+//! sent back to the confirm page, which runs the page's own flow over HTTP
 //! (`confirm_page`): one confirm POST with a fresh idempotency key, a hang-up at
 //! the confirm wait, then only checks of the order; at the end of the window,
 //! the server (never the customer) decides "not received". What the customer
@@ -16,14 +17,14 @@ use serde_json::json;
 
 use crate::confirm_page;
 
-/// Where a customer's next request goes: one server, or any of several behind
-/// a load balancer.
-pub trait Shop: Sync {
+/// Where a customer's (or the shop's) next request goes: one server, or any
+/// of several behind a load balancer.
+pub trait Servers: Sync {
     fn server_url(&self) -> &str;
 }
 
-/// A shop with one address.
-impl Shop for str {
+/// One server, at one address.
+impl Servers for str {
     fn server_url(&self) -> &str {
         self
     }
@@ -63,8 +64,28 @@ pub enum Told {
     /// the shop being at KakaoPay's limit (`PG_BUSY`); nothing was sent to pay.
     /// (A confirm turned away at the limit is a FAILED order: told failed.)
     TurnedAway,
-    /// The shop could not take the order at all.
+    /// Nothing to pay: the cart could not take the order, the shop's create
+    /// was never answered, or the checkout's link did not open for them.
     NoOrder,
+}
+
+/// How a customer came to pay: with an order of payonce's own cart, or sent
+/// by a shop whose backend created a checkout for them through the shop API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    Cart,
+    Shop,
+}
+
+impl Via {
+    /// As the report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Cart => "cart",
+            Via::Shop => "shop",
+        }
+    }
 }
 
 /// One customer's story.
@@ -76,38 +97,95 @@ pub struct Visit {
     pub told: Told,
     /// Whether the confirm POST left the customer's browser.
     pub confirm_sent: bool,
+    /// For a customer the scripted shop sent: its side of the story.
+    pub shop: Option<ShopJourney>,
+}
+
+impl Visit {
+    /// How the customer came.
+    pub fn via(&self) -> Via {
+        if self.shop.is_some() { Via::Shop } else { Via::Cart }
+    }
+}
+
+/// What became of a shop customer's checkout before they paid: what the
+/// verdict needs to look at it again once the campaign is over.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShopJourney {
+    /// The shop's reference for the order, which is also its create's
+    /// `Idempotency-Key`: one UUID, made once for the customer.
+    pub reference: String,
+    /// The checkout a create was answered with, if any was.
+    pub checkout_id: Option<String>,
+    /// How many times the shop sent the create.
+    pub create_requests: u32,
+    /// Whether the create's answer was the checkout an earlier send had made
+    /// (that send's answer lost): its key kept the retry from making another.
+    pub create_replayed: bool,
+    /// Whether the customer's browser opened the checkout's link, and so is
+    /// its customer: only then may it read the order.
+    pub claimed: bool,
+    /// The code a claim was refused with, when it was. `CHECKOUT_LINK_USED`
+    /// would mean the link is another browser's: here, only a claim whose
+    /// answer (and so its first cookie) a kill cut off, the browser coming
+    /// back as someone new, can do that.
+    pub claim_refused: Option<String>,
+    /// The customer's browser (its cookie), to read the order as they see it.
+    #[serde(skip)]
+    pub browser: Client,
 }
 
 /// Creating an order is retried this often (a customer pressing Pay again on
 /// an error), a second (scaled) apart.
-const ORDER_TRIES: u32 = 10;
+pub(crate) const ORDER_TRIES: u32 = 10;
 
-/// Pays for one order with `pg`: by card through Toss (any paymentKey, the
+/// A customer's browser: it keeps the cookie that makes it the customer.
+pub(crate) fn browser() -> Client {
+    Client::builder().cookie_store(true).build().expect("the HTTP client builds")
+}
+
+/// Orders through the cart, and pays for the order with `pg`.
+pub async fn visit(stack: &(impl Servers + ?Sized), timings: PageTimings, pause: Duration, pg: Pg) -> Visit {
+    let client = browser();
+    let Some(order) = create_order(stack, &client, pause).await else {
+        return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false, shop: None };
+    };
+    pay(stack, &client, order, timings, pause, pg).await
+}
+
+/// Pays for `order` with `pg`: by card through Toss (any paymentKey, the
 /// fake being lenient), or through KakaoPay's window (prepared by the shop,
 /// approved in the window, confirmed with its `pg_token`).
-pub async fn visit(stack: &(impl Shop + ?Sized), timings: PageTimings, pause: Duration, pg: Pg) -> Visit {
-    let client = Client::builder().cookie_store(true).build().expect("the HTTP client builds");
-    let Some(order) = create_order(stack, &client, pause).await else {
-        return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false };
-    };
+pub(crate) async fn pay(
+    stack: &(impl Servers + ?Sized),
+    client: &Client,
+    order: Order,
+    timings: PageTimings,
+    pause: Duration,
+    pg: Pg,
+) -> Visit {
     // What the PG's window sends the customer back with: Toss's paymentKey (any,
     // the fake being lenient), or the pg_token of KakaoPay's approval.
     let credential = match pg {
         Pg::Toss => format!("pk_{}", order.order_id),
-        Pg::KakaoPay => match approved_in_window(stack, &client, &order, pause).await {
+        Pg::KakaoPay => match approved_in_window(stack, client, &order, pause).await {
             Window::Approved(pg_token) => pg_token,
             Window::TurnedAway => {
-                return Visit { order_id: Some(order.order_id), pg, told: Told::TurnedAway, confirm_sent: false };
+                let order_id = Some(order.order_id);
+                return Visit { order_id, pg, told: Told::TurnedAway, confirm_sent: false, shop: None };
             }
             // The customer never got through KakaoPay's window: nothing was approved.
-            Window::NeverThrough => return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false },
+            Window::NeverThrough => {
+                return Visit { order_id: None, pg, told: Told::NoOrder, confirm_sent: false, shop: None };
+            }
         },
     };
     let server_url = stack.server_url();
-    let page = confirm_page::page_config(&client, server_url, timings.check_timeout, timings.page_config()).await;
+    let page = confirm_page::page_config(client, server_url, timings.check_timeout, timings.page_config()).await;
     let params = SuccessParams { payment_key: credential, order_id: order.order_id.clone(), amount: order.amount };
-    let shown = confirm_page::run(&client, server_url, page, timings.check_timeout, pg, params).await;
-    Visit { order_id: Some(order.order_id), pg, told: told_by(&shown.state), confirm_sent: shown.confirm_sent }
+    let shown = confirm_page::run(client, server_url, page, timings.check_timeout, pg, params).await;
+    let told = told_by(&shown.state);
+    Visit { order_id: Some(order.order_id), pg, told, confirm_sent: shown.confirm_sent, shop: None }
 }
 
 /// What a customer takes away from the page's last state.
@@ -146,7 +224,12 @@ enum Window {
 /// KakaoPay's window for the order (the shop prepares its payment, asked again
 /// on an error as a customer would), the customer's approval in it, and the
 /// `pg_token` KakaoPay sends them back with.
-async fn approved_in_window(stack: &(impl Shop + ?Sized), client: &Client, order: &Order, pause: Duration) -> Window {
+async fn approved_in_window(
+    stack: &(impl Servers + ?Sized),
+    client: &Client,
+    order: &Order,
+    pause: Duration,
+) -> Window {
     let Ok(window_client) = Client::builder().redirect(reqwest::redirect::Policy::none()).build() else {
         return Window::NeverThrough;
     };
@@ -181,7 +264,7 @@ async fn approved_in_window(stack: &(impl Shop + ?Sized), client: &Client, order
     Window::NeverThrough
 }
 
-async fn create_order(stack: &(impl Shop + ?Sized), client: &Client, pause: Duration) -> Option<Order> {
+async fn create_order(stack: &(impl Servers + ?Sized), client: &Client, pause: Duration) -> Option<Order> {
     for _ in 0..ORDER_TRIES {
         let sku = ["POUR-OVER-SET", "CERAMIC-MUG", "BEANS-200G", "TEA-TOWEL"][rand::rng().random_range(0..4)];
         let response = client

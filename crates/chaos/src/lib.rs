@@ -1,16 +1,22 @@
 //! Chaos campaigns against payonce: virtual customers who run the page's own
-//! payment flow, a fake PG with every fault at once, order servers killed and frozen
-//! mid-payment, and a checker that compares every order with the PG's ledger.
+//! payment flow, half of them ordering through payonce's cart and half sent by
+//! a scripted shop whose backend creates their checkout through the shop API,
+//! a fake PG with every fault at once, order servers killed and frozen
+//! mid-payment, and a checker that compares every order with the PG's ledger
+//! and every checkout with its order.
 //!
 //! # Layout
 //!
 //! - `cli`: the campaign's flags.
-//! - `schedule`: arrivals and chaos, drawn from the seed.
+//! - `schedule`: arrivals, each customer's PG and way in, and chaos, drawn from the seed.
 //! - `processes`: the real binaries as child processes (start, SIGKILL, SIGSTOP).
-//! - `stack`: the fake PG and the order servers of a campaign.
+//! - `stack`: the fake PG and the order servers of a campaign, with the shops file.
+//! - `scripted_shop`: the shop's backend: its shops file entry, creates retried under one key.
 //! - `customer`: one customer's visit: the order, the PG's window, the confirm page.
+//! - `shop_customer`: a visit the shop sends: its checkout, the link opened, then paid as any.
 //! - `confirm_page`: the page's flow (`payonce_flow`), its effects carried out over HTTP.
 //! - `check`: every order against the ledger.
+//! - `shop_check`: one checkout per shop key, the shop API's view against the order and the ledger.
 //! - `report`: the figures, as a table and as JSON.
 
 pub mod check;
@@ -20,6 +26,9 @@ pub mod customer;
 pub mod processes;
 pub mod report;
 pub mod schedule;
+pub mod scripted_shop;
+pub mod shop_check;
+pub mod shop_customer;
 pub mod stack;
 
 use std::collections::BTreeMap;
@@ -31,9 +40,10 @@ use payonce_api::{ErrorCode, OrderStatus};
 
 use crate::check::{Truth, quantile};
 use crate::cli::Options;
-use crate::customer::{PageTimings, Told, Visit};
-use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings};
+use crate::customer::{PageTimings, Told, Via, Visit};
+use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings, ShopFigures};
 use crate::schedule::{Chaos, Schedule};
+use crate::scripted_shop::ScriptedShop;
 use crate::stack::Stack;
 
 /// Why a campaign could not run to its report.
@@ -47,6 +57,8 @@ pub enum ChaosError {
     Pg(#[from] reqwest::Error),
     #[error("cannot read the orders: {0}")]
     Database(String),
+    #[error("cannot read the shop's checkouts: {0}")]
+    Shop(#[from] scripted_shop::Unreadable),
     #[error("cannot make a work folder: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -62,9 +74,13 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
     let stack = Arc::new(Stack::start(options, &bin_dir, &work_dir).await?);
     let schedule = Schedule::draw(options, stack.server_count());
     let progress = progress_bar(options);
+    // A customer pressing Pay again, or a shop's backend sending again, waits this long.
+    let pause = options.scaled(Duration::from_secs(1));
+    // As long as a shop's backend waits for an answer before it sends again.
+    let shop = ScriptedShop::new(options.scaled(Duration::from_secs(10)), pause);
 
     let chaos = tokio::spawn(apply_chaos(stack.clone(), schedule.chaos.clone(), options.scaled(options.freeze_for)));
-    let visits = visit_all(&stack, options, &schedule, &progress).await;
+    let visits = visit_all(&stack, &shop, options, &schedule, pause, &progress).await;
     let (applied, outage_ended_at_ms) = chaos.await.unwrap_or_default();
     progress.finish_and_clear();
 
@@ -76,15 +92,30 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
 
     let stats = stack.pg_stats().await?;
     let kakaopay = stack.kakaopay_stats().await?;
+    // Charges at either PG: an order charged at both is charged twice.
+    let charges_of = |order_id: &str| -> u64 {
+        [&stats, &kakaopay].iter().map(|pg| pg.charges_by_order.get(order_id).copied().unwrap_or(0)).sum()
+    };
     let mut truths = BTreeMap::new();
     for order_id in visits.iter().filter_map(|visit| visit.order_id.as_ref()) {
-        // Charges at either PG: an order charged at both is charged twice.
-        let charges =
-            [&stats, &kakaopay].iter().map(|pg| pg.charges_by_order.get(order_id).copied().unwrap_or(0)).sum();
-        truths.insert(order_id.clone(), truth_of(&db, order_id, charges).await?);
+        truths.insert(order_id.clone(), truth_of(&db, order_id, charges_of(order_id)).await?);
     }
     let double_charges: Vec<String> = stats.double_charges.iter().chain(&kakaopay.double_charges).cloned().collect();
-    let verdicts = check::check(&visits, &truths, &double_charges);
+    let mut verdicts = check::check(&visits, &truths, &double_charges);
+
+    // Every checkout a create was answered with, paid or not, against the same truths.
+    let seen = shop_check::look(stack.as_ref(), &shop, &visits, pause).await?;
+    let mut checkout_truths = BTreeMap::new();
+    for order_id in seen.iter().filter_map(|checkout| checkout.answered.as_ref()) {
+        let truth = match truths.get(order_id) {
+            Some(truth) => truth.clone(),
+            None => truth_of(&db, order_id, charges_of(order_id)).await?,
+        };
+        checkout_truths.insert(order_id.clone(), truth);
+    }
+    let shop_verdicts = shop_check::check(&seen, &checkout_truths);
+    verdicts.checkouts_duplicated = shop_verdicts.duplicated;
+    verdicts.checkouts_disagreeing = shop_verdicts.disagreeing;
     Ok(Report {
         settings: Settings {
             customers: options.customers,
@@ -97,8 +128,12 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             contract_limit: options.contract_limit,
             pg_limit: options.pg_limit,
             kakaopay_share: options.kakaopay_share,
+            shop_share: options.shop_share,
         },
         customers_by_pg: count_by_pg(visits.iter()),
+        customers_by_via: count_by_via(visits.iter()),
+        orders_by_via: count_by_via(visits.iter().filter(|visit| visit.order_id.is_some())),
+        shop: ShopFigures::of(&visits, &seen),
         turned_away_by_pg: turned_away_by_pg(&visits, &truths),
         customers: visits.len(),
         orders: truths.len(),
@@ -146,26 +181,38 @@ fn progress_bar(options: &Options) -> ProgressBar {
     bar
 }
 
-/// Every customer arrives at its time and pays; returns their visits in arrival order.
-async fn visit_all(stack: &Arc<Stack>, options: &Options, schedule: &Schedule, progress: &ProgressBar) -> Vec<Visit> {
+/// Every customer arrives at its time, with an order of the cart or sent by
+/// the shop, and pays; returns their visits in arrival order.
+async fn visit_all(
+    stack: &Arc<Stack>,
+    shop: &ScriptedShop,
+    options: &Options,
+    schedule: &Schedule,
+    pause: Duration,
+    progress: &ProgressBar,
+) -> Vec<Visit> {
     let timings = PageTimings {
         confirm_wait: options.scaled(Duration::from_secs(15)),
         check_interval: options.scaled(Duration::from_secs(2)),
         max_checks: 25,
         check_timeout: options.scaled(Duration::from_secs(5)),
     };
-    let pause = options.scaled(Duration::from_secs(1));
     let start = tokio::time::Instant::now();
     let tasks: Vec<_> = schedule
         .arrivals
         .iter()
         .zip(&schedule.pgs)
-        .map(|(&arrival, &pg)| {
+        .zip(&schedule.vias)
+        .map(|((&arrival, &pg), &via)| {
             let stack = stack.clone();
+            let shop = shop.clone();
             let progress = progress.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until(start + arrival).await;
-                let visit = customer::visit(stack.as_ref(), timings, pause, pg).await;
+                let visit = match via {
+                    Via::Cart => customer::visit(stack.as_ref(), timings, pause, pg).await,
+                    Via::Shop => shop_customer::visit(stack.as_ref(), &shop, timings, pause, pg).await,
+                };
                 progress.inc(1);
                 visit
             })
@@ -264,8 +311,17 @@ fn turned_away_by_pg(visits: &[Visit], truths: &BTreeMap<String, Truth>) -> BTre
 
 /// How many of `visits` went to each PG, by its wire name.
 fn count_by_pg<'a>(visits: impl Iterator<Item = &'a Visit>) -> BTreeMap<String, usize> {
+    count_by(visits, |visit| visit.pg.as_str())
+}
+
+/// How many of `visits` came through the cart, and how many the shop sent.
+fn count_by_via<'a>(visits: impl Iterator<Item = &'a Visit>) -> BTreeMap<String, usize> {
+    count_by(visits, |visit| visit.via().as_str())
+}
+
+fn count_by<'a>(visits: impl Iterator<Item = &'a Visit>, key: fn(&Visit) -> &'static str) -> BTreeMap<String, usize> {
     visits.fold(BTreeMap::new(), |mut counts, visit| {
-        *counts.entry(visit.pg.as_str().to_owned()).or_insert(0) += 1;
+        *counts.entry(key(visit).to_owned()).or_insert(0) += 1;
         counts
     })
 }

@@ -5,6 +5,8 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::check::Verdicts;
+use crate::customer::Visit;
+use crate::shop_check::CheckoutSeen;
 
 /// Everything a campaign measured.
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +30,13 @@ pub struct Report {
     pub settle_after_outage_ms: Quantiles,
     /// Customers by the PG they paid with.
     pub customers_by_pg: std::collections::BTreeMap<String, usize>,
+    /// Customers by how they came: `cart` (payonce's own) or `shop` (sent by
+    /// the scripted shop, whose backend created their checkout).
+    pub customers_by_via: std::collections::BTreeMap<String, usize>,
+    /// Orders (customers who had one to pay), by how their customer came.
+    pub orders_by_via: std::collections::BTreeMap<String, usize>,
+    /// The scripted shop's creates, and its customers' links.
+    pub shop: ShopFigures,
     /// Customers turned away at the shop's limit (`PG_BUSY`), by PG: a confirm
     /// refused before it was sent (a FAILED order), or KakaoPay's window not
     /// prepared. Expected whenever the load is over the limit.
@@ -53,6 +62,8 @@ pub struct Settings {
     pub pg_limit: u32,
     /// The share of customers paying with KakaoPay.
     pub kakaopay_share: f64,
+    /// The share of customers the scripted shop sends.
+    pub shop_share: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -107,6 +118,41 @@ impl PgFigures {
     }
 }
 
+/// The scripted shop's side of the campaign.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ShopFigures {
+    /// `POST /v1/checkouts` sent, retries included.
+    pub create_requests: u64,
+    /// Customers whose create was sent more than once (an error or a timeout first).
+    pub creates_retried: usize,
+    /// Of those, creates surely answered with the checkout an earlier send had
+    /// made, its answer lost: the key, not luck, kept them to one checkout. A
+    /// lower bound (see `scripted_shop::made_before`).
+    pub creates_replayed: usize,
+    /// Customers whose create was never answered, however often it was sent.
+    pub creates_unanswered: usize,
+    /// Checkouts the shop API lists for its customers' references at the end.
+    pub checkouts: usize,
+    /// Customers whose browser was refused the checkout's link (its code, such
+    /// as `CHECKOUT_LINK_USED`): they had nothing to pay.
+    pub claims_refused: usize,
+}
+
+impl ShopFigures {
+    /// From the shop customers' visits and what the shop lists at the end.
+    pub fn of(visits: &[Visit], seen: &[CheckoutSeen]) -> Self {
+        let journeys: Vec<_> = visits.iter().filter_map(|visit| visit.shop.as_ref()).collect();
+        Self {
+            create_requests: journeys.iter().map(|journey| u64::from(journey.create_requests)).sum(),
+            creates_retried: journeys.iter().filter(|journey| journey.create_requests > 1).count(),
+            creates_replayed: journeys.iter().filter(|journey| journey.create_replayed).count(),
+            creates_unanswered: journeys.iter().filter(|journey| journey.checkout_id.is_none()).count(),
+            checkouts: seen.iter().map(|checkout| checkout.listed.len()).sum(),
+            claims_refused: journeys.iter().filter(|journey| journey.claim_refused.is_some()).count(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ChaosApplied {
     pub kills: u32,
@@ -146,6 +192,10 @@ impl fmt::Display for Report {
         )?;
         let v = &self.verdicts;
         let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);
+        let by_via = |counts: &std::collections::BTreeMap<String, usize>| {
+            let count = |via: &str| counts.get(via).copied().unwrap_or(0);
+            format!("{} / {}", count("cart"), count("shop"))
+        };
         let turned_away = |pg: &str| self.turned_away_by_pg.get(pg).copied().unwrap_or(0);
         let against_limit = |figures: &PgFigures| {
             let over = if self.went_over_limit(figures) { " OVER THE LIMIT" } else { "" };
@@ -154,15 +204,28 @@ impl fmt::Display for Report {
         let calls = |pg: &PgFigures| {
             format!("{} / {} / {} / {}", pg.confirm_requests, pg.processings, pg.lookups, pg.faults_injected)
         };
-        let rows: [(&str, String); 19] = [
+        let shop = &self.shop;
+        let rows: [(&str, String); 25] = [
             ("customers by card (Toss) / KakaoPay", format!("{} / {}", by_pg("toss"), by_pg("kakaopay"))),
+            ("customers through the cart / sent by the shop", by_via(&self.customers_by_via)),
             ("orders", self.orders.to_string()),
+            ("  through the cart / the shop's checkouts", by_via(&self.orders_by_via)),
             ("lost (charged, not paid)", v.lost.len().to_string()),
             ("unexpected (paid, no charge)", v.unexpected.len().to_string()),
             ("duplicated (charged twice)", v.duplicated.len().to_string()),
             ("stuck (still unsettled)", v.stuck.len().to_string()),
             ("contradicted (told otherwise)", v.contradicted.len().to_string()),
             ("recovered (through UNKNOWN, right)", v.recovered.to_string()),
+            ("checkouts duplicated (one key, two)", v.checkouts_duplicated.len().to_string()),
+            ("checkouts disagreeing (shop API vs order, ledger)", v.checkouts_disagreeing.len().to_string()),
+            (
+                "shop creates sent / retried / replayed (at least) / unanswered",
+                format!(
+                    "{} / {} / {} / {}",
+                    shop.create_requests, shop.creates_retried, shop.creates_replayed, shop.creates_unanswered
+                ),
+            ),
+            ("shop checkouts listed / links refused", format!("{} / {}", shop.checkouts, shop.claims_refused)),
             (
                 "double charges at Toss / KakaoPay",
                 format!("{} / {}", self.pg.double_charges, self.kakaopay.double_charges),
@@ -211,7 +274,11 @@ impl fmt::Display for Report {
             )?;
         }
         writeln!(f, "  {:<width$}  {:.1} s", "elapsed", self.elapsed_s)?;
-        let verdict = if self.failed() { "FAILED" } else { "ok: every order agrees with the PG's ledger" };
+        let verdict = if self.failed() {
+            "FAILED"
+        } else {
+            "ok: every order agrees with the PG's ledger, and every checkout with its order"
+        };
         write!(f, "{verdict}")
     }
 }

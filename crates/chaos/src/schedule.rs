@@ -8,6 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::cli::Options;
+use crate::customer::Via;
 
 /// One act of chaos.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,13 +28,17 @@ pub enum Chaos {
 
 /// The stream the customers' choices of PG are drawn from, beside the seed's.
 const PG_CHOICE_STREAM: u64 = 0x6b61_6b61_6f70_6179;
+/// The stream drawing which customers the scripted shop sends, beside both.
+const VIA_CHOICE_STREAM: u64 = 0x7368_6f70_2d61_7069;
 
 /// A campaign's timeline, from its start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
-    /// When each customer arrives, in order, and the PG they pay with.
+    /// When each customer arrives, in order, the PG they pay with, and
+    /// whether they come through the cart or sent by the scripted shop.
     pub arrivals: Vec<Duration>,
     pub pgs: Vec<Pg>,
+    pub vias: Vec<Via>,
     /// What happens when, in order.
     pub chaos: Vec<(Duration, Chaos)>,
 }
@@ -65,7 +70,13 @@ impl Schedule {
             .iter()
             .map(|_| if choices.random::<f64>() < options.kakaopay_share { Pg::KakaoPay } else { Pg::Toss })
             .collect();
-        Self { arrivals, pgs, chaos }
+        // Apart again, so that the shop's share changes neither the PGs nor the rest.
+        let mut ways = StdRng::seed_from_u64(options.seed ^ VIA_CHOICE_STREAM);
+        let vias = arrivals
+            .iter()
+            .map(|_| if ways.random::<f64>() < options.shop_share { Via::Shop } else { Via::Cart })
+            .collect();
+        Self { arrivals, pgs, vias, chaos }
     }
 }
 
@@ -97,6 +108,27 @@ mod tests {
         assert_eq!((&toss_only.arrivals, &toss_only.chaos), (&mixed.arrivals, &mixed.chaos));
         let kakaopay_only = Schedule::draw(&options(&["--customers", "40", "--kakaopay-share", "1"]), 1);
         assert!(kakaopay_only.pgs.iter().all(|pg| *pg == Pg::KakaoPay));
+    }
+
+    #[test]
+    fn about_half_the_customers_come_through_the_shop_the_same_ones_for_a_seed() {
+        let drawn = |args: &[&str]| Schedule::draw(&options(args), 1);
+        let half = drawn(&["--customers", "400", "--seed", "3"]);
+        let through_shop = half.vias.iter().filter(|via| **via == Via::Shop).count();
+        assert_eq!(half.vias.len(), 400);
+        assert!((150..=250).contains(&through_shop), "about half, by default: {through_shop}");
+        assert_eq!(half.vias, drawn(&["--customers", "400", "--seed", "3"]).vias, "the seed decides");
+        assert_ne!(half.vias, drawn(&["--customers", "400", "--seed", "4"]).vias, "another seed, others");
+
+        let cart_only = drawn(&["--customers", "400", "--seed", "3", "--shop-share", "0"]);
+        assert!(cart_only.vias.iter().all(|via| *via == Via::Cart));
+        assert_eq!(
+            (&cart_only.arrivals, &cart_only.pgs, &cart_only.chaos),
+            (&half.arrivals, &half.pgs, &half.chaos),
+            "the share changes who comes through the shop, nothing else"
+        );
+        let shop_only = drawn(&["--customers", "40", "--shop-share", "1"]);
+        assert!(shop_only.vias.iter().all(|via| *via == Via::Shop));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The system under test: a fake PG for each PG (Toss's, and KakaoPay's,
 //! with every fault at once), and order servers sharing one database, each
-//! on a port it keeps across restarts.
+//! on a port it keeps across restarts, each serving the scripted shop's
+//! checkouts (a shops file in the work folder).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -11,8 +12,10 @@ use fake_pg::{Api, Stats};
 use payonce_server::db::{Db, DbLocation};
 use serde_json::json;
 
+use crate::ChaosError;
 use crate::cli::Options;
 use crate::processes::{ProcessError, Program, Running};
+use crate::scripted_shop;
 
 /// The fake PG's faults in a campaign: every kind at once.
 pub const FAULTS: [(&str, f64); 7] = [
@@ -39,20 +42,21 @@ pub struct Stack {
 
 impl Stack {
     /// Starts the fake PG, then the servers, each on a port of its own.
-    pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ProcessError> {
+    pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ChaosError> {
         let pg = pg_program(options, bin_dir, work_dir, Api::Toss).start().await?;
         let kakaopay = pg_program(options, bin_dir, work_dir, Api::KakaoPay).start().await?;
-        let pgs = Pgs { toss: &pg.url, kakaopay: &kakaopay.url };
+        let shops_file = scripted_shop::write_shops_file(work_dir)?;
+        let inputs = ServerInputs { toss: &pg.url, kakaopay: &kakaopay.url, shops_file: &shops_file };
         let db = options.db.clone().unwrap_or_else(|| DbLocation::sqlite_file(&work_dir.join("payonce.db")));
         let mut servers = Vec::new();
         let mut programs = Vec::new();
         let mut urls = Vec::new();
         for index in 0..options.servers {
             // First on any port, then always again on the one it got.
-            let first = server_program(options, bin_dir, work_dir, index, pgs, &db, "127.0.0.1:0");
+            let first = server_program(options, bin_dir, work_dir, index, inputs, &db, "127.0.0.1:0");
             let running = first.start().await?;
             let listen = running.url.trim_start_matches("http://").to_owned();
-            programs.push(server_program(options, bin_dir, work_dir, index, pgs, &db, &listen));
+            programs.push(server_program(options, bin_dir, work_dir, index, inputs, &db, &listen));
             urls.push(running.url.clone());
             servers.push(Mutex::new(Some(running)));
         }
@@ -129,11 +133,12 @@ fn millis(duration: Duration) -> String {
     format!("{}ms", duration.as_millis().max(1))
 }
 
-/// Where each PG's fake listens.
+/// What every server is given: where each PG's fake listens, and the shops file.
 #[derive(Clone, Copy)]
-struct Pgs<'a> {
+struct ServerInputs<'a> {
     toss: &'a str,
     kakaopay: &'a str,
+    shops_file: &'a Path,
 }
 
 /// The fake PG speaking `api`, with the campaign's faults (KakaoPay's drawn from a seed of its own).
@@ -165,7 +170,7 @@ fn server_program(
     bin_dir: &Path,
     work_dir: &Path,
     index: u32,
-    pgs: Pgs<'_>,
+    inputs: ServerInputs<'_>,
     db: &DbLocation,
     listen: &str,
 ) -> Program {
@@ -187,9 +192,9 @@ fn server_program(
         "--pg-limit".to_owned(),
         options.pg_limit.to_string(),
         "--pg-url".to_owned(),
-        pgs.toss.to_owned(),
+        inputs.toss.to_owned(),
         "--kakaopay-url".to_owned(),
-        pgs.kakaopay.to_owned(),
+        inputs.kakaopay.to_owned(),
         // KakaoPay's fifteen minutes, at the fake's scale.
         "--kakaopay-session-lifetime".to_owned(),
         scaled(15 * 60),
@@ -205,11 +210,14 @@ fn server_program(
         scaled(60),
         "--recovery-interval".to_owned(),
         scaled(60),
+        // The scripted shop, whose backend creates half the customers' checkouts.
+        "--shops-file".to_owned(),
+        inputs.shops_file.display().to_string(),
     ];
     Program { binary: bin_dir.join("payonce-server"), args, log: work_dir.join(format!("server-{index}.log")) }
 }
 
-impl crate::customer::Shop for Stack {
+impl crate::customer::Servers for Stack {
     /// An order server for the next request, spread over all of them as a load balancer would.
     fn server_url(&self) -> &str {
         &self.urls[self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()]

@@ -1,8 +1,11 @@
 //! A short chaos campaign, as the test command runs it: 200 customers over
 //! 30 s, half paying by card through Toss and half with KakaoPay (a PG without
-//! idempotency keys), every PG fault at once at both, five server kills, a
-//! freeze and an outage of both PGs, at a tenth of real time. It needs the `payonce-server` and `fake-pg`
-//! binaries beside this test's (`cargo test --workspace` builds them).
+//! idempotency keys), and, drawn apart, half ordering through payonce's cart
+//! and half sent by a scripted shop whose backend creates their checkout
+//! through the shop API (retried under one key while servers are killed);
+//! every PG fault at once at both, five server kills, a freeze and an outage
+//! of both PGs, at a tenth of real time. It needs the `payonce-server` and
+//! `fake-pg` binaries beside this test's (`cargo test --workspace` builds them).
 
 use clap::Parser;
 use payonce_chaos::cli::Options;
@@ -36,4 +39,8 @@ async fn a_short_campaign_ends_with_every_order_agreeing_with_the_pg_ledger() {
     let by_pg = |pg: &str| report.customers_by_pg.get(pg).copied().unwrap_or(0);
     assert!(by_pg("toss") >= 60 && by_pg("kakaopay") >= 60, "both PGs had customers: {:?}", report.customers_by_pg);
     assert!(report.kakaopay.charges > 0, "KakaoPay charged some orders");
+    let by_via = |via: &str| report.customers_by_via.get(via).copied().unwrap_or(0);
+    assert!(by_via("cart") >= 60 && by_via("shop") >= 60, "both ways in had customers: {:?}", report.customers_by_via);
+    let shop_orders = report.orders_by_via.get("shop").copied().unwrap_or(0);
+    assert!(shop_orders >= by_via("shop") * 9 / 10, "most of the shop's customers could pay its checkout:\n{report}");
 }
