@@ -341,10 +341,20 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
     let mut operations: Vec<(String, String)> = paths
         .iter()
         .flat_map(|(path, item)| item.as_object().unwrap().keys().map(move |method| (method.clone(), path.clone())))
+        .filter(|(key, _)| key != "servers")
         .collect();
+    for (path, item) in paths {
+        let server = item["servers"][0]["url"].as_str();
+        assert_eq!(
+            server,
+            path.starts_with("/v1/").then_some("/"),
+            "{path}: the shop API is at the root, the rest under /api"
+        );
+    }
     operations.sort();
     let expected = [
         ("get", "/catalog"),
+        ("get", "/checkouts/{order_id}"),
         ("get", "/config"),
         ("get", "/orders"),
         ("get", "/orders/recent"),
@@ -354,12 +364,25 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("post", "/orders/{order_id}/cancel"),
         ("post", "/orders/{order_id}/confirm"),
         ("post", "/orders/{order_id}/kakaopay"),
+        ("post", "/checkouts/{order_id}/claim"),
         ("post", "/webhooks/toss"),
+        // The shop API, at the root (each of its paths names `/` as its server).
+        ("get", "/v1/checkouts"),
+        ("get", "/v1/checkouts/{checkout_id}"),
+        ("post", "/v1/checkouts"),
+        ("post", "/v1/checkouts/{checkout_id}/refunds"),
     ];
-    let expected: Vec<(String, String)> = expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();
+    let mut expected: Vec<(String, String)> =
+        expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();
+    expected.sort();
     assert_eq!(operations, expected);
     for (method, path) in &operations {
-        let url = format!("{}/api{}", server.url, path.replace("{order_id}", &created.order.order_id));
+        let path =
+            path.replace("{order_id}", &created.order.order_id).replace("{checkout_id}", &created.order.order_id);
+        let url = match path.starts_with("/v1/") {
+            true => format!("{}{path}", server.url),
+            false => format!("{}/api{path}", server.url),
+        };
         let request = match method.as_str() {
             "get" => server.http.get(&url),
             _ => server.http.post(&url).header("Idempotency-Key", "key-spec").json(&json!({})),
@@ -374,7 +397,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
     }
     let schemas =
         ["Order", "OrderStatus", "CreatedOrder", "ConfirmRequest", "KakaoPayWindow", "ApiErrorBody", "PageConfig"];
-    for schema in schemas.into_iter().chain(["Product"]) {
+    for schema in schemas.into_iter().chain(["Product", "Checkout", "CustomerCheckout", "CreateCheckoutRequest"]) {
         assert!(spec["components"]["schemas"].get(schema).is_some(), "schema {schema}");
     }
 }
