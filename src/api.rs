@@ -40,6 +40,7 @@ impl ApiError {
         match self {
             ApiError::Network(_) => tr!(lang, network_error).to_owned(),
             ApiError::Server { status: 429, .. } => tr!(lang, shop_busy).to_owned(),
+            ApiError::Server { code: Some(code), .. } if code == "OUT_OF_STOCK" => tr!(lang, out_of_stock).to_owned(),
             ApiError::Server { status, .. } => fill(tr!(lang, server_error), &[&status.to_string()]),
             ApiError::Decode(_) => tr!(lang, unreadable_answer).to_owned(),
         }

@@ -140,6 +140,7 @@ pub const EN: Texts = Texts {
 
     network_error: "We could not reach the shop. Check your connection and try again.",
     server_error: "The shop answered with an error ({0}).",
+    out_of_stock: "Not enough of an item in your cart is left. Take fewer and try again; nothing was charged.",
     shop_busy: "The shop is busy. Nothing was changed; please try again in a moment.",
     unreadable_answer: "The shop sent an answer this page could not read.",
 
@@ -159,6 +160,7 @@ pub const EN: Texts = Texts {
         confirm_not_received: "The shop did not receive your payment confirmation, so the payment was not made. You have not been charged; please try again.",
         kakaopay_password: "Your KakaoPay password was not accepted. You have not been charged.",
         checkout_expired: "This payment's time ran out before it was made. You have not been charged.",
+        out_of_stock: "Not enough of an item in your order was left, so the payment was not made. You have not been charged.",
         other: "The payment was declined. You have not been charged.",
     },
     refund_refusals: RefundRefusals {

@@ -140,6 +140,7 @@ pub const KO: Texts = Texts {
 
     network_error: "상점에 연결하지 못했습니다. 인터넷 연결을 확인하고 다시 시도해 주세요.",
     server_error: "상점이 오류로 응답했습니다({0}).",
+    out_of_stock: "장바구니의 상품 중 남은 수량이 부족합니다. 수량을 줄여 다시 시도해 주세요. 결제되지 않았습니다.",
     shop_busy: "상점이 지금 바쁩니다. 아무것도 바뀌지 않았습니다. 잠시 후 다시 시도해 주세요.",
     unreadable_answer: "상점의 응답을 이 페이지가 읽지 못했습니다.",
 
@@ -159,6 +160,7 @@ pub const KO: Texts = Texts {
         confirm_not_received: "상점이 결제 확인 요청을 받지 못해 결제가 이루어지지 않았습니다. 결제되지 않았습니다. 다시 시도해 주세요.",
         kakaopay_password: "카카오페이 비밀번호 인증에 실패했습니다. 결제되지 않았습니다.",
         checkout_expired: "결제 가능 시간이 지나 결제가 이루어지지 않았습니다. 결제되지 않았습니다.",
+        out_of_stock: "주문하신 상품 중 남은 수량이 부족해 결제가 이루어지지 않았습니다. 결제되지 않았습니다.",
         other: "결제가 거절되었습니다. 결제되지 않았습니다.",
     },
     refund_refusals: RefundRefusals {

@@ -382,6 +382,8 @@ pub struct Texts {
     pub network_error: &'static str,
     /// `{0}`: the HTTP status.
     pub server_error: &'static str,
+    /// The cart asks for more of a product than is left (`OUT_OF_STOCK`).
+    pub out_of_stock: &'static str,
     /// The shop asked the page to come back later (429); nothing was done.
     pub shop_busy: &'static str,
     pub unreadable_answer: &'static str,
@@ -437,6 +439,8 @@ pub struct Reasons {
     pub kakaopay_password: &'static str,
     /// A shop's checkout whose time ran out before it was paid.
     pub checkout_expired: &'static str,
+    /// A payment refused because not enough of a product was left.
+    pub out_of_stock: &'static str,
     pub other: &'static str,
 }
 
@@ -465,6 +469,7 @@ impl Reasons {
             "UNAUTHORIZED_KEY" | "INVALID_API_KEY" | "INCORRECT_BASIC_AUTH_FORMAT" => self.shop_sign_in,
             "CONFIRM_NOT_RECEIVED" => self.confirm_not_received,
             "CHECKOUT_EXPIRED" => self.checkout_expired,
+            "OUT_OF_STOCK" => self.out_of_stock,
             _ if code.starts_with("EXCEED_") => self.over_limit,
             _ => self.other,
         }
@@ -512,6 +517,7 @@ mod tests {
                 "KAKAOPAY_EXPIRED",
                 "KAKAOPAY_QUIT",
                 "CHECKOUT_EXPIRED",
+                "OUT_OF_STOCK",
                 "SOMETHING_NEW",
                 "",
             ] {

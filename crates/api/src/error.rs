@@ -110,6 +110,9 @@ pub enum ErrorCode {
     CheckoutLinkUsed,
     /// The shop API is off: the server has no shops file.
     ShopApiOff,
+    /// Not enough of a product is left: the order (or its payment) is refused,
+    /// and nothing was charged.
+    OutOfStock,
 }
 
 impl ErrorCode {
@@ -158,6 +161,7 @@ impl ErrorCode {
             ErrorCode::CheckoutExpired => "CHECKOUT_EXPIRED",
             ErrorCode::CheckoutLinkUsed => "CHECKOUT_LINK_USED",
             ErrorCode::ShopApiOff => "SHOP_API_OFF",
+            ErrorCode::OutOfStock => "OUT_OF_STOCK",
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use payonce_api::{LineItem, Product, RequestedItem};
 use serde::Deserialize;
 
+use crate::db::StockLine;
 use crate::error::AppError;
 
 /// Most units of one product in an order.
@@ -20,11 +21,13 @@ const MAX_PRODUCTS: usize = 200;
 /// The demo shop's catalog, the default.
 const DEFAULT_CATALOG: &str = include_str!("../../../catalog.toml");
 
-/// The products on sale.
+/// The products on sale, and how many of each may be sold where the file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
     products: Vec<Product>,
+    stock: std::collections::HashMap<String, u32>,
 }
+
 
 /// A catalog file as written: `[[product]]` tables, or `{"product": [...]}`.
 #[derive(Deserialize)]
@@ -42,6 +45,9 @@ struct ProductEntry {
     description: String,
     description_ko: String,
     price: u64,
+    /// At most this many sold (see `StockLine`); no limit without it.
+    #[serde(default)]
+    stock: Option<u32>,
 }
 
 /// Why a catalog is refused, naming the line (TOML) or the product.
@@ -95,12 +101,16 @@ impl Catalog {
             return Err(CatalogError::TooMany(file.product.len()));
         }
         let mut products: Vec<Product> = Vec::with_capacity(file.product.len());
+        let mut stock = std::collections::HashMap::new();
         for (index, entry) in file.product.into_iter().enumerate() {
             let place = place_of(text, format, index, &entry.sku);
             let refuse = |problem: String| CatalogError::Product { place: place.clone(), problem };
             check_product(&entry).map_err(refuse)?;
             if products.iter().any(|product| product.sku == entry.sku) {
                 return Err(refuse(format!("the SKU {:?} is listed twice", entry.sku)));
+            }
+            if let Some(units) = entry.stock {
+                stock.insert(entry.sku.clone(), units);
             }
             products.push(Product {
                 sku: entry.sku,
@@ -111,11 +121,22 @@ impl Catalog {
                 price: entry.price,
             });
         }
-        Ok(Self { products })
+        Ok(Self { products, stock })
     }
 
     pub fn products(&self) -> &[Product] {
         &self.products
+    }
+
+    /// The lines of `items` whose product has a stock.
+    pub fn stock_lines(&self, items: &[LineItem]) -> Vec<StockLine> {
+        items
+            .iter()
+            .filter_map(|item| {
+                let stock = *self.stock.get(&item.sku)?;
+                Some(StockLine { sku: item.sku.clone(), quantity: item.quantity, stock })
+            })
+            .collect()
     }
 }
 
@@ -261,8 +282,12 @@ mod tests {
         assert!(error.starts_with("line 10, product 2 (\"CUP\"): price must be"), "{error}");
         let twice = format!("{}{}", product("MUG", 8_500), product("MUG", 9_000));
         assert!(Catalog::parse(&twice, Format::Toml).unwrap_err().to_string().contains("listed twice"));
-        let unknown = product("MUG", 8_500).replace("price", "stock = 3\nprice");
-        assert!(Catalog::parse(&unknown, Format::Toml).unwrap_err().to_string().contains("stock"));
+        let unknown = product("MUG", 8_500).replace("price", "colour = \"red\"\nprice");
+        assert!(Catalog::parse(&unknown, Format::Toml).unwrap_err().to_string().contains("colour"));
+        let limited = Catalog::parse(&product("MUG", 8_500).replace("price", "stock = 3\nprice"), Format::Toml).unwrap();
+        let items = |sku: &str| vec![LineItem { sku: sku.into(), name: "x".into(), unit_price: 1, quantity: 2 }];
+        assert_eq!(limited.stock_lines(&items("MUG")), [StockLine { sku: "MUG".into(), quantity: 2, stock: 3 }]);
+        assert_eq!(Catalog::parse(&product("MUG", 8_500), Format::Toml).unwrap().stock_lines(&items("MUG")), []);
         assert_eq!(Catalog::parse("product = []", Format::Toml).unwrap_err(), CatalogError::Empty);
         let json = r#"{"product": [{"sku": "MUG", "name": "Mug", "name_ko": "머그", "description": "A mug.",
                        "description_ko": "머그.", "price": 8500}]}"#;

@@ -96,6 +96,8 @@ pub enum AppError {
     ShopApiOff,
     #[error("send Authorization: Bearer <your shop's API key>")]
     ShopKeyRefused,
+    #[error("not enough of {sku} is left for this order; nothing was charged")]
+    OutOfStock { sku: String },
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -134,6 +136,7 @@ impl AppError {
             AppError::CheckoutExpired { .. } => ErrorCode::CheckoutExpired,
             AppError::CheckoutLinkUsed => ErrorCode::CheckoutLinkUsed,
             AppError::ShopApiOff => ErrorCode::ShopApiOff,
+            AppError::OutOfStock { .. } => ErrorCode::OutOfStock,
             AppError::OperatorNotAllowed { .. } => ErrorCode::OperatorNotAllowed,
             AppError::UnknownAdminHost { .. } => ErrorCode::UnknownAdminHost,
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
@@ -172,6 +175,7 @@ impl AppError {
             | AppError::PaymentNotPrepared
             | AppError::CheckoutExpired { .. }
             | AppError::CheckoutLinkUsed
+            | AppError::OutOfStock { .. }
             | AppError::ReconcileRunning => StatusCode::CONFLICT,
             // Not 503: that one says the shop's database is out of reach.
             AppError::ReconcileFailed(_) | AppError::PgNotReady { .. } => StatusCode::BAD_GATEWAY,

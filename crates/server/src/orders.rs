@@ -22,6 +22,14 @@ const LIST_LIMIT: u32 = 100;
 /// Prices the cart, stores the order, and says where to pay for it.
 pub async fn create(app: &App, customer: &Customer, request: &CreateOrderRequest) -> Result<CreatedOrder, AppError> {
     let cart = catalog::price(&app.config.catalog, &request.items)?;
+    let stock = app.config.catalog.stock_lines(&cart.items);
+    // Told now rather than at the payment: it is decided again, for good, when
+    // the payment is stored (units are held from then until it fails).
+    for line in &stock {
+        if app.db.units_held(&line.sku).await? + u64::from(line.quantity) > u64::from(line.stock) {
+            return Err(AppError::OutOfStock { sku: line.sku.clone() });
+        }
+    }
     let new_order = NewOrder {
         // Toss accepts 6-64 characters of [A-Za-z0-9_-]: the prefix's at most 32
         // and 32 here. Time-ordered (v7), so that orders made in the same
@@ -32,6 +40,7 @@ pub async fn create(app: &App, customer: &Customer, request: &CreateOrderRequest
         order_name: cart.order_name,
         items: cart.items,
         created_at_ms: now_ms(),
+        stock,
     };
     app.db.insert_order(&new_order).await?;
     let order = app.db.order(&new_order.order_id).await?.ok_or(AppError::OrderNotFound)?;

@@ -69,6 +69,8 @@ pub async fn create(
             order_name: request.name.korean_first().to_owned(),
             items: order_lines(&request.lines),
             created_at_ms,
+            // A shop keeps its own stock.
+            stock: Vec::new(),
         },
         shop_id: shop.id.clone(),
         reference: request.reference.clone(),

@@ -1,4 +1,4 @@
-use payonce_api::{Failure, OrderStatus, Pg};
+use payonce_api::{ErrorCode, Failure, OrderStatus, Pg};
 use sqlx::{AnyConnection, FromRow};
 
 use super::events::{Actor, Change};
@@ -40,6 +40,9 @@ pub struct NewAttempt<'a> {
     pub lease_until_ms: i64,
     /// The confirm task holding the lease (`resilience::lease::holder`).
     pub lease_owner: &'a str,
+    /// The units a PENDING attempt takes of products with a stock: if they
+    /// no longer fit, it is stored FAILED `OUT_OF_STOCK` instead.
+    pub stock: &'a [super::StockLine],
 }
 
 /// A `NewAttempt` that owns its values, to wait for its write (see `Db::write`).
@@ -55,6 +58,7 @@ struct OwnedAttempt {
     failure: Option<Failure>,
     lease_until_ms: i64,
     lease_owner: String,
+    stock: Vec<super::StockLine>,
 }
 
 impl From<&NewAttempt<'_>> for OwnedAttempt {
@@ -70,6 +74,7 @@ impl From<&NewAttempt<'_>> for OwnedAttempt {
             failure: attempt.failure.cloned(),
             lease_until_ms: attempt.lease_until_ms,
             lease_owner: attempt.lease_owner.to_owned(),
+            stock: attempt.stock.to_vec(),
         }
     }
 }
@@ -87,6 +92,7 @@ impl OwnedAttempt {
             failure: self.failure.as_ref(),
             lease_until_ms: self.lease_until_ms,
             lease_owner: &self.lease_owner,
+            stock: &self.stock,
         }
     }
 }
@@ -166,26 +172,41 @@ impl Db {
     /// Stores the attempt unless the order or the key already has one; says whether it did.
     /// The constraints decide races between two confirms, so no lock is needed.
     /// On SQLite, in one transaction with the other writes arriving meanwhile (see `group_commit`).
-    pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<bool, sqlx::Error> {
+    /// Stores the attempt (see `write_attempt`); answers the status it was
+    /// stored with, or `None` when the order or the key already had one.
+    pub async fn insert_attempt(&self, attempt: &NewAttempt<'_>) -> Result<Option<OrderStatus>, sqlx::Error> {
         let (db, owned) = (self.clone(), OwnedAttempt::from(attempt));
-        let inserted = self
+        let stored = self
             .write(Box::new(move |transaction| {
                 let (db, attempt) = (db.clone(), owned.clone());
                 Box::pin(async move { db.write_attempt(transaction, &attempt.borrowed()).await })
             }))
             .await?;
-        if inserted {
+        if stored.is_some() {
             self.changes.notify(attempt.order_id);
         }
-        Ok(inserted)
+        Ok(stored)
     }
 
-    /// Inserts the attempt and its history line in `transaction`, unless the order or the key already has one.
+    /// Inserts the attempt and its history line in `transaction`, unless the
+    /// order or the key already has one; a PENDING one whose units of a
+    /// product no longer fit its stock is stored FAILED `OUT_OF_STOCK`.
     async fn write_attempt(
         &self,
         transaction: &mut AnyConnection,
         attempt: &NewAttempt<'_>,
-    ) -> Result<bool, sqlx::Error> {
+    ) -> Result<Option<OrderStatus>, sqlx::Error> {
+        let out_of_stock = Failure {
+            code: ErrorCode::OutOfStock.as_str().to_owned(),
+            message: "Not enough of an item in your order is left, so the payment was not made. \
+                      You have not been charged."
+                .to_owned(),
+        };
+        let sold_out = attempt.status == OrderStatus::Pending
+            && !attempt.stock.is_empty()
+            && !self.stock_fits(transaction, attempt.stock).await?;
+        let (status, failure) =
+            if sold_out { (OrderStatus::Failed, Some(&out_of_stock)) } else { (attempt.status, attempt.failure) };
         let now = now_ms();
         let result = sqlx::query(
             "INSERT INTO payment_attempts (order_id, idempotency_key, pg_idempotency_key, pg, payment_key, amount, \
@@ -198,9 +219,9 @@ impl Db {
         .bind(attempt.pg.as_str())
         .bind(attempt.payment_key)
         .bind(encode_amount(attempt.amount)?)
-        .bind(attempt.status.as_str())
-        .bind(attempt.failure.map(|failure| failure.code.as_str()))
-        .bind(attempt.failure.map(|failure| failure.message.as_str()))
+        .bind(status.as_str())
+        .bind(failure.map(|failure| failure.code.as_str()))
+        .bind(failure.map(|failure| failure.message.as_str()))
         .bind(attempt.lease_until_ms)
         .bind(attempt.lease_owner)
         .bind(now)
@@ -208,18 +229,18 @@ impl Db {
         .execute(&mut *transaction)
         .await?;
         if result.rows_affected() != 1 {
-            return Ok(false);
+            return Ok(None);
         }
         let change = Change {
             order_id: attempt.order_id,
             actor: Actor::Confirm,
             from: OrderStatus::Created,
-            to: attempt.status,
-            code: attempt.failure.map(|failure| failure.code.as_str()),
+            to: status,
+            code: failure.map(|failure| failure.code.as_str()),
             detail: None,
         };
         self.record_change(transaction, change).await?;
-        Ok(true)
+        Ok(Some(status))
     }
 
     /// Closes an order that never had a confirm: a FAILED attempt with no keys.

@@ -20,6 +20,7 @@ mod reconcile;
 mod refunds;
 mod signing_keys;
 mod status;
+mod stock;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -45,6 +46,7 @@ pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, S
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
 pub use signing_keys::CUSTOMER_COOKIE_KEY;
 pub use status::{Lease, Writer};
+pub use stock::StockLine;
 
 /// How long a request waits for a connection before it is told the database is unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -13,6 +13,8 @@ pub struct NewOrder {
     pub order_name: String,
     pub items: Vec<LineItem>,
     pub created_at_ms: i64,
+    /// The units it takes of products with a stock (none for a shop's checkout).
+    pub stock: Vec<super::StockLine>,
 }
 
 /// An order joined with its payment attempt, if it has one.
@@ -123,9 +125,9 @@ pub(super) async fn insert_order_row(connection: &mut AnyConnection, order: &New
     .bind(&order.order_name)
     .bind(items)
     .bind(order.created_at_ms)
-    .execute(connection)
+    .execute(&mut *connection)
     .await?;
-    Ok(())
+    super::stock::insert_order_stock(connection, &order.order_id, &order.stock).await
 }
 
 impl Db {

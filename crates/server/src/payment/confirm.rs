@@ -154,6 +154,11 @@ impl ConfirmJob {
         // merchant account, so the browser's key (ours) would share one
         // namespace with every other confirm of the account. Stored before the call.
         let pg_idempotency_key = uuid::Uuid::new_v4().to_string();
+        // The cart's products with a stock (a shop's checkout keeps its own).
+        let stock = match app.config.shops.of_order(&self.order_id) {
+            Some(_) => Vec::new(),
+            None => app.config.catalog.stock_lines(&order.items),
+        };
         let attempt = NewAttempt {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
@@ -165,13 +170,19 @@ impl ConfirmJob {
             failure: failure.as_ref(),
             lease_until_ms,
             lease_owner: &holder,
+            stock: &stock,
         };
-        if !app.db.insert_attempt(&attempt).await? {
+        let Some(stored) = app.db.insert_attempt(&attempt).await? else {
             // A concurrent confirm (or the page closing the order) stored first:
             // answer as if we came after it.
             return answer_existing(&app, &order, &self.idempotency_key)
                 .await?
                 .ok_or_else(|| AppError::Internal("an attempt insert lost a race to nothing".to_owned()));
+        };
+        if stored != status {
+            // Its units no longer fit a product's stock: stored FAILED, and nothing is sent.
+            log_attempt_stored(&self.order_id, &self.idempotency_key, stored, None);
+            return app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound);
         }
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match place {
