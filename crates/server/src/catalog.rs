@@ -28,7 +28,6 @@ pub struct Catalog {
     stock: std::collections::HashMap<String, u32>,
 }
 
-
 /// A catalog file as written: `[[product]]` tables, or `{"product": [...]}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -284,7 +283,8 @@ mod tests {
         assert!(Catalog::parse(&twice, Format::Toml).unwrap_err().to_string().contains("listed twice"));
         let unknown = product("MUG", 8_500).replace("price", "colour = \"red\"\nprice");
         assert!(Catalog::parse(&unknown, Format::Toml).unwrap_err().to_string().contains("colour"));
-        let limited = Catalog::parse(&product("MUG", 8_500).replace("price", "stock = 3\nprice"), Format::Toml).unwrap();
+        let limited =
+            Catalog::parse(&product("MUG", 8_500).replace("price", "stock = 3\nprice"), Format::Toml).unwrap();
         let items = |sku: &str| vec![LineItem { sku: sku.into(), name: "x".into(), unit_price: 1, quantity: 2 }];
         assert_eq!(limited.stock_lines(&items("MUG")), [StockLine { sku: "MUG".into(), quantity: 2, stock: 3 }]);
         assert_eq!(Catalog::parse(&product("MUG", 8_500), Format::Toml).unwrap().stock_lines(&items("MUG")), []);

@@ -83,7 +83,11 @@ async fn a_failed_payment_gives_its_units_back() {
     let (declined_customer, declined) = order(&server, 1).await.unwrap();
     pg.configure(json!({"faults": {"decline": 1.0}})).await;
     let (_, failed) = pay(&server, &declined_customer, &declined).await;
-    assert_eq!((failed["status"].as_str(), failed["failure"]["code"].as_str()), (Some("FAILED"), Some("REJECT_CARD_PAYMENT")), "{failed}");
+    assert_eq!(
+        (failed["status"].as_str(), failed["failure"]["code"].as_str()),
+        (Some("FAILED"), Some("REJECT_CARD_PAYMENT")),
+        "{failed}"
+    );
     pg.configure(json!({"faults": {"decline": 0.0}})).await;
     let (customer, created) = order(&server, 1).await.expect("the declined payment held nothing");
     let (_, paid) = pay(&server, &customer, &created).await;
@@ -97,7 +101,8 @@ async fn customers_paying_for_the_last_unit_at_once_are_charged_once_in_all() {
     for _ in 0..6 {
         orders.push(order(&server, 1).await.unwrap());
     }
-    let answers = futures::future::join_all(orders.iter().map(|(customer, created)| pay(&server, customer, created))).await;
+    let answers =
+        futures::future::join_all(orders.iter().map(|(customer, created)| pay(&server, customer, created))).await;
     let statuses: Vec<&str> = answers.iter().map(|(_, body)| body["status"].as_str().unwrap_or("?")).collect();
     assert_eq!(statuses.iter().filter(|status| **status == "PAID").count(), 1, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|status| **status == "FAILED").count(), 5, "{statuses:?}");

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use payonce_api::{ErrorCode, Failure};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
@@ -17,6 +18,14 @@ use crate::db::{Actor, CheckoutRow, now_ms};
 const EVERY: Duration = Duration::from_secs(1);
 /// Most checkouts one look closes.
 const MOST_PER_LOOK: u32 = 200;
+
+/// The failure an expired checkout's order is closed with.
+pub fn expired_failure() -> Failure {
+    Failure {
+        code: ErrorCode::CheckoutExpired.as_str().to_owned(),
+        message: "The checkout's time ran out before it was paid. You have not been charged.".to_owned(),
+    }
+}
 
 /// Closes the checkout's order if its time ran out with no payment stored.
 pub async fn close_if_due(app: &App, row: &CheckoutRow) -> Result<(), sqlx::Error> {
@@ -31,7 +40,7 @@ async fn close(app: &App, order_id: &str) -> Result<(), sqlx::Error> {
     if order.status != payonce_api::OrderStatus::Created {
         return Ok(());
     }
-    if app.db.close_unconfirmed(order_id, order.amount, &super::expired_failure(), Actor::Expiry).await? {
+    if app.db.close_unconfirmed(order_id, order.amount, &expired_failure(), Actor::Expiry).await? {
         tracing::info!(order_id, "checkout expired unpaid; closed");
         crate::metrics::checkout_expired();
     }

@@ -14,7 +14,7 @@ pub mod validate;
 use payonce_api::checkout::order_lines;
 use payonce_api::{
     BackToShop, Checkout, CheckoutList, CheckoutPayment, CheckoutStatus, CreateCheckoutRequest, CustomerCheckout,
-    ErrorCode, Failure, OrderStatus, Pg, ShopRefundRequest, StatusChange,
+    ErrorCode, OrderStatus, Pg, ShopRefundRequest, StatusChange,
 };
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -332,14 +332,6 @@ pub async fn may_pay(app: &App, order_id: &str, pg: Pg) -> Result<(), AppError> 
         }));
     }
     Ok(())
-}
-
-/// The failure an expired checkout's order is closed with.
-pub fn expired_failure() -> Failure {
-    Failure {
-        code: ErrorCode::CheckoutExpired.as_str().to_owned(),
-        message: "The checkout's time ran out before it was paid. You have not been charged.".to_owned(),
-    }
 }
 
 #[cfg(test)]

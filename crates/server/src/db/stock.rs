@@ -32,7 +32,11 @@ impl Db {
     /// transaction that will store the payment. On PostgreSQL each product's
     /// lock row is held until that transaction ends (in one order, so two
     /// payments never wait on each other); SQLite has one writer anyway.
-    pub(super) async fn stock_fits(&self, transaction: &mut AnyConnection, lines: &[StockLine]) -> Result<bool, sqlx::Error> {
+    pub(super) async fn stock_fits(
+        &self,
+        transaction: &mut AnyConnection,
+        lines: &[StockLine],
+    ) -> Result<bool, sqlx::Error> {
         let mut lines: Vec<&StockLine> = lines.iter().collect();
         lines.sort_by(|a, b| a.sku.cmp(&b.sku));
         for line in lines {
