@@ -134,6 +134,9 @@ test('a checkout link opened in a second browser is refused there, and still pay
   expect(new URL(page.url()).pathname).toBe(checkoutPath);
   const confirm = await payByCard(page, 'approve');
   await confirm.expectState('paid');
+  // The token went in claims' bodies only: no line any server printed holds it.
+  const token = link.split('#')[1];
+  expect(stack.logs.server.filter((line) => line.includes(token))).toEqual([]);
 });
 
 test('a checkout left unpaid past its time expires: the page says so and nothing can be paid', async ({
