@@ -296,11 +296,24 @@ fn next_operator_address() -> reqwest::Client {
 
 /// Sends `request` to `base` of `shop` and reports its status, body, and whether the database changed.
 fn send(shop: &Shop, base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
+    let client = if base == shop.server.admin_url { next_operator_address() } else { shop.server.http.clone() };
+    let cookie =
+        request.cookie.as_ref().map_or(shop.owner_cookie.clone(), |forged| forged.made_from(&shop.owner_cookie));
+    send_from(shop, base, &client, request, Some(cookie))
+}
+
+/// Sends `request` from `client`, with `cookie` if given; see `send`.
+fn send_from(
+    shop: &Shop,
+    base: &str,
+    client: &reqwest::Client,
+    request: &Hostile,
+    cookie: Option<String>,
+) -> (StatusCode, Vec<u8>, bool) {
     shop.runtime.block_on(async {
         let db = shop.server.db().await;
         let before = db.digest().await.unwrap();
         let url = format!("{base}{}", request.path.replace("{order}", &shop.order_id));
-        let client = if base == shop.server.admin_url { next_operator_address() } else { shop.server.http.clone() };
         let mut builder = client.request(request.method.clone(), url).body(request.body.clone());
         if let Some(content_type) = &request.content_type {
             builder = builder.header("Content-Type", content_type);
@@ -311,9 +324,9 @@ fn send(shop: &Shop, base: &str, request: &Hostile) -> (StatusCode, Vec<u8>, boo
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        let cookie =
-            request.cookie.as_ref().map_or(shop.owner_cookie.clone(), |forged| forged.made_from(&shop.owner_cookie));
-        builder = builder.header("Cookie", cookie);
+        if let Some(cookie) = cookie {
+            builder = builder.header("Cookie", cookie);
+        }
         let response = builder.send().await.unwrap();
         let status = response.status();
         let body = response.bytes().await.unwrap().to_vec();
@@ -565,25 +578,7 @@ fn hostile_to_the_shop_api() -> impl Strategy<Value = Hostile> {
 /// Sends `request` to the shop API from an address of its own (wrong keys are
 /// throttled per address), and reports its status, body and whether the database changed.
 fn send_to_the_shop_api(shop: &Shop, request: &Hostile) -> (StatusCode, Vec<u8>, bool) {
-    shop.runtime.block_on(async {
-        let db = shop.server.db().await;
-        let before = db.digest().await.unwrap();
-        let url = format!("{}{}", shop.server.url, request.path.replace("{order}", &shop.order_id));
-        let mut builder = next_operator_address().request(request.method.clone(), url).body(request.body.clone());
-        if let Some(content_type) = &request.content_type {
-            builder = builder.header("Content-Type", content_type);
-        }
-        if let Some(key) = &request.idempotency_key {
-            builder = builder.header("Idempotency-Key", key);
-        }
-        for (name, value) in &request.headers {
-            builder = builder.header(name, value);
-        }
-        let response = builder.send().await.unwrap();
-        let status = response.status();
-        let body = response.bytes().await.unwrap().to_vec();
-        (status, body, before != db.digest().await.unwrap())
-    })
+    send_from(shop, &shop.server.url, &next_operator_address(), request, None)
 }
 
 proptest! {

@@ -71,12 +71,7 @@ pub async fn require_operator(
         crate::metrics::operator_sign_in_failed("throttled");
         return Err(too_many(wait));
     }
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
+    let given = bearer(&request);
     let Some(operator) = state.operators.signed_in(given) else {
         let token_sent = !given.is_empty();
         tracing::warn!(%peer, token_sent, path = request.uri().path(), "operators' API: a wrong or missing token");
@@ -119,6 +114,16 @@ fn peer(request: &Request) -> IpAddr {
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(address)| address.ip())
+}
+
+/// The token of `Authorization: Bearer <token>`, or nothing.
+pub(super) fn bearer(request: &Request) -> &str {
+    request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or_default()
 }
 
 /// 429 `RATE_LIMITED` with `Retry-After` in whole seconds, at least one.

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Extension, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use payonce_api::{
@@ -48,12 +48,7 @@ pub async fn require_shop(State(state): State<AppState>, mut request: Request, n
         crate::metrics::shop_key_refused("throttled");
         return super::operator_sign_in::too_many(wait);
     }
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
+    let given = super::operator_sign_in::bearer(&request);
     let Some(shop) = state.config.shops.signed_in(given) else {
         tracing::warn!(%client, key_sent = !given.is_empty(), "shop API: a wrong or missing key");
         // Only a request that carries a key counts: a page that makes a
