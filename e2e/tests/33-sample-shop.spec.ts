@@ -164,3 +164,19 @@ test('the shop refunds a paid order through the API, and its page and the PG agr
   await expect(shopStatus(page)).toHaveAttribute('data-status', 'CANCELED');
   expect((await stack.pgPaymentFor(confirm.orderId))?.status).toBe('CANCELED');
 });
+
+test('closing the card window: nothing charged, and the way back to the shop instead of the cart', async ({
+  page,
+  stack,
+}) => {
+  const shop = shopOf(stack);
+  const checkoutId = await buyAtTheShop(page, shop);
+  await page.getByTestId('pay').click();
+  await (await PgWindow.opened(page)).close();
+  await expect(page.getByTestId('charge-status')).toHaveText('Nothing was charged.');
+  await expect(page.getByText('You closed the payment window before paying.')).toBeVisible();
+  await expect(page.getByText('Your cart is as you left it')).toHaveCount(0);
+  await backToTheShop(page, shop);
+  await expect(shopStatus(page)).toHaveAttribute('data-status', /^(CREATED|FAILED)$/);
+  expect((await stack.pgStats()).charges_by_order[checkoutId] ?? 0).toBe(0);
+});

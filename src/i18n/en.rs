@@ -81,6 +81,7 @@ pub const EN: Texts = Texts {
     fail_cancelled_title: "You cancelled the payment",
     fail_not_through_title: "The payment did not go through",
     fail_cancelled: "You closed the payment window before paying. Your cart is as you left it.",
+    fail_cancelled_checkout: "You closed the payment window before paying.",
     fail_aborted: "The payment was stopped before it finished.",
     fail_rejected: "Your card company declined the payment. Try another card, or ask your card company why.",
     fail_expiration: "The card's expiry date was wrong, or the card has expired.",

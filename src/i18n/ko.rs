@@ -81,6 +81,7 @@ pub const KO: Texts = Texts {
     fail_cancelled_title: "결제를 취소했습니다",
     fail_not_through_title: "결제가 완료되지 않았습니다",
     fail_cancelled: "결제 전에 결제창을 닫았습니다. 장바구니는 그대로입니다.",
+    fail_cancelled_checkout: "결제 전에 결제창을 닫았습니다.",
     fail_aborted: "결제가 끝나기 전에 중단되었습니다.",
     fail_rejected: "카드사가 결제를 거절했습니다. 다른 카드를 쓰거나 카드사에 사유를 문의하세요.",
     fail_expiration: "카드 유효기간이 틀렸거나 카드가 만료되었습니다.",

@@ -315,6 +315,8 @@ pub struct Texts {
     pub fail_cancelled_title: &'static str,
     pub fail_not_through_title: &'static str,
     pub fail_cancelled: &'static str,
+    /// The same, for a shop's checkout: no cart is kept.
+    pub fail_cancelled_checkout: &'static str,
     pub fail_aborted: &'static str,
     pub fail_rejected: &'static str,
     pub fail_expiration: &'static str,

@@ -47,9 +47,10 @@ impl Reason {
         }
     }
 
-    /// Its title and text.
-    fn words(self, t: &'static Texts) -> (&'static str, &'static str) {
+    /// Its title and text; a shop's checkout has no cart to speak of.
+    fn words(self, t: &'static Texts, checkout: bool) -> (&'static str, &'static str) {
         match self {
+            Reason::Cancelled if checkout => (t.fail_cancelled_title, t.fail_cancelled_checkout),
             Reason::Cancelled => (t.fail_cancelled_title, t.fail_cancelled),
             Reason::Aborted => (t.fail_not_through_title, t.fail_aborted),
             Reason::Rejected => (t.fail_not_through_title, t.fail_rejected),
@@ -78,7 +79,7 @@ pub fn PayFailPage() -> impl IntoView {
     let answered = move || closed.and_then(|closed| closed.get()).and_then(Result::ok);
     let back = move || answered().and_then(|order| order.back);
     let retry = move || retry_from(answered().as_ref());
-    let said = move || reason.words(locale.texts());
+    let said = move || reason.words(locale.texts(), back().is_some());
     name_the_tab(move || said().0.to_owned());
     view! {
         <section class="card" aria-labelledby="fail-title" data-testid="pay-fail">
