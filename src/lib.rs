@@ -64,7 +64,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/pay/fail") view=pages::pay_fail::PayFailPage/>
                     <Route path=path!("/orders") view=pages::orders::OrdersPage/>
                     <Route path=path!("/orders/:id") view=pages::order::OrderPage/>
-                    <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutPage/>
+                    <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutRoute/>
                 </FlatRoutes>
             </main>
             <ToastRegion/>
@@ -82,6 +82,24 @@ pub fn CartApp() -> impl IntoView {
         <SiteHeader pathname=Signal::stored("/".to_owned())/>
         <main id="main" class="page" tabindex="-1">
             <pages::cart::CartPage/>
+        </main>
+    }
+}
+
+/// A shop's checkout on its own, the page a shop sends its customer to
+/// (`/checkout/{id}`). As `CartApp`, it has no router: it reads the checkout's
+/// id from the address, and its links are full page loads into `App`.
+#[component]
+pub fn CheckoutApp() -> impl IntoView {
+    i18n::Locale::provide();
+    let path = window().location().pathname().unwrap_or_default();
+    let checkout_id = js_sys::decode_uri_component(pages::checkout::checkout_id_in(&path))
+        .map(String::from)
+        .unwrap_or_default();
+    view! {
+        <SiteHeader pathname=Signal::stored(path)/>
+        <main id="main" class="page" tabindex="-1">
+            <pages::checkout::CheckoutPage checkout_id=checkout_id/>
         </main>
     }
 }

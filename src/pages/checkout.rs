@@ -160,11 +160,25 @@ fn forget_token(checkout_id: &str) {
     }
 }
 
-/// `/checkout/:id`: claims the checkout with the link's token, and shows it.
+/// `/checkout/:id` as a route of the whole app (under `trunk serve`, or where
+/// the server has no checkout bundle to send).
 #[component]
-pub fn CheckoutPage() -> impl IntoView {
-    let locale = use_locale();
+pub fn CheckoutRoute() -> impl IntoView {
     let checkout_id = use_params_map().read_untracked().get("id").unwrap_or_default();
+    view! { <CheckoutPage checkout_id=checkout_id/> }
+}
+
+/// The checkout's id in a page address's path (`/checkout/{id}`, as the
+/// browser has it: percent-encoded), for a page without a router.
+pub fn checkout_id_in(path: &str) -> &str {
+    let id = path.strip_prefix("/checkout/").unwrap_or_default();
+    id.split('/').next().unwrap_or_default()
+}
+
+/// Claims the checkout `checkout_id` with the link's token, and shows it.
+#[component]
+pub fn CheckoutPage(checkout_id: String) -> impl IntoView {
+    let locale = use_locale();
     let token = take_token(&checkout_id);
     // The claim's answer; then the checkout as a later look found it, once it has moved on.
     let shown = RwSignal::new(None::<Claimed>);
@@ -520,6 +534,14 @@ mod tests {
         assert_eq!(Claimed::of(Err(offline.clone())), Claimed::Problem(offline));
         assert!(Claimed::LinkUsed.is_definitive() && Claimed::NotFound.is_definitive());
         assert!(!Claimed::Problem(ApiError::Network(String::new())).is_definitive());
+    }
+
+    #[test]
+    fn the_checkouts_id_is_the_paths_segment_after_checkout() {
+        assert_eq!(checkout_id_in("/checkout/ord_books_0193f1c2"), "ord_books_0193f1c2");
+        assert_eq!(checkout_id_in("/checkout/ord_books_0193f1c2/"), "ord_books_0193f1c2");
+        assert_eq!(checkout_id_in("/checkout/"), "");
+        assert_eq!(checkout_id_in("/orders/ord_1"), "");
     }
 
     #[test]
