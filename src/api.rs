@@ -177,18 +177,18 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, A
 /// (the server's cookie says so). Another browser's checkout is a 409
 /// `CHECKOUT_LINK_USED`; an unknown one, or a wrong token, a 404.
 pub async fn claim_checkout(checkout_id: &str, token: &str) -> Result<CustomerCheckout, ApiError> {
-    let body = crate::json::stringify(&ClaimRequest { token: token.to_owned() })
+    let body = js_fields::stringify(&ClaimRequest { token: token.to_owned() })
         .ok_or_else(|| ApiError::Decode("the token cannot be written".into()))?;
     let request = Request::post(&format!("/api/checkouts/{}/claim", segment(checkout_id)))
         .header("Content-Type", "application/json")
         .body(body)
         .map_err(|error| ApiError::Decode(error.to_string()))?;
-    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await.map(Serde::into_inner)
+    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
 }
 
 /// This browser's checkout as it stands now (a 404 for any other).
 pub async fn checkout(checkout_id: &str) -> Result<CustomerCheckout, ApiError> {
-    get(&format!("/api/checkouts/{}", segment(checkout_id))).await.map(Serde::into_inner)
+    get(&format!("/api/checkouts/{}", segment(checkout_id))).await
 }
 
 /// Asks for the customer's own order to be cancelled and refunded. The same

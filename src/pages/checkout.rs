@@ -303,7 +303,6 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
     let shop = back.shop.clone();
     let heading = move || checkout_name(&name, &order_name, locale.get());
     let heading_lang = heading.clone();
-    let t = move || locale.texts();
     let said = move |text: fn(Lang) -> &'static str| move || text(locale.get());
     let amount_said = move |amount: u64| move || won(amount, locale.get());
 
@@ -354,7 +353,7 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
                 <div class="actions"><BackToShopLink back=back.clone() primary=true/></div>
             }.into_any(),
             Standing::InProgress => view! {
-                <p>{move || explanation(status, t())}</p>
+                <p>{move || explanation(status, locale.get())}</p>
                 <div class="actions">
                     <a href=order_page.clone() class="button primary" data-testid="see-order">
                         {said(|lang| tr!(lang, see_your_order))}
@@ -362,13 +361,13 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
                 </div>
             }.into_any(),
             Standing::Over => view! {
-                <p>{move || explanation(status, t())}</p>
+                <p>{move || explanation(status, locale.get())}</p>
                 {failure.clone().map(|Failure { code, .. }| view! {
                     <p data-testid="failure-message">{
                         let code = code.clone();
-                        move || t().reasons.for_code(&code)
+                        move || tr!(locale.get(), reasons).for_code(&code)
                     }</p>
-                    <p class="muted small">{move || t().reason_code} " " <code>{code}</code></p>
+                    <p class="muted small">{said(|lang| tr!(lang, reason_code))} " " <code>{code}</code></p>
                 })}
                 <div class="actions">
                     <BackToShopLink back=back.clone() primary=true/>
