@@ -5,7 +5,8 @@
 //! - `flow`: the confirm page's payment flow, a pure state machine: the `payonce-flow`
 //!   crate, which the chaos campaign and the experiments drive too.
 //! - `cart`: the cart's quantities and total, pure.
-//! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
+//! - `api`: every HTTP call to the order server, with the shared `payonce_api` types;
+//!   `fetch`: the browser's `fetch`, which they go through.
 //! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
 //! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
@@ -22,6 +23,7 @@ pub mod api;
 pub mod cart;
 pub mod clock;
 pub mod components;
+pub mod fetch;
 pub mod focus;
 pub mod format;
 pub mod i18n;
