@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::cart::CartPage/>
                     <Route path=path!("/pay/success") view=pages::confirm::ConfirmPage/>
                     <Route path=path!("/pay/fail") view=pages::pay_fail::PayFailPage/>
+                    <Route path=path!("/pay/kakaopay") view=pages::kakaopay::KakaoPayStepPage/>
                     <Route path=path!("/orders") view=pages::orders::OrdersPage/>
                     <Route path=path!("/orders/:id") view=pages::order::OrderPage/>
                     <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutRoute/>

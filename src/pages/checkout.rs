@@ -24,7 +24,9 @@ use crate::flow::Millis;
 use crate::focus::focus_heading_on_change;
 use crate::i18n::{Lang, fill, name_in, use_locale, won};
 use crate::page_title::name_the_tab;
+use crate::pages::kakaopay;
 use crate::pages::order::explanation;
+use crate::payment_sdk;
 use crate::pay_window::{self, Leaving, PayProblem, PgChoice};
 use crate::tr;
 
@@ -447,7 +449,11 @@ fn CheckoutPay(
                 }
                 let leaving = match pg.get_untracked() {
                     Pg::Toss => pay_by_card(&order).await,
-                    Pg::KakaoPay => pay_window::open_kakaopay_window(&order.order_id, || {}).await,
+                    // Prepared on the whole app's `/pay/kakaopay`: this page's first load carries none of it.
+                    Pg::KakaoPay => pay_window::leave_for(
+                        &kakaopay::step_url(&order.order_id, true),
+                        payment_sdk::SDK_UNAVAILABLE.to_owned(),
+                    ),
                 };
                 // The button stays busy while the browser leaves.
                 let Err(problem) = leaving else { return };
