@@ -15,7 +15,8 @@ cargo build --quiet -p payonce-server -p fake-pg -p payonce-shop
 trunk_build() {
   local log="$REPO_ROOT/target/trunk-build-$1.log"
   shift
-  trunk build --release --offline "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "trunk build failed (log above)"; }
+  # --minify: the CSS and the HTML (600 bytes less of a first load, gzip).
+  trunk build --release --offline --minify "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "trunk build failed (log above)"; }
 }
 say "building the page (trunk, release)"
 trunk_build app
@@ -27,5 +28,6 @@ for page in cart checkout; do
     trunk_build "$page" --dist "target/trunk-$page" --html-output "$page.html" "$page.html"
   cp "target/trunk-$page"/* dist/
 done
+node scripts/minify-glue.mjs dist
 node scripts/prefetch-app.mjs dist cart.html checkout.html
 node scripts/precompress.mjs dist

@@ -10,7 +10,11 @@ import path from 'node:path';
 
 const [dir, ...pages] = process.argv.slice(2);
 const index = readFileSync(path.join(dir, 'index.html'), 'utf8');
-const assets = [...index.matchAll(/<link rel="(?:modulepreload|preload)" href="([^"]+)"/g)].map((match) => match[1]);
+// Its <link>s, as Trunk writes them minified (attributes in any order, values unquoted).
+const assets = [...index.matchAll(/<link\b[^>]*>/g)]
+  .map(([link]) => link)
+  .filter((link) => /\brel="?(?:modulepreload|preload)\b/.test(link))
+  .map((link) => link.match(/\bhref="?([^"\s>]+)/)[1]);
 if (assets.length !== 2) {
   throw new Error(`expected the whole app's JS and wasm preloaded by index.html, found: ${assets.join(', ') || 'none'}`);
 }
