@@ -2,6 +2,11 @@
 //! uses: a method, headers, a JSON body and an abort signal. gloo-net's
 //! wrapper did the same and brought along, into every bundle, serde_json's
 //! error messages, the `http` crate's methods and `wasm-streams`.
+//!
+//! A page's first data is asked for by its HTML while the wasm downloads
+//! (`cart.html`, `checkout.html`): `window.payonceEarly` maps each URL asked to
+//! the promise of its response, and the page's first GET of that URL takes it
+//! (once) instead of asking again, so it costs no round trip after the wasm starts.
 
 use std::future::Future;
 
@@ -14,11 +19,13 @@ pub struct Call {
     url: String,
     init: RequestInit,
     headers: Option<Headers>,
+    /// A plain GET, which an early answer can stand for.
+    plain_get: bool,
 }
 
 impl Call {
     pub fn get(url: &str) -> Self {
-        Self::new("GET", url)
+        Self { plain_get: true, ..Self::new("GET", url) }
     }
 
     pub fn post(url: &str) -> Self {
@@ -28,10 +35,11 @@ impl Call {
     fn new(method: &str, url: &str) -> Self {
         let init = RequestInit::new();
         init.set_method(method);
-        Self { url: url.to_owned(), init, headers: Headers::new().ok() }
+        Self { url: url.to_owned(), init, headers: Headers::new().ok(), plain_get: false }
     }
 
-    pub fn header(self, name: &str, value: &str) -> Self {
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.plain_get = false;
         if let Some(headers) = &self.headers {
             // A header the browser refuses (a forbidden name) is left out, as fetch would.
             let _ = headers.set(name, value);
@@ -46,7 +54,8 @@ impl Call {
     }
 
     /// Aborting `signal` cuts the request off, as no response.
-    pub fn signal(self, signal: &AbortSignal) -> Self {
+    pub fn signal(mut self, signal: &AbortSignal) -> Self {
+        self.plain_get = false;
         self.init.set_signal(Some(signal));
         self
     }
@@ -58,13 +67,26 @@ impl Call {
             self.init.set_headers(headers);
         }
         let fetch = web_sys::window()
-            .map(|window| JsFuture::from(window.fetch_with_str_and_init(&self.url, &self.init)))
+            .map(|window| {
+                let early = if self.plain_get { early(&window, &self.url) } else { None };
+                JsFuture::from(early.unwrap_or_else(|| window.fetch_with_str_and_init(&self.url, &self.init)))
+            })
             .ok_or_else(|| "no window to fetch from".to_owned());
         async move {
             let response = fetch?.await.map_err(|error| why(&error))?;
             response.dyn_into::<Response>().map_err(|_| "fetch gave no response".to_owned())
         }
     }
+}
+
+/// The response the page's HTML asked for `url` before the wasm started, taken
+/// out so that a second GET of it (a reload) asks the server again.
+fn early(window: &web_sys::Window, url: &str) -> Option<js_sys::Promise> {
+    let asked = js_sys::Reflect::get(window, &JsValue::from_str("payonceEarly")).ok()?.dyn_into::<js_sys::Object>().ok()?;
+    let url = JsValue::from_str(url);
+    let answer = js_sys::Reflect::get(&asked, &url).ok()?.dyn_into::<js_sys::Promise>().ok()?;
+    js_sys::Reflect::delete_property(&asked, &url).ok()?;
+    Some(answer)
 }
 
 /// The text of a response's body.
