@@ -46,14 +46,16 @@ async fn cache_control(request: Request, next: Next) -> Response {
     response
 }
 
-/// Trunk's output names look like `payonce-page-5f3a9c0e1b2d4f67_bg.wasm`.
+/// Trunk's output names look like `payonce-page-5f3a9c0e1b2d4f67_bg.wasm`: a
+/// 64-bit hash in hex, without its leading zeros (`payonce-page-ad6338ae139fece.js`).
 fn is_hashed_asset(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or_default();
     let Some((stem, _extension)) = name.rsplit_once('.') else {
         return false;
     };
     let stem = stem.strip_suffix("_bg").unwrap_or(stem);
-    stem.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|byte| byte.is_ascii_hexdigit()))
+    stem.rsplit_once('-')
+        .is_some_and(|(_, hash)| (8..=16).contains(&hash.len()) && hash.bytes().all(|byte| byte.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -99,6 +101,7 @@ mod tests {
         assert!(is_hashed_asset("/payonce-page-5f3a9c0e1b2d4f67_bg.wasm"));
         assert!(is_hashed_asset("/payonce-page-5f3a9c0e1b2d4f67.js"));
         assert!(is_hashed_asset("/style-0123456789abcdef.css"));
+        assert!(is_hashed_asset("/payonce-page-ad6338ae139fece.js"), "a hash with a leading zero");
         assert!(!is_hashed_asset("/index.html"));
         assert!(!is_hashed_asset("/"));
         assert!(!is_hashed_asset("/orders/ord_3f0b1c9e6a0e4a8e"));
