@@ -7,6 +7,7 @@
 // browser only.
 // Usage: node bench/phone-load.mjs <payonce url> <shop key> [runs]
 import { chromium } from '@playwright/test';
+import { get } from 'node:http';
 
 const [payonceUrl, shopKey, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg ?? 9);
@@ -86,7 +87,7 @@ async function coldLoad(url) {
     const navigation = performance.getEntriesByType('navigation')[0];
     const requests = [navigation, ...performance.getEntriesByType('resource')]
       .filter((entry) => entry.startTime < payAt)
-      .map((entry) => ({ path: new URL(entry.name).pathname, start: entry.startTime, end: entry.responseEnd }));
+      .map((entry) => ({ url: entry.name, path: new URL(entry.name).pathname, start: entry.startTime, end: entry.responseEnd }));
     return { payAt, startedAt: window.__startedAt, requests };
   });
   load.transferred = [...encoded.values()].reduce((sum, bytes) => sum + bytes, 0);
@@ -99,6 +100,28 @@ function kindOf(path) {
   if (path.startsWith('/api/')) return `${path.replace(/\/(ord|po)_[\w-]+/, '/{id}')}`;
   const extension = path.split('.').pop();
   return { wasm: 'wasm', js: 'JS', css: 'CSS', svg: 'icon' }[extension] ?? 'HTML';
+}
+
+/** The bytes the server sends for `url` to a browser that accepts only gzip (the build's `.gz`). */
+const gzipBytes = (url) =>
+  new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': 'gzip' } }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk) => (bytes += chunk.length));
+      response.on('end', () => resolve(bytes));
+    }).on('error', reject);
+  });
+
+/** The page's own files of a load (HTML, JS, wasm, CSS), as sent gzipped: what its budget counts. */
+async function firstLoadGzip(load) {
+  const sizes = {};
+  for (const { url, path } of load.requests) {
+    const kind = kindOf(path);
+    if (['HTML', 'JS', 'wasm', 'CSS'].includes(kind)) sizes[kind] = (sizes[kind] ?? 0) + (await gzipBytes(url));
+  }
+  const total = Object.values(sizes).reduce((sum, bytes) => sum + bytes, 0);
+  const each = Object.entries(sizes).map(([kind, bytes]) => `${kind} ${(bytes / 1024).toFixed(1)}`).join(', ');
+  return `${(total / 1024).toFixed(1)} KB gzip as sent (${each})`;
 }
 
 const quantile = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
@@ -122,6 +145,7 @@ async function bench(label, nextUrl) {
   }
   const requests = quantile(loads.map((load) => load.requests.length), 0.5);
   const transferred = quantile(loads.map((load) => load.transferred), 0.5);
+  console.log(`  first load: ${await firstLoadGzip(loads[0])}`);
   console.log(`  ${requests} requests before Pay, ${(transferred / 1024).toFixed(1)} KB transferred (median):`);
   for (const [kind, { starts, ends }] of [...byKind].sort((a, b) => quantile(a[1].starts, 0.5) - quantile(b[1].starts, 0.5))) {
     console.log(`    ${kind.padEnd(34)} ${ms(quantile(starts, 0.5)).padStart(8)} -> ${ms(quantile(ends, 0.5)).padStart(8)}`);
