@@ -139,9 +139,7 @@ pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration)
 /// Asks the server to close an order that never got a confirm, as FAILED. The
 /// answer is the order as stored: closed, or in whatever state its payment is.
 pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Call::post(&format!("/api/orders/{}/abandon", segment(order_id))), within)
-        .await
-        .map(Serde::into_inner)
+    send_within(Call::post(&format!("/api/orders/{}/abandon", segment(order_id))), within).await.map(Serde::into_inner)
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {
@@ -187,7 +185,8 @@ pub async fn checkout(checkout_id: &str) -> Result<CustomerCheckout, ApiError> {
 /// The answer is the order as stored: `CANCELED`, or `CANCEL_REQUESTED` while
 /// the refund is on its way.
 pub async fn cancel_order(order_id: &str, request_key: &str) -> Result<Order, ApiError> {
-    let call = Call::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
+    let call =
+        Call::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
     json(send(call).await?).await.map(Serde::into_inner)
 }
 

@@ -82,7 +82,8 @@ impl Call {
 /// The response the page's HTML asked for `url` before the wasm started, taken
 /// out so that a second GET of it (a reload) asks the server again.
 fn early(window: &web_sys::Window, url: &str) -> Option<js_sys::Promise> {
-    let asked = js_sys::Reflect::get(window, &JsValue::from_str("payonceEarly")).ok()?.dyn_into::<js_sys::Object>().ok()?;
+    let asked =
+        js_sys::Reflect::get(window, &JsValue::from_str("payonceEarly")).ok()?.dyn_into::<js_sys::Object>().ok()?;
     let url = JsValue::from_str(url);
     let answer = js_sys::Reflect::get(&asked, &url).ok()?.dyn_into::<js_sys::Promise>().ok()?;
     js_sys::Reflect::delete_property(&asked, &url).ok()?;

@@ -96,9 +96,8 @@ pub fn CartApp() -> impl IntoView {
 pub fn CheckoutApp() -> impl IntoView {
     i18n::Locale::provide();
     let path = window().location().pathname().unwrap_or_default();
-    let checkout_id = js_sys::decode_uri_component(pages::checkout::checkout_id_in(&path))
-        .map(String::from)
-        .unwrap_or_default();
+    let checkout_id =
+        js_sys::decode_uri_component(pages::checkout::checkout_id_in(&path)).map(String::from).unwrap_or_default();
     view! {
         <SiteHeader pathname=Signal::stored(path)/>
         <main id="main" class="page" tabindex="-1">

@@ -27,8 +27,8 @@ use crate::focus::focus_heading_on_change;
 use crate::i18n::{Lang, fill, name_in, use_locale, won};
 use crate::page_title::name_the_tab;
 use crate::pages::kakaopay;
-use crate::payment_sdk;
 use crate::pay_window::{self, Leaving, PayProblem, PgChoice};
+use crate::payment_sdk;
 use crate::tr;
 
 /// Where a token waits in this tab's `sessionStorage` until the server has answered its claim.

@@ -25,7 +25,11 @@ pub fn step_url(order_id: &str, from_checkout: bool) -> String {
 
 /// Where "Choose another way to pay" leads: the checkout's own page, or the cart.
 fn way_back(order_id: &str, from_checkout: bool) -> String {
-    if from_checkout && payonce_api::is_order_id_text(order_id) { format!("/checkout/{order_id}") } else { "/".to_owned() }
+    if from_checkout && payonce_api::is_order_id_text(order_id) {
+        format!("/checkout/{order_id}")
+    } else {
+        "/".to_owned()
+    }
 }
 
 #[component]
@@ -49,7 +53,8 @@ pub fn KakaoPayStepPage() -> impl IntoView {
     open();
     name_the_tab(move || {
         let lang = locale.get();
-        if problem.with(Option::is_some) { tr!(lang, kakaopay_not_opened) } else { tr!(lang, opening_window) }.to_owned()
+        if problem.with(Option::is_some) { tr!(lang, kakaopay_not_opened) } else { tr!(lang, opening_window) }
+            .to_owned()
     });
     let said = move |text: fn(crate::i18n::Lang) -> &'static str| move || text(locale.get());
 

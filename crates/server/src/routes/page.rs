@@ -81,7 +81,8 @@ mod tests {
         let router = pages(dir.path());
         assert_eq!(page_at(&router, "/").await, "cart.html");
         assert_eq!(page_at(&router, "/checkout/ord_books_0193f1c2").await, "checkout.html");
-        for path in ["/orders", "/orders/ord_1", "/pay/success?orderId=ord_1", "/checkout", "/checkout/a/b", "/nowhere"] {
+        for path in ["/orders", "/orders/ord_1", "/pay/success?orderId=ord_1", "/checkout", "/checkout/a/b", "/nowhere"]
+        {
             assert_eq!(page_at(&router, path).await, "index.html", "{path}");
         }
     }
