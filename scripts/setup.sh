@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing payonce needs, skipping what is already
 # there: the wasm target, trunk, the wasm-bindgen CLI matching Cargo.lock,
-# wasm-opt (binaryen from npm), the e2e suite's npm packages, and Debian's
+# wasm-opt (binaryen from npm), terser (from npm, for the page's JS glue), the
+# e2e suite's npm packages, and Debian's
 # Chromium, PostgreSQL (the cluster's database), haproxy (its load balancer) and
 # zopfli (the page's precompressed gzip).
 # Only package registries are used (crates.io, npm, Debian).
@@ -32,10 +33,11 @@ if [ "${#debian_packages[@]}" -gt 0 ]; then
   background+=("$!:${debian_packages[*]}:$TOOLS_DIR.apt.log")
 fi
 
-if [ "$("$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | awk '{print $3}')" != "$BINARYEN_VERSION" ]; then
-  say "installing wasm-opt (binaryen@$BINARYEN_VERSION from npm)"
+if [ "$("$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | awk '{print $3}')" != "$BINARYEN_VERSION" ] \
+  || [ "$("$TOOLS_DIR/node_modules/.bin/terser" --version 2>/dev/null | awk '{print $2}')" != "$TERSER_VERSION" ]; then
+  say "installing wasm-opt (binaryen@$BINARYEN_VERSION) and terser@$TERSER_VERSION from npm"
   mkdir -p "$TOOLS_DIR"
-  npm install --silent --no-audit --no-fund --prefix "$TOOLS_DIR" "binaryen@$BINARYEN_VERSION" >/dev/null
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS_DIR" "binaryen@$BINARYEN_VERSION" "terser@$TERSER_VERSION" >/dev/null
 fi
 
 if [ ! -d "$REPO_ROOT/e2e/node_modules/@playwright/test" ] || [ "$REPO_ROOT/e2e/package-lock.json" -nt "$REPO_ROOT/e2e/node_modules/.package-lock.json" ]; then

@@ -5,16 +5,15 @@
 use std::future::Future;
 use std::time::Duration;
 
-use gloo_net::http::{Request, RequestBuilder, Response};
-use leptos::prelude::window;
 use payonce_api::{
     ClaimRequest, ConfirmRequest, CreateOrderRequest, CustomerCheckout, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order,
     OrderSummary, PageConfig, PaymentSdk, PlacedOrder, Product,
 };
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::AbortSignal;
+use web_sys::{AbortSignal, Response};
 
+use crate::fetch::{self, Call};
 use crate::flow::{ConfirmReply, retry_after_ms};
 use crate::i18n::{Lang, fill};
 use crate::js_fields::{self, Fields, FromJs};
@@ -52,8 +51,8 @@ fn segment(value: &str) -> String {
     js_sys::encode_uri_component(value).into()
 }
 
-async fn send(request: RequestBuilder) -> Result<Response, ApiError> {
-    request.send().await.map_err(|error| ApiError::Network(error.to_string()))
+async fn send(call: Call) -> Result<Response, ApiError> {
+    call.send().await.map_err(ApiError::Network)
 }
 
 /// The body as `T`, parsed by the browser; an error's code.
@@ -67,7 +66,8 @@ async fn json<T: FromJs>(response: Response) -> Result<T, ApiError> {
             }
         }
         let status = response.status();
-        let retry_after_ms = response.headers().get("retry-after").and_then(|value| retry_after_ms(&value));
+        let retry_after_ms =
+            response.headers().get("retry-after").ok().flatten().and_then(|value| retry_after_ms(&value));
         let code = body::<Code>(response).await.ok().map(|Code(code)| code);
         return Err(ApiError::Server { status, code, retry_after_ms });
     }
@@ -75,28 +75,27 @@ async fn json<T: FromJs>(response: Response) -> Result<T, ApiError> {
 }
 
 async fn body<T: FromJs>(response: Response) -> Result<T, String> {
-    let response = web_sys::Response::from(response);
     let parsing = response.json().map_err(|_| "the body was read already".to_owned())?;
     let value = JsFuture::from(parsing).await.map_err(|_| "the body is not JSON".to_owned())?;
     T::from_js(value)
 }
 
 async fn get<T: FromJs>(path: &str) -> Result<T, ApiError> {
-    json(send(Request::get(path)).await?).await
+    json(send(Call::get(path)).await?).await
 }
 
 /// A request that gives up after `within`, reported as a network error.
-async fn send_within<T: FromJs>(request: RequestBuilder, within: Duration) -> Result<T, ApiError> {
+async fn send_within<T: FromJs>(call: Call, within: Duration) -> Result<T, ApiError> {
     let controller = web_sys::AbortController::new().map_err(|_| ApiError::Network("no AbortController".into()))?;
     let signal = controller.signal();
     let _deadline = gloo_timers::callback::Timeout::new(within.as_millis() as u32, move || controller.abort());
-    json(send(request.abort_signal(Some(&signal))).await?).await
+    json(send(call.signal(&signal)).await?).await
 }
 
 /// The page timings. Gives up after `within`, so a hung server cannot hold the
 /// confirm page before its POST; the caller then uses the compiled-in defaults.
 pub async fn page_config(within: Duration) -> Result<PageConfig, ApiError> {
-    send_within(Request::get("/api/config"), within).await.map(Serde::into_inner)
+    send_within(Call::get("/api/config"), within).await.map(Serde::into_inner)
 }
 
 /// How the cart can take a payment, from the same `/api/config` (the cart
@@ -123,27 +122,25 @@ pub async fn payment_options() -> Result<PaymentOptions, ApiError> {
 /// Prepares the order's KakaoPay payment (the server calls KakaoPay's ready),
 /// or names the payment prepared for it already: where its window is.
 pub async fn prepare_kakaopay(order_id: &str) -> Result<KakaoPayWindow, ApiError> {
-    json(send(Request::post(&format!("/api/orders/{}/kakaopay", segment(order_id)))).await?).await
+    json(send(Call::post(&format!("/api/orders/{}/kakaopay", segment(order_id)))).await?).await
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.
 pub async fn check_order(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Request::get(&format!("/api/orders/{}", segment(order_id))), within).await.map(Serde::into_inner)
+    send_within(Call::get(&format!("/api/orders/{}", segment(order_id))), within).await.map(Serde::into_inner)
 }
 
 /// One check that the server may hold up to `wait_ms` until the order changes;
 /// it gives up `within` after the wait.
 pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration) -> Result<Order, ApiError> {
     let path = format!("/api/orders/{}?wait={wait_ms}ms", segment(order_id));
-    send_within(Request::get(&path), within + Duration::from_millis(wait_ms)).await.map(Serde::into_inner)
+    send_within(Call::get(&path), within + Duration::from_millis(wait_ms)).await.map(Serde::into_inner)
 }
 
 /// Asks the server to close an order that never got a confirm, as FAILED. The
 /// answer is the order as stored: closed, or in whatever state its payment is.
 pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Request::post(&format!("/api/orders/{}/abandon", segment(order_id))), within)
-        .await
-        .map(Serde::into_inner)
+    send_within(Call::post(&format!("/api/orders/{}/abandon", segment(order_id))), within).await.map(Serde::into_inner)
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {
@@ -165,11 +162,7 @@ pub async fn order(order_id: &str) -> Result<Order, ApiError> {
 
 pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, ApiError> {
     let body = js_fields::stringify(request).ok_or_else(|| ApiError::Decode("the cart cannot be written".into()))?;
-    let request = Request::post("/api/orders")
-        .header("Content-Type", "application/json")
-        .body(body)
-        .map_err(|error| ApiError::Decode(error.to_string()))?;
-    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await
+    json(send(Call::post("/api/orders").json(&body)).await?).await
 }
 
 /// Opens a shop's checkout in this browser with the token of its link (the
@@ -178,18 +171,14 @@ pub async fn create_order(request: &CreateOrderRequest) -> Result<PlacedOrder, A
 /// (the server's cookie says so). Another browser's checkout is a 409
 /// `CHECKOUT_LINK_USED`; an unknown one, or a wrong token, a 404.
 pub async fn claim_checkout(checkout_id: &str, token: &str) -> Result<CustomerCheckout, ApiError> {
-    let body = crate::json::stringify(&ClaimRequest { token: token.to_owned() })
+    let body = js_fields::stringify(&ClaimRequest { token: token.to_owned() })
         .ok_or_else(|| ApiError::Decode("the token cannot be written".into()))?;
-    let request = Request::post(&format!("/api/checkouts/{}/claim", segment(checkout_id)))
-        .header("Content-Type", "application/json")
-        .body(body)
-        .map_err(|error| ApiError::Decode(error.to_string()))?;
-    json(request.send().await.map_err(|error| ApiError::Network(error.to_string()))?).await.map(Serde::into_inner)
+    json(send(Call::post(&format!("/api/checkouts/{}/claim", segment(checkout_id))).json(&body)).await?).await
 }
 
 /// This browser's checkout as it stands now (a 404 for any other).
 pub async fn checkout(checkout_id: &str) -> Result<CustomerCheckout, ApiError> {
-    get(&format!("/api/checkouts/{}", segment(checkout_id))).await.map(Serde::into_inner)
+    get(&format!("/api/checkouts/{}", segment(checkout_id))).await
 }
 
 /// Asks for the customer's own order to be cancelled and refunded. The same
@@ -197,9 +186,9 @@ pub async fn checkout(checkout_id: &str) -> Result<CustomerCheckout, ApiError> {
 /// The answer is the order as stored: `CANCELED`, or `CANCEL_REQUESTED` while
 /// the refund is on its way.
 pub async fn cancel_order(order_id: &str, request_key: &str) -> Result<Order, ApiError> {
-    let request =
-        Request::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
-    json(send(request).await?).await.map(Serde::into_inner)
+    let call =
+        Call::post(&format!("/api/orders/{}/cancel", segment(order_id))).header(IDEMPOTENCY_KEY_HEADER, request_key);
+    json(send(call).await?).await.map(Serde::into_inner)
 }
 
 /// Sends the confirm POST now and returns the future of its reply, reported raw
@@ -211,22 +200,23 @@ pub fn send_confirm(
     body: &ConfirmRequest,
     signal: &AbortSignal,
 ) -> impl Future<Output = ConfirmReply> + use<> {
-    let fetch = Request::post(&format!("/api/orders/{}/confirm", segment(order_id)))
-        .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
-        .abort_signal(Some(signal))
-        .json(body)
-        .map(|request| JsFuture::from(window().fetch_with_request(&request.into())));
+    let fetch = crate::json::stringify(body).map(|body| {
+        Call::post(&format!("/api/orders/{}/confirm", segment(order_id)))
+            .header(IDEMPOTENCY_KEY_HEADER, idempotency_key)
+            .signal(signal)
+            .json(&body)
+            .send()
+    });
     async move {
-        let response = match fetch {
-            Ok(fetch) => fetch.await,
-            Err(error) => return ConfirmReply::NoResponse { detail: error.to_string() },
+        let Some(fetch) = fetch else {
+            return ConfirmReply::NoResponse { detail: "the confirm cannot be written".to_owned() };
         };
-        let response = match response {
-            Ok(response) => Response::from(response.unchecked_into::<web_sys::Response>()),
-            Err(error) => return ConfirmReply::NoResponse { detail: format!("{error:?}") },
+        let response = match fetch.await {
+            Ok(response) => response,
+            Err(detail) => return ConfirmReply::NoResponse { detail },
         };
         let status = response.status();
-        match response.text().await {
+        match fetch::text(&response).await {
             Ok(body) => ConfirmReply::Response { status, body },
             Err(error) => ConfirmReply::NoResponse { detail: format!("the response body was cut off: {error}") },
         }

@@ -1,8 +1,6 @@
 //! The cart: quantities by SKU, and the total the customer sees before paying.
 //! The server prices the order again; this total is only for display.
 
-use std::collections::BTreeMap;
-
 use payonce_api::{Product, RequestedItem};
 
 /// Most units of one product, as the server allows.
@@ -11,7 +9,9 @@ pub const MAX_QUANTITY: u32 = 99;
 /// Saved in `localStorage` through `js_fields` as `{"quantities": {"SKU": 2}}`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cart {
-    quantities: BTreeMap<String, u32>,
+    /// By SKU, each once. A sorted list rather than a `BTreeMap`: a cart holds
+    /// a few lines, and the map's code was about 1 KB (gzip) of the cart's first load.
+    quantities: Vec<(String, u32)>,
 }
 
 impl Cart {
@@ -22,17 +22,24 @@ impl Cart {
         cart
     }
 
+    fn find(&self, sku: &str) -> Result<usize, usize> {
+        self.quantities.binary_search_by(|(line, _)| line.as_str().cmp(sku))
+    }
+
     pub fn quantity(&self, sku: &str) -> u32 {
-        self.quantities.get(sku).copied().unwrap_or(0)
+        self.find(sku).map_or(0, |at| self.quantities[at].1)
     }
 
     /// Sets a quantity, clamped to what the server accepts; zero removes the line.
     pub fn set(&mut self, sku: &str, quantity: u32) {
         let quantity = quantity.min(MAX_QUANTITY);
-        if quantity == 0 {
-            self.quantities.remove(sku);
-        } else {
-            self.quantities.insert(sku.to_owned(), quantity);
+        match (self.find(sku), quantity) {
+            (Ok(at), 0) => {
+                self.quantities.remove(at);
+            }
+            (Ok(at), _) => self.quantities[at].1 = quantity,
+            (Err(_), 0) => {}
+            (Err(at), _) => self.quantities.insert(at, (sku.to_owned(), quantity)),
         }
     }
 
@@ -47,7 +54,7 @@ impl Cart {
 
     /// Drops lines for products no longer sold.
     pub fn retain_known(&mut self, products: &[Product]) {
-        self.quantities.retain(|sku, _| products.iter().any(|product| &product.sku == sku));
+        self.quantities.retain(|(sku, _)| products.iter().any(|product| &product.sku == sku));
     }
 
     pub fn total(&self, products: &[Product]) -> u64 {
@@ -86,6 +93,15 @@ mod tests {
         cart.set("B", 0);
         assert_eq!(cart.total(&products()), 12_900);
         assert_eq!(cart.to_request(), vec![RequestedItem { sku: "A".into(), quantity: 1 }]);
+    }
+
+    #[test]
+    fn lines_are_by_sku_each_once() {
+        let mut cart = Cart::default();
+        for (sku, quantity) in [("C", 1), ("A", 2), ("B", 3), ("A", 4), ("C", 0), ("D", 0)] {
+            cart.set(sku, quantity);
+        }
+        assert_eq!(cart.lines().collect::<Vec<_>>(), [("A", 4), ("B", 3)]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! JSON read and written field by field, for what the cart at `/` exchanges:
 //! the catalog, the PG's SDK, the order it places, KakaoPay's window, the recent-order check,
-//! an error's code and the saved cart.
+//! an error's code and the saved cart; and for a shop's checkout (`checkout`).
 //!
 //! The rest of the page decodes through serde (`json`). serde's deserializers
 //! bring their error messages, and with them the formatting of floating-point
@@ -8,6 +8,8 @@
 //! without, which was most of the gap to its size target (see ARCHITECTURE.md).
 //! Each type here is read with the same strictness serde's derive has: a missing
 //! field or a field of the wrong type is an error naming the field.
+
+mod checkout;
 
 use js_sys::{Array, JSON, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};

@@ -5,7 +5,8 @@
 //! - `flow`: the confirm page's payment flow, a pure state machine: the `payonce-flow`
 //!   crate, which the chaos campaign and the experiments drive too.
 //! - `cart`: the cart's quantities and total, pure.
-//! - `api`: every HTTP call to the order server, with the shared `payonce_api` types.
+//! - `api`: every HTTP call to the order server, with the shared `payonce_api` types;
+//!   `fetch`: the browser's `fetch`, which they go through.
 //! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
 //! - `nav_guard`: blocks back, in-app links and unload while a payment is in flight.
 //! - `tab_claim`: which of the browser's tabs sends an order's confirm (Web Locks).
@@ -22,6 +23,7 @@ pub mod api;
 pub mod cart;
 pub mod clock;
 pub mod components;
+pub mod fetch;
 pub mod focus;
 pub mod format;
 pub mod i18n;
@@ -62,9 +64,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::cart::CartPage/>
                     <Route path=path!("/pay/success") view=pages::confirm::ConfirmPage/>
                     <Route path=path!("/pay/fail") view=pages::pay_fail::PayFailPage/>
+                    <Route path=path!("/pay/kakaopay") view=pages::kakaopay::KakaoPayStepPage/>
                     <Route path=path!("/orders") view=pages::orders::OrdersPage/>
                     <Route path=path!("/orders/:id") view=pages::order::OrderPage/>
-                    <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutPage/>
+                    <Route path=path!("/checkout/:id") view=pages::checkout::CheckoutRoute/>
                 </FlatRoutes>
             </main>
             <ToastRegion/>
@@ -82,6 +85,23 @@ pub fn CartApp() -> impl IntoView {
         <SiteHeader pathname=Signal::stored("/".to_owned())/>
         <main id="main" class="page" tabindex="-1">
             <pages::cart::CartPage/>
+        </main>
+    }
+}
+
+/// A shop's checkout on its own, the page a shop sends its customer to
+/// (`/checkout/{id}`). As `CartApp`, it has no router: it reads the checkout's
+/// id from the address, and its links are full page loads into `App`.
+#[component]
+pub fn CheckoutApp() -> impl IntoView {
+    i18n::Locale::provide();
+    let path = window().location().pathname().unwrap_or_default();
+    let checkout_id =
+        js_sys::decode_uri_component(pages::checkout::checkout_id_in(&path)).map(String::from).unwrap_or_default();
+    view! {
+        <SiteHeader pathname=Signal::stored(path)/>
+        <main id="main" class="page" tabindex="-1">
+            <pages::checkout::CheckoutPage checkout_id=checkout_id/>
         </main>
     }
 }

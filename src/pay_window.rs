@@ -1,7 +1,7 @@
 //! Opening the PG's window for an order that exists, a shop's checkout: Toss's
 //! card window through its SDK, or KakaoPay's once the server has prepared its
-//! payment; the customer's choice between them; and what Pay says when the
-//! window did not open. The cart shares the last (`PayProblem`, `leave_for`)
+//! payment (on `/pay/kakaopay`, for the cart's orders too); the customer's
+//! choice between them; and what Pay says when the window did not open. The cart shares the last (`PayProblem`, `leave_for`)
 //! and keeps its own steps and choice: shared, they made the first load of `/`
 //! about 0.5 KB (gzip) heavier.
 
@@ -46,11 +46,13 @@ pub async fn open_toss_window(sdk: &PaymentSdk, order: &PlacedOrder, opening: im
 }
 
 /// Has the server prepare the order's KakaoPay payment, then goes to KakaoPay's
-/// window; `opening` runs once it is prepared.
+/// window in this page's place in the history; `opening` runs once it is prepared.
 pub async fn open_kakaopay_window(order_id: &str, opening: impl FnOnce()) -> Leaving {
     let window = api::prepare_kakaopay(order_id).await.map_err(PayProblem::Api)?;
     opening();
-    leave_for(kakaopay_window::address_for_this_device(&window), payment_sdk::SDK_UNAVAILABLE.to_owned())
+    let address = kakaopay_window::address_for_this_device(&window);
+    let on_its_way = web_sys::window().is_some_and(|window| window.location().replace(address).is_ok());
+    if on_its_way { Ok(()) } else { Err(PayProblem::WindowNotOpened(payment_sdk::SDK_UNAVAILABLE.to_owned())) }
 }
 
 /// Sends the browser to `url`, or says the window did not open (with `code`).

@@ -37,7 +37,7 @@ test('the header takes the customer between the cart and the orders and shows wh
 });
 
 test('the landing cart fetches the whole app ahead, so the return from the payment window starts from cache', async ({ page }) => {
-  const wholeApp = /\/payonce-page-[0-9a-f]{16}(_bg\.wasm|\.js)$/;
+  const wholeApp = /\/payonce-page-[0-9a-f]+(_bg\.wasm|\.js)$/;
   const prefetched = page.waitForResponse((response) => wholeApp.test(response.url()) && response.url().endsWith('.wasm'));
   const cart = new CartPage(page);
   await cart.open();

@@ -6,7 +6,7 @@
 // lost is settled by looking the payment up.
 import { Dialog, Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
-import { CartPage, ConfirmPage, OrderPage, checkoutWithKakaoPay, openKakaoPay } from '../support/pages';
+import { CartPage, ConfirmPage, KakaoPayWindow, OrderPage, checkoutWithKakaoPay, openKakaoPay } from '../support/pages';
 import { Stack } from '../support/stack';
 
 // Room to check for 20 s after the POST: the approves held below settle through
@@ -87,6 +87,33 @@ test('a card KakaoPay declines at the approve fails in plain words, and paying a
   await paid.expectState('paid');
   expect(paid.orderId).not.toBe(declined.orderId);
   expect(confirmPosts.count).toBe(2);
+});
+
+test('KakaoPay that cannot be prepared says so; trying again opens its window, and a card is one step back', async ({
+  page,
+  stack,
+  confirmPosts,
+}) => {
+  const cart = new CartPage(page);
+  await cart.open();
+  await cart.chooseKakaoPay();
+  await page.route('**/api/orders/*/kakaopay', (route) => route.fulfill({ status: 503, json: { code: 'PG_UNREACHABLE' } }));
+  await cart.pay.click();
+
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('KakaoPay could not be opened');
+  await expect(page.getByTestId('pay-error')).toHaveText('The shop answered with an error (503).');
+  await page.unroute('**/api/orders/*/kakaopay');
+  await page.getByRole('button', { name: 'Try again' }).click();
+  expect((await KakaoPayWindow.opened(page)).mode).toBe('pc');
+
+  // KakaoPay's window took the step's place: Back is the cart, where a card is the other way to pay.
+  await page.goBack();
+  await page.getByRole('radio', { name: 'Card' }).check();
+  await expect(cart.pay).toBeEnabled();
+  const confirm = await (await cart.payAndOpenWindow()).choose('approve');
+  await confirm.expectState('paid');
+  expect(confirmPosts.count).toBe(1);
+  expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
 });
 
 // KakaoPay's cancel_url and fail_url: the fail page closes the order and says what the server says.

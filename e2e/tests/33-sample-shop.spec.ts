@@ -3,7 +3,7 @@
 // what payonce knows, whatever the PG did, and a link works in one browser only.
 import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
-import { ConfirmPage, PgWindow, Scenario } from '../support/pages';
+import { ConfirmPage, OrderPage, PgWindow, Scenario } from '../support/pages';
 import { SampleShop, checkoutAtPayonce, createCheckout } from '../support/shop';
 
 function shopOf(stack: { shop?: SampleShop }): SampleShop {
@@ -106,6 +106,44 @@ test('the order server killed mid-payment: the shop shows the one charge once it
   await backToTheShop(page, shop);
   await expect(shopStatus(page)).toHaveAttribute('data-status', 'PAID', { timeout: 40_000 });
   expect((await stack.pgStats()).charges_by_order[confirm.orderId]).toBe(1);
+});
+
+test('the checkout page fetches the whole app ahead, so the return from the payment window starts from cache', async ({
+  page,
+  stack,
+}) => {
+  const shop = shopOf(stack);
+  const wholeApp = /\/payonce-page-[0-9a-f]+(_bg\.wasm|\.js)$/;
+  const prefetched = page.waitForResponse((response) => wholeApp.test(response.url()) && response.url().endsWith('.wasm'));
+  await buyAtTheShop(page, shop);
+  await expect(page.getByTestId('pay')).toBeEnabled();
+  await (await prefetched).finished();
+
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  const loads: { url: string; cached: boolean }[] = [];
+  cdp.on('Network.responseReceived', ({ response }) => {
+    if (wholeApp.test(response.url)) loads.push({ url: response.url, cached: Boolean(response.fromDiskCache || response.fromPrefetchCache) });
+  });
+  const confirm = await payByCard(page, 'approve');
+  await confirm.expectState('paid');
+
+  expect(loads.map((load) => load.url.split('.').pop()).sort()).toEqual(['js', 'wasm']);
+  expect(loads.filter((load) => !load.cached)).toEqual([]);
+});
+
+test('a checkout opened again once paid shows its order, with the way back to the shop', async ({ page, stack }) => {
+  const shop = shopOf(stack);
+  const checkoutId = await buyAtTheShop(page, shop);
+  const confirm = await payByCard(page, 'approve');
+  await confirm.expectState('paid');
+
+  await page.goto(`/checkout/${checkoutId}`);
+  await page.waitForURL(new RegExp(`/orders/${checkoutId}$`));
+  await expect(new OrderPage(page).status).toHaveAttribute('data-order-status', 'PAID');
+  await expect(page.getByTestId('pay')).toHaveCount(0);
+  await backToTheShop(page, shop);
+  await expect(shopStatus(page)).toHaveAttribute('data-status', 'PAID');
 });
 
 test('a checkout link opened in a second browser is refused there, and still pays in the first', async ({

@@ -1,19 +1,20 @@
 use leptos::prelude::*;
 use payonce_api::OrderStatus;
 
-use crate::i18n::{Texts, use_locale};
+use crate::i18n::{Lang, use_locale};
+use crate::tr;
 
 /// A word for an order's status.
-pub fn label(status: OrderStatus, t: &Texts) -> &'static str {
+pub fn label(status: OrderStatus, lang: Lang) -> &'static str {
     match status {
-        OrderStatus::Created => t.status_created,
-        OrderStatus::Pending => t.status_pending,
-        OrderStatus::Paid => t.status_paid,
-        OrderStatus::Failed => t.status_failed,
-        OrderStatus::Unknown => t.status_unknown,
-        OrderStatus::Canceled => t.status_canceled,
-        OrderStatus::PartiallyRefunded => t.status_partially_refunded,
-        OrderStatus::CancelRequested => t.status_cancel_requested,
+        OrderStatus::Created => tr!(lang, status_created),
+        OrderStatus::Pending => tr!(lang, status_pending),
+        OrderStatus::Paid => tr!(lang, status_paid),
+        OrderStatus::Failed => tr!(lang, status_failed),
+        OrderStatus::Unknown => tr!(lang, status_unknown),
+        OrderStatus::Canceled => tr!(lang, status_canceled),
+        OrderStatus::PartiallyRefunded => tr!(lang, status_partially_refunded),
+        OrderStatus::CancelRequested => tr!(lang, status_cancel_requested),
     }
 }
 
@@ -22,5 +23,5 @@ pub fn label(status: OrderStatus, t: &Texts) -> &'static str {
 pub fn StatusBadge(status: OrderStatus) -> impl IntoView {
     let locale = use_locale();
     let class = format!("badge badge-{}", status.as_str().to_lowercase());
-    view! { <span class=class data-status=status.as_str()>{move || label(status, locale.texts())}</span> }
+    view! { <span class=class data-status=status.as_str()>{move || label(status, locale.get())}</span> }
 }

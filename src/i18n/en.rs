@@ -26,6 +26,8 @@ pub const EN: Texts = Texts {
     pay_with: "Pay with",
     pay_by_card: "Card",
     kakaopay: "KakaoPay",
+    kakaopay_not_opened: "KakaoPay could not be opened",
+    choose_another_way: "Choose another way to pay",
 
     recent_paid: "You paid for an order a few minutes ago",
     recent_in_progress: "A payment of yours is still being processed",

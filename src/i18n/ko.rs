@@ -26,6 +26,8 @@ pub const KO: Texts = Texts {
     pay_with: "결제 수단",
     pay_by_card: "카드",
     kakaopay: "카카오페이",
+    kakaopay_not_opened: "카카오페이를 열지 못했습니다",
+    choose_another_way: "다른 결제 수단 선택",
 
     recent_paid: "몇 분 전에 결제한 주문이 있습니다",
     recent_in_progress: "처리 중인 결제가 있습니다",

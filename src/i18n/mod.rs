@@ -249,6 +249,9 @@ pub struct Texts {
     pub pay_with: &'static str,
     pub pay_by_card: &'static str,
     pub kakaopay: &'static str,
+    /// `/pay/kakaopay`, on its way to KakaoPay's window, when the window cannot be had.
+    pub kakaopay_not_opened: &'static str,
+    pub choose_another_way: &'static str,
 
     // The recent-order dialog.
     pub recent_paid: &'static str,

@@ -9,9 +9,9 @@ use crate::api;
 use crate::cart::{Cart, MAX_QUANTITY};
 use crate::components::recent_order_dialog::RecentOrderDialog;
 use crate::i18n::{Lang, fill, use_locale, won};
-use crate::kakaopay_window;
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
+use crate::pages::kakaopay;
 use crate::pay_window::{Leaving, PayProblem, leave_for};
 use crate::payment_sdk;
 use crate::storage;
@@ -158,12 +158,12 @@ async fn open_toss_window(request: CreateOrderRequest, step: RwSignal<PayStep>) 
     Err(PayProblem::WindowNotOpened(code))
 }
 
-/// Places the order, has the server prepare its KakaoPay payment, and goes to KakaoPay's window.
+/// Places the order and goes on to KakaoPay's window through the whole app's
+/// `/pay/kakaopay`, which has the server prepare its KakaoPay payment.
 async fn open_kakaopay_window(request: CreateOrderRequest, step: RwSignal<PayStep>) -> Leaving {
     let created = api::create_order(&request).await.map_err(PayProblem::Api)?;
-    let window = api::prepare_kakaopay(&created.order_id).await.map_err(PayProblem::Api)?;
     step.set(PayStep::Redirecting);
-    leave_for(kakaopay_window::address_for_this_device(&window), payment_sdk::SDK_UNAVAILABLE.to_owned())
+    leave_for(&kakaopay::step_url(&created.order_id, false), payment_sdk::SDK_UNAVAILABLE.to_owned())
 }
 
 /// The total and the Pay button, with the recent-order check before paying.

@@ -5,6 +5,9 @@
 //! makes this browser the checkout's customer. Paying is the cart's: the PG's
 //! window for the order, which returns to `/pay/success` or `/pay/fail`. Nothing
 //! of payonce's own cart is here (no recent-order dialog, no way to its products).
+//! A checkout that has moved on (paid, being paid, closed) is shown on its order
+//! page, which tells its status, why it failed and the way back to the shop: a
+//! page of the whole app, so that the checkout's own first load carries none of that.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,19 +16,19 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_params_map;
-use payonce_api::{CheckoutLine, CustomerCheckout, ErrorCode, Failure, Names, OrderStatus, Pg, PlacedOrder};
+use payonce_api::{CheckoutLine, CustomerCheckout, ErrorCode, Names, OrderStatus, Pg, PlacedOrder};
 use wasm_bindgen::JsValue;
 
 use crate::api::{self, ApiError};
 use crate::clock::now_ms;
 use crate::components::back_to_shop::{BackToShopLink, with_shop_name};
-use crate::components::status_badge::StatusBadge;
 use crate::flow::Millis;
 use crate::focus::focus_heading_on_change;
 use crate::i18n::{Lang, fill, name_in, use_locale, won};
 use crate::page_title::name_the_tab;
-use crate::pages::order::explanation;
+use crate::pages::kakaopay;
 use crate::pay_window::{self, Leaving, PayProblem, PgChoice};
+use crate::payment_sdk;
 use crate::tr;
 
 /// Where a token waits in this tab's `sessionStorage` until the server has answered its claim.
@@ -160,11 +163,25 @@ fn forget_token(checkout_id: &str) {
     }
 }
 
-/// `/checkout/:id`: claims the checkout with the link's token, and shows it.
+/// `/checkout/:id` as a route of the whole app (under `trunk serve`, or where
+/// the server has no checkout bundle to send).
 #[component]
-pub fn CheckoutPage() -> impl IntoView {
-    let locale = use_locale();
+pub fn CheckoutRoute() -> impl IntoView {
     let checkout_id = use_params_map().read_untracked().get("id").unwrap_or_default();
+    view! { <CheckoutPage checkout_id=checkout_id/> }
+}
+
+/// The checkout's id in a page address's path (`/checkout/{id}`, as the
+/// browser has it: percent-encoded), for a page without a router.
+pub fn checkout_id_in(path: &str) -> &str {
+    let id = path.strip_prefix("/checkout/").unwrap_or_default();
+    id.split('/').next().unwrap_or_default()
+}
+
+/// Claims the checkout `checkout_id` with the link's token, and shows it.
+#[component]
+pub fn CheckoutPage(checkout_id: String) -> impl IntoView {
+    let locale = use_locale();
     let token = take_token(&checkout_id);
     // The claim's answer; then the checkout as a later look found it, once it has moved on.
     let shown = RwSignal::new(None::<Claimed>);
@@ -184,7 +201,7 @@ pub fn CheckoutPage() -> impl IntoView {
             if claimed.is_definitive() {
                 forget_token(&checkout_id);
             }
-            shown.set(Some(claimed));
+            show(shown, claimed);
         });
     };
     claim();
@@ -254,12 +271,30 @@ fn expires_at_ms(expires_at: &str) -> Option<Millis> {
     (ms.is_finite() && ms >= 0.0).then_some(ms as Millis)
 }
 
+/// The order page of a checkout that has moved on from being open to pay.
+fn order_page(checkout: &CustomerCheckout) -> Option<String> {
+    (checkout.status != OrderStatus::Created)
+        .then(|| format!("/orders/{}", String::from(js_sys::encode_uri_component(&checkout.order_id))))
+}
+
+/// Shows what the claim or a look answered; a checkout that has moved on is
+/// shown by its order page instead, which takes this page's place in the history.
+fn show(shown: RwSignal<Option<Claimed>>, claimed: Claimed) {
+    if let Claimed::Open(checkout) = &claimed
+        && let Some(order_page) = order_page(checkout)
+        && web_sys::window().is_some_and(|window| window.location().replace(&order_page).is_ok())
+    {
+        return;
+    }
+    shown.set(Some(claimed));
+}
+
 /// Shows the checkout as a look at it found it, if it has moved on from being
 /// open to pay (paid in another tab, closed); whether it had.
 fn moved_on(shown: RwSignal<Option<Claimed>>, looked: CustomerCheckout) -> bool {
     let moved = looked.status != OrderStatus::Created;
     if moved {
-        shown.set(Some(Claimed::Open(Box::new(looked))));
+        show(shown, Claimed::Open(Box::new(looked)));
     }
     moved
 }
@@ -280,16 +315,14 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
         back,
         success_url,
         fail_url,
-        failure,
+        failure: _,
     } = checkout;
     let expires_at_ms = expires_at_ms(&expires_at);
     redraw_at(expires_at_ms, now);
-    let order_page = format!("/orders/{}", String::from(js_sys::encode_uri_component(&order_id)));
     let order = PlacedOrder { order_id, amount, order_name: order_name.clone(), success_url, fail_url };
     let shop = back.shop.clone();
     let heading = move || checkout_name(&name, &order_name, locale.get());
     let heading_lang = heading.clone();
-    let t = move || locale.texts();
     let said = move |text: fn(Lang) -> &'static str| move || text(locale.get());
     let amount_said = move |amount: u64| move || won(amount, locale.get());
 
@@ -299,7 +332,6 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
         </p>
         <div class="order-head" data-checkout-status=status.as_str()>
             <h1 id="checkout-title" tabindex="-1" lang=move || heading_lang().1.map(Lang::tag)>{move || heading().0}</h1>
-            {(status != OrderStatus::Created).then(|| view! { <StatusBadge status=status/> })}
         </div>
         <table class="items">
             <caption class="visually-hidden">{said(|lang| tr!(lang, items_caption))}</caption>
@@ -339,27 +371,9 @@ fn OpenCheckout(checkout: CustomerCheckout, shown: RwSignal<Option<Claimed>>, no
                 </div>
                 <div class="actions"><BackToShopLink back=back.clone() primary=true/></div>
             }.into_any(),
-            Standing::InProgress => view! {
-                <p>{move || explanation(status, t())}</p>
-                <div class="actions">
-                    <a href=order_page.clone() class="button primary" data-testid="see-order">
-                        {said(|lang| tr!(lang, see_your_order))}
-                    </a>
-                </div>
-            }.into_any(),
-            Standing::Over => view! {
-                <p>{move || explanation(status, t())}</p>
-                {failure.clone().map(|Failure { code, .. }| view! {
-                    <p data-testid="failure-message">{
-                        let code = code.clone();
-                        move || t().reasons.for_code(&code)
-                    }</p>
-                    <p class="muted small">{move || t().reason_code} " " <code>{code}</code></p>
-                })}
-                <div class="actions">
-                    <BackToShopLink back=back.clone() primary=true/>
-                    <a href=order_page.clone() class="button secondary">{said(|lang| tr!(lang, view_the_order))}</a>
-                </div>
+            // Shown by its order page (see `show`), on its way there.
+            Standing::InProgress | Standing::Over => view! {
+                <p class="muted" aria-busy="true">{said(|lang| tr!(lang, loading_checkout))}</p>
             }.into_any(),
         }}
     }
@@ -434,7 +448,11 @@ fn CheckoutPay(
                 }
                 let leaving = match pg.get_untracked() {
                     Pg::Toss => pay_by_card(&order).await,
-                    Pg::KakaoPay => pay_window::open_kakaopay_window(&order.order_id, || {}).await,
+                    // Prepared on the whole app's `/pay/kakaopay`: this page's first load carries none of it.
+                    Pg::KakaoPay => pay_window::leave_for(
+                        &kakaopay::step_url(&order.order_id, true),
+                        payment_sdk::SDK_UNAVAILABLE.to_owned(),
+                    ),
                 };
                 // The button stays busy while the browser leaves.
                 let Err(problem) = leaving else { return };
@@ -520,6 +538,14 @@ mod tests {
         assert_eq!(Claimed::of(Err(offline.clone())), Claimed::Problem(offline));
         assert!(Claimed::LinkUsed.is_definitive() && Claimed::NotFound.is_definitive());
         assert!(!Claimed::Problem(ApiError::Network(String::new())).is_definitive());
+    }
+
+    #[test]
+    fn the_checkouts_id_is_the_paths_segment_after_checkout() {
+        assert_eq!(checkout_id_in("/checkout/ord_books_0193f1c2"), "ord_books_0193f1c2");
+        assert_eq!(checkout_id_in("/checkout/ord_books_0193f1c2/"), "ord_books_0193f1c2");
+        assert_eq!(checkout_id_in("/checkout/"), "");
+        assert_eq!(checkout_id_in("/orders/ord_1"), "");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::components::back_to_shop::BackToShopLink;
 use crate::components::status_badge::StatusBadge;
 use crate::focus::KeptFocus;
 use crate::format::date_time;
-use crate::i18n::{Locale, Texts, fill, use_locale, won};
+use crate::i18n::{Lang, Locale, fill, use_locale, won};
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
 use crate::tr;
@@ -86,20 +86,20 @@ fn said_when_the_status_changes(order: Loaded<Result<Order, ApiError>>, locale: 
         let status = order.get()?.ok()?.status;
         let mut first = status;
         first_seen.update_value(|seen| first = *seen.get_or_insert(status));
-        (status != first).then(|| explanation(status, locale.texts()).to_owned())
+        (status != first).then(|| explanation(status, locale.get()).to_owned())
     })
 }
 
 /// What a status means for the customer, in the page's words.
-pub(crate) fn explanation(status: OrderStatus, t: &'static Texts) -> &'static str {
+pub(crate) fn explanation(status: OrderStatus, lang: Lang) -> &'static str {
     match status {
-        OrderStatus::Created => t.explain_created,
-        OrderStatus::Pending | OrderStatus::Unknown => t.explain_in_progress,
-        OrderStatus::Paid => t.explain_paid,
-        OrderStatus::Failed => t.explain_failed,
-        OrderStatus::Canceled => t.explain_canceled,
-        OrderStatus::PartiallyRefunded => t.explain_partially_refunded,
-        OrderStatus::CancelRequested => t.explain_cancel_requested,
+        OrderStatus::Created => tr!(lang, explain_created),
+        OrderStatus::Pending | OrderStatus::Unknown => tr!(lang, explain_in_progress),
+        OrderStatus::Paid => tr!(lang, explain_paid),
+        OrderStatus::Failed => tr!(lang, explain_failed),
+        OrderStatus::Canceled => tr!(lang, explain_canceled),
+        OrderStatus::PartiallyRefunded => tr!(lang, explain_partially_refunded),
+        OrderStatus::CancelRequested => tr!(lang, explain_cancel_requested),
     }
 }
 
@@ -107,7 +107,7 @@ pub(crate) fn explanation(status: OrderStatus, t: &'static Texts) -> &'static st
 fn OrderDetails(order: Order, cancel_window_ms: u64, on_changed: Callback<()>) -> impl IntoView {
     let lang = use_locale().get();
     let t = lang.texts();
-    let explanation = explanation(order.status, t);
+    let explanation = explanation(order.status, lang);
     view! {
         <div class="order-head" data-order-status=order.status.as_str()>
             // The cart's order names are made by the server in English, whatever the

@@ -42,7 +42,7 @@ pub fn admin_layers() -> [SetResponseHeaderLayer<HeaderValue>; 3] {
 }
 
 /// The HTML files whose inline scripts the policy allows.
-const PAGES: [&str; 2] = ["index.html", "cart.html"];
+const PAGES: [&str; 3] = ["index.html", "cart.html", "checkout.html"];
 
 /// The layers that add the headers, given the built page's folder (if served)
 /// and the origins of the PG's SDK.
