@@ -25,7 +25,7 @@ pub fn step_url(order_id: &str, from_checkout: bool) -> String {
 
 /// Where "Choose another way to pay" leads: the checkout's own page, or the cart.
 fn way_back(order_id: &str, from_checkout: bool) -> String {
-    if from_checkout && payonce_api::is_order_id_text(order_id) {
+    if from_checkout && !order_id.is_empty() && payonce_api::is_order_id_text(order_id) {
         format!("/checkout/{order_id}")
     } else {
         "/".to_owned()
