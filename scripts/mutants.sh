@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -31,7 +31,7 @@ cd "$REPO_ROOT"
 # server's (a lock and a wake-up).
 declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
-  [resilience]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
+  [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -39,13 +39,15 @@ declare -A files=(
   [kakaopay-classify]="crates/rules/src/kakaopay/classify/*.rs crates/rules/src/kakaopay/reply.rs"
   [pg-learning]="crates/rules/src/learning.rs crates/rules/src/places.rs"
   [resilience]="crates/rules/src/breaker.rs crates/rules/src/retry_budget.rs crates/rules/src/backoff.rs"
+  # When an event goes to its shop again, and when it is given up.
+  [delivery]="crates/rules/src/delivery.rs"
   # The cluster's limit is its database's: its integration tests cover it, too slow here.
   [pg-limit]="crates/server/src/pg/limit/mod.rs"
   [page-flow]="crates/flow/src/lib.rs crates/flow/src/classify.rs"
   # Which credential the confirm carries, by the PG whose window sent the customer back.
   [page-return]="crates/flow/src/returned.rs"
 )
-all=(settlement toss-classify kakaopay-classify pg-learning resilience pg-limit page-flow page-return)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.

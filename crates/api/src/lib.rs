@@ -10,6 +10,7 @@
 //! - `error`: the `{code, message}` error body and the codes both sides match on.
 //! - `catalog`: the cart's products.
 //! - `checkout`: shops' checkouts, as the shop API and the customer's page see them.
+//! - `event`: what payonce tells a shop of its checkouts (webhooks and the feed).
 //! - `config`: the page timings and the PG's SDK, published at `GET /api/config`.
 //! - `money`: KRW amounts formatted the way people read them.
 
@@ -17,6 +18,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod config;
 pub mod error;
+pub mod event;
 pub mod money;
 pub mod order;
 
@@ -27,6 +29,7 @@ pub use checkout::{
 };
 pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
+pub use event::{Event, EventData, EventList, EventType};
 pub use order::{
     ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, KakaoPayWindow, LineItem, OperatorCancelRequest, Order,
     OrderStatus, OrderSummary, Pg, PlacedOrder, RequestedItem, is_order_id_text,

@@ -17,9 +17,12 @@
 //!   raw answer (`PgReply`), said by each adapter.
 //! - `places`: how long a call to the PG counts against its contract, answered
 //!   or not.
+//! - `delivery`: what sending an event to a shop's endpoint comes to, and
+//!   when a failed send goes again.
 
 pub mod backoff;
 pub mod breaker;
+pub mod delivery;
 pub mod kakaopay;
 pub mod learning;
 pub mod pg_reply;

@@ -179,12 +179,15 @@ mod tests {
         );
     }
 
+    /// A transition, the status it is applied to, the refunded amount, and where it goes.
+    type Row = (Transition, OrderStatus, u64, Option<(OrderStatus, u64)>);
+
     #[test]
     fn where_each_transition_takes_an_order_of_10_000() {
         let declined = Failure { code: "REJECT_CARD_PAYMENT".into(), message: "declined".into() };
         let refused = |back_to| Transition::RefundRefused { back_to, code: "NOT_CANCELABLE_AMOUNT".into() };
         #[rustfmt::skip]
-        let table: [(Transition, OrderStatus, u64, Option<(OrderStatus, u64)>); 16] = [
+        let table: [Row; 16] = [
             (Transition::Paid, Pending, 0, Some((Paid, 0))),
             (Transition::Paid, Unknown, 0, Some((Paid, 0))),
             (Transition::Paid, Failed, 0, None),

@@ -3,7 +3,7 @@
 //! `refund` say what each leads to, `reconcile` what a charge at the PG is to
 //! the shop; `lifecycle` where a transition takes an order;
 //! `schedule` (with `timings`) when a job not settled is looked at again and
-//! when an operator is told. `db` stores what these compute; `payment/` (the
+//! when an operator is told; `told` what a shop is told of a change. `db` stores what these compute; `payment/` (the
 //! module above) does the I/O.
 
 mod lifecycle;
@@ -12,6 +12,7 @@ mod reconcile;
 mod refund;
 mod schedule;
 mod timings;
+mod told;
 mod verdicts;
 
 pub use lifecycle::{Moved, Transition, can_transition};
@@ -23,4 +24,5 @@ pub use reconcile::{Charge, Disagreement, Finding, OrphanAction, OrphanPolicy, S
 pub use refund::{RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup};
 pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
 pub use timings::Timings;
+pub use told::{Told, event_of};
 pub use verdicts::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, StatusVerdict};

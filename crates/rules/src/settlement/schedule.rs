@@ -57,7 +57,7 @@ pub fn release(pass: Option<Recovered>, passes_before: u32, timings: &Timings) -
 /// Whether a job still open after `passes` answered passes is reported to an
 /// operator now: every `PASSES_BEFORE_ALERT`, so an alert missed is raised again.
 pub fn alerts(passes: u32) -> bool {
-    passes > 0 && passes % PASSES_BEFORE_ALERT == 0
+    passes > 0 && passes.is_multiple_of(PASSES_BEFORE_ALERT)
 }
 
 #[cfg(test)]
