@@ -271,7 +271,7 @@ async fn truth_of(db: &payonce_server::db::Db, order_id: &str, charges: u64) -> 
     let order = db.order(order_id).await.map_err(database)?;
     let failure_code = order.as_ref().and_then(|order| order.failure.as_ref()).map(|failure| failure.code.clone());
     let status = order.map_or(OrderStatus::Created, |order| order.status);
-    let events = db.events(order_id).await.map_err(database)?;
+    let events = db.history(order_id).await.map_err(database)?;
     let went_through_unknown = events.iter().any(|event| event.to_status == OrderStatus::Unknown.as_str());
     let settled_at_ms = status.is_final().then(|| events.last().map(|event| event.at_ms)).flatten();
     // Only payments sent to the PG take time to settle; a refusal or a closed order is final at once.

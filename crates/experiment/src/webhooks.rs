@@ -184,7 +184,7 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
 async fn wait_for_event(db: &Db, order_id: &str, status: &str, within: Duration) -> Result<Option<i64>, RunError> {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let events = db.events(order_id).await.map_err(database)?;
+        let events = db.history(order_id).await.map_err(database)?;
         if let Some(event) = events.iter().find(|event| event.to_status == status) {
             return Ok(Some(event.at_ms));
         }

@@ -29,8 +29,9 @@ const SERVER_LAYERS: &[&[&str]] = &[
     // The domain context: what the payment rules and orders work with.
     &["app"],
     &["customer"],
-    // The domain: payments, refunds, recovery, reconciliation; orders; shops' checkouts.
-    &["payment", "orders", "checkouts"],
+    // The domain: payments, refunds, recovery, reconciliation; orders; shops'
+    // checkouts, and the events that tell shops of them.
+    &["payment", "orders", "checkouts", "events"],
     // HTTP: the rate limits and the handlers' state, then the routes.
     &["rate_limits", "sign_in_failures", "state"],
     &["routes"],

@@ -22,7 +22,8 @@
 //! - `customer` (the anonymous customer cookie).
 //! - `payment`: confirm, settle, recovery, refunds, reconciliation; `orders`:
 //!   creating orders from a cart and showing them to their customer;
-//!   `checkouts`: shops' checkouts, their links and their expiry.
+//!   `checkouts`: shops' checkouts, their links and their expiry; `events`:
+//!   telling shops of their checkouts (signed webhooks, the feed).
 //! - `rate_limits`, `sign_in_failures` (wrong operators' tokens by address),
 //!   `state` (what handlers share), then `routes`: the HTTP
 //!   surface, one module per route group, the built page and the security
@@ -36,6 +37,7 @@ pub mod config;
 pub mod customer;
 pub mod db;
 pub mod error;
+pub mod events;
 pub mod metrics;
 pub mod operators;
 pub mod orders;
@@ -108,9 +110,12 @@ pub async fn run(
     let reconciliation = tokio::spawn(payment::reconcile::run_periodically(state.app.clone(), stopping.clone()));
     // Without shops no checkout is created; one left from before is closed when
     // it is read or paid (`checkouts::may_pay`), so no sweep need query every second.
-    let expiry = match state.config.shops.is_empty() {
-        true => tokio::spawn(async {}),
-        false => tokio::spawn(checkouts::expiry::run(state.app.clone(), stopping.clone())),
+    let (expiry, events) = match state.config.shops.is_empty() {
+        true => (tokio::spawn(async {}), tokio::spawn(async {})),
+        false => (
+            tokio::spawn(checkouts::expiry::run(state.app.clone(), stopping.clone())),
+            tokio::spawn(events::delivery::run(state.app.clone(), stopping.clone())),
+        ),
     };
     tokio::spawn(forget_idle_rate_limits(state.limits.clone(), state.sign_in_failures.clone(), stopping.clone()));
 
@@ -145,6 +150,7 @@ pub async fn run(
     let _ = recovery.await;
     let _ = reconciliation.await;
     let _ = expiry.await;
+    let _ = events.await;
     let _ = admin.await;
     Ok(())
 }

@@ -23,6 +23,10 @@ async fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some(SHOP_KEY) {
         return shop_key();
     }
+    if std::env::args().nth(1).as_deref() == Some(EVENTS_SECRET) {
+        println!("{}", payonce_server::shops::new_events_secret());
+        return ExitCode::SUCCESS;
+    }
     let (args, old_names) =
         payonce_server::config::with_renamed_env(std::env::args_os().collect(), |name| std::env::var_os(name));
     for old_name in old_names {
@@ -104,6 +108,11 @@ fn shop_key() -> ExitCode {
     println!("its digest, for key_digests in --shops-file:\n  \"{}\"", payonce_server::shops::key_digest(&key));
     ExitCode::SUCCESS
 }
+
+/// `payonce-server events-secret`: prints a new secret for a shop's events
+/// (`whsec_` and 256 random bits), alone on its line, to go into the file
+/// `events_secret_file` names and into the shop's own configuration.
+const EVENTS_SECRET: &str = "events-secret";
 
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();

@@ -143,6 +143,26 @@ pub fn checkout_created(shop: &str) {
 }
 
 /// A checkout's time ran out unpaid, and it was closed.
+/// One send of an event to its shop, and how it went: `delivered`, `retry` or `gave_up`.
+pub fn event_send(shop: &str, outcome: &'static str) {
+    counter!("payment_event_sends_total", "shop" => shop.to_owned(), "outcome" => outcome).increment(1);
+}
+
+/// An event reached its shop this long after its change was committed.
+pub fn event_lag(seconds: f64) {
+    metrics::histogram!("payment_event_lag_seconds").record(seconds);
+}
+
+/// An event was given up past its retry window: operators must look.
+pub fn event_alert() {
+    counter!("payment_event_alerts_total").increment(1);
+}
+
+/// How long the oldest event not yet delivered has waited.
+pub fn event_oldest_pending_age(seconds: f64) {
+    gauge!("payment_event_oldest_pending_age_seconds").set(seconds);
+}
+
 pub fn checkout_expired() {
     counter!("payment_checkouts_expired_total").increment(1);
 }

@@ -7,6 +7,7 @@
 //! wrong key takes says nothing about the right ones.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 use payonce_api::{Names, Pg};
 use serde::Deserialize;
@@ -32,7 +33,24 @@ pub struct Shop {
     pub pay_with: Vec<Pg>,
     /// Its own requests a minute through the shop API.
     pub requests_per_minute: u32,
+    /// Where its events are sent, if anywhere (else it reads the feed).
+    pub events: Option<EventEndpoint>,
     key_digests: Vec<[u8; 32]>,
+}
+
+/// A shop's endpoint for events, and the secrets they are signed with.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EventEndpoint {
+    pub url: Url,
+    /// `whsec_…`: the current secret first, then the previous one during a
+    /// rotation (each event carries a signature by each).
+    pub secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for EventEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventEndpoint").field("url", &self.url.as_str()).field("secrets", &self.secrets.len()).finish()
+    }
 }
 
 impl std::fmt::Debug for Shop {
@@ -68,6 +86,12 @@ struct ShopEntry {
     key_digests: Vec<String>,
     #[serde(default = "default_requests_per_minute")]
     requests_per_minute: u32,
+    #[serde(default)]
+    events_url: Option<String>,
+    #[serde(default)]
+    events_secret_file: Option<PathBuf>,
+    #[serde(default)]
+    events_previous_secret_file: Option<PathBuf>,
 }
 
 fn default_requests_per_minute() -> u32 {
@@ -88,8 +112,20 @@ pub enum ShopsFileError {
 
 impl Shops {
     /// Reads a shops file's text; `server_prefix` is the server's
-    /// `--order-id-prefix`, which every shop's prefix must start with.
+    /// `--order-id-prefix`, which every shop's prefix must start with. Its
+    /// secret files are read from the working directory when relative.
     pub fn parse(text: &str, server_prefix: &str) -> Result<Self, ShopsFileError> {
+        Self::parse_in(text, server_prefix, Path::new("."))
+    }
+
+    /// Reads the shops file at `path`; relative secret files are read from its directory.
+    pub fn read(path: &Path, server_prefix: &str) -> Result<Self, ShopsFileError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ShopsFileError::Syntax(error.to_string()))?;
+        Self::parse_in(&text, server_prefix, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Reads a shops file's text, its relative secret files from `dir`.
+    pub fn parse_in(text: &str, server_prefix: &str, dir: &Path) -> Result<Self, ShopsFileError> {
         let file: ShopsFile = toml::from_str(text).map_err(|error| ShopsFileError::Syntax(error.to_string()))?;
         if file.shop.is_empty() {
             return Err(ShopsFileError::NoShops);
@@ -97,7 +133,7 @@ impl Shops {
         let mut shops: Vec<Shop> = Vec::with_capacity(file.shop.len());
         for (index, entry) in file.shop.into_iter().enumerate() {
             let refuse = |problem: String| ShopsFileError::Shop { number: index + 1, id: entry.id.clone(), problem };
-            let shop = shop_of(&entry, server_prefix).map_err(refuse)?;
+            let shop = shop_of(&entry, server_prefix, dir).map_err(refuse)?;
             if let Some(other) = shops.iter().find(|other| other.id == shop.id) {
                 return Err(refuse(format!("the id is also shop {:?}'s", other.id)));
             }
@@ -143,13 +179,18 @@ impl Shops {
         })
     }
 
+    /// The shop of this id.
+    pub fn by_id(&self, id: &str) -> Option<&Shop> {
+        self.shops.iter().find(|shop| shop.id == id)
+    }
+
     /// The shop whose order ids start with its prefix: the shop of an order.
     pub fn of_order(&self, order_id: &str) -> Option<&Shop> {
         self.shops.iter().find(|shop| order_id.starts_with(&shop.order_id_prefix))
     }
 }
 
-fn shop_of(entry: &ShopEntry, server_prefix: &str) -> Result<Shop, String> {
+fn shop_of(entry: &ShopEntry, server_prefix: &str, dir: &Path) -> Result<Shop, String> {
     let id = &entry.id;
     if id.is_empty()
         || id.len() > ID_MAX
@@ -198,6 +239,7 @@ fn shop_of(entry: &ShopEntry, server_prefix: &str) -> Result<Shop, String> {
     if entry.requests_per_minute == 0 {
         return Err("requests_per_minute must be at least 1".to_owned());
     }
+    let events = endpoint_of(entry, dir)?;
     Ok(Shop {
         id: id.clone(),
         name: Names { en: Some(entry.name.clone()), ko: entry.name_ko.clone() },
@@ -205,8 +247,62 @@ fn shop_of(entry: &ShopEntry, server_prefix: &str) -> Result<Shop, String> {
         return_origins,
         pay_with,
         requests_per_minute: entry.requests_per_minute,
+        events,
         key_digests,
     })
+}
+
+/// The shop's endpoint for events: a URL off this machine only by https,
+/// and a secret (and, during a rotation, the previous one) from files.
+fn endpoint_of(entry: &ShopEntry, dir: &Path) -> Result<Option<EventEndpoint>, String> {
+    let (url, file) = match (&entry.events_url, &entry.events_secret_file) {
+        (None, None) if entry.events_previous_secret_file.is_none() => return Ok(None),
+        (Some(url), Some(file)) => (url, file),
+        _ => {
+            return Err("events_url and events_secret_file go together: the one is no use without the other".to_owned());
+        }
+    };
+    let refuse = || format!("events_url {url:?} must be an https:// URL (http:// only for localhost)");
+    let url = Url::parse(url).map_err(|_| refuse())?;
+    if !is_allowed_scheme(&url) || !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
+        return Err(refuse());
+    }
+    let mut secrets = vec![read_secret("events_secret_file", &dir.join(file))?];
+    if let Some(previous) = &entry.events_previous_secret_file {
+        secrets.push(read_secret("events_previous_secret_file", &dir.join(previous))?);
+    }
+    Ok(Some(EventEndpoint { url, secrets }))
+}
+
+/// Standard Webhooks' secrets are 24 to 64 random bytes.
+const SECRET_BYTES: std::ops::RangeInclusive<usize> = 24..=64;
+
+/// A secret from its file's first line: `whsec_` and base64.
+fn read_secret(field: &str, path: &Path) -> Result<String, String> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(path).map_err(|error| format!("{field} {}: {error}", path.display()))?;
+    let secret = text.lines().next().unwrap_or_default().trim().to_owned();
+    let bytes = secret
+        .strip_prefix("whsec_")
+        .and_then(|encoded| base64::engine::general_purpose::STANDARD.decode(encoded).ok());
+    match bytes {
+        Some(bytes) if SECRET_BYTES.contains(&bytes.len()) => Ok(secret),
+        _ => Err(format!(
+            "{field} {}: its first line must be whsec_ and base64 of {} to {} random bytes              (payonce-server events-secret makes one)",
+            path.display(),
+            SECRET_BYTES.start(),
+            SECRET_BYTES.end()
+        )),
+    }
+}
+
+/// A new secret for a shop's events: `whsec_` and 256 random bits, base64.
+pub fn new_events_secret() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// An origin as the file writes it: `https://host[:port]`, nothing after it

@@ -239,7 +239,7 @@ async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_without_a_second_r
     assert_eq!((stats.cancel_requests, stats.cancels_processed), (1, 1), "the lookup settled it, nothing was resent");
     assert!(stats.lookups >= 1);
     assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
-    let events = server.db().await.events(&order.order_id).await.unwrap();
+    let events = server.db().await.history(&order.order_id).await.unwrap();
     let last = events.last().unwrap();
     assert_eq!((last.actor.as_str(), last.to_status.as_str()), ("recovery", "CANCELED"));
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;

@@ -58,7 +58,7 @@ async fn what_is_paid_for_is_gone_and_a_cart_over_what_is_left_is_refused() {
     let (_pg, server) = start(3).await;
     let (customer, created) = order(&server, 2).await.unwrap();
     assert_eq!(pay(&server, &customer, &created).await.1["status"], "PAID");
-    let (status, refused) = order(&server, 2).await.err().expect("only one mug is left");
+    let (status, refused) = order(&server, 2).await.expect_err("only one mug is left");
     assert_eq!((status, refused["code"].as_str()), (StatusCode::CONFLICT, Some("OUT_OF_STOCK")), "{refused}");
     assert!(order(&server, 1).await.is_ok(), "the last one can still be ordered");
 }

@@ -214,7 +214,7 @@ async fn view(app: &App, links: &CheckoutLinks, row: CheckoutRow) -> Result<Chec
     let order = app.db.order(&row.order_id).await?.ok_or(AppError::OrderNotFound)?;
     let request = stored_request(&row)?;
     let mut history = vec![StatusChange { status: CheckoutStatus::Created, at: rfc3339(row.created_at_ms) }];
-    for event in app.db.events(&row.order_id).await? {
+    for event in app.db.history(&row.order_id).await? {
         let status = OrderStatus::parse(&event.to_status)
             .ok_or_else(|| AppError::Internal(format!("unknown status {:?} in the history", event.to_status)))?;
         history

@@ -305,6 +305,25 @@ pub struct ServerConfig {
     #[arg(skip)]
     pub catalog: Catalog,
 
+    /// How long an event is sent again to a shop whose endpoint does not
+    /// take it, before it is marked failed and operators are alerted.
+    #[arg(long, env = "PAYONCE_EVENT_RETRY_WINDOW", default_value = "72h", value_parser = parse_duration)]
+    pub event_retry_window: Duration,
+
+    /// The wait after an event's first failed send; each next one doubles,
+    /// up to an hour.
+    #[arg(long, env = "PAYONCE_EVENT_FIRST_RETRY", default_value = "5s", value_parser = parse_duration)]
+    pub event_first_retry: Duration,
+
+    /// How long one send of an event may take, connecting included.
+    #[arg(long, env = "PAYONCE_EVENT_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub event_timeout: Duration,
+
+    /// Events sent to one shop at once: a slow shop holds this many sends,
+    /// and the others' events go on.
+    #[arg(long, env = "PAYONCE_EVENT_SENDS_PER_SHOP", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub event_sends_per_shop: u32,
+
     /// Host names the admin listener answers to besides IP addresses and
     /// `localhost`, comma-separated (such as `ops.shop.internal`); a request
     /// for any other (a DNS-rebinding page in an operator's browser) is refused.

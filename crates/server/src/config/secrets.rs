@@ -31,9 +31,7 @@ impl ServerConfig {
                 Operators::parse(&text).map_err(|error| ConfigError::OperatorsFile { path: path.clone(), error })?;
         }
         if let Some(path) = &self.shops_file {
-            let failed = |reason: String| ConfigError::SecretFile { flag: "shops-file", path: path.clone(), reason };
-            let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
-            self.shops = Shops::parse(&text, &self.order_id_prefix)
+            self.shops = Shops::read(path, &self.order_id_prefix)
                 .map_err(|error| ConfigError::ShopsFile { path: path.clone(), error })?;
         }
         if let Some(path) = &self.catalog_file {

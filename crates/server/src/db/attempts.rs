@@ -1,7 +1,7 @@
 use payonce_api::{ErrorCode, Failure, OrderStatus, Pg};
 use sqlx::{AnyConnection, FromRow};
 
-use super::events::{Actor, Change};
+use super::history::{Actor, Change};
 use super::{Db, now_ms};
 
 /// A payment attempt that was sent (or is about to be) to the PG: what was sent,
@@ -238,6 +238,9 @@ impl Db {
             to: status,
             code: failure.map(|failure| failure.code.as_str()),
             detail: None,
+            amount: attempt.amount,
+            refunded_before: 0,
+            refunded_after: 0,
         };
         self.record_change(transaction, change).await?;
         Ok(Some(status))
@@ -277,6 +280,9 @@ impl Db {
             to: OrderStatus::Failed,
             code: Some(&failure.code),
             detail: None,
+            amount,
+            refunded_before: 0,
+            refunded_after: 0,
         };
         self.record_change(&mut transaction, change).await?;
         transaction.commit().await?;

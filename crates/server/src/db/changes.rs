@@ -10,12 +10,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 /// The orders being waited on, each with its channel and number of waiters.
 #[derive(Debug, Default)]
 pub struct OrderChanges {
     watched: Mutex<HashMap<String, Watched>>,
+    /// Told of every change, whoever waits: the delivery of shops' events
+    /// looks for new ones when it is (see `events::delivery`).
+    any: Notify,
 }
 
 #[derive(Debug)]
@@ -42,6 +45,12 @@ impl OrderChanges {
         if let Some(entry) = self.lock().get(order_id) {
             entry.changed.send_replace(());
         }
+        self.any.notify_one();
+    }
+
+    /// Returns after the next change (or at once, if one came since the last call).
+    pub async fn any_change(&self) {
+        self.any.notified().await;
     }
 
     /// How many orders have someone waiting on them.

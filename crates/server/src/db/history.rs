@@ -1,4 +1,4 @@
-//! The history of every attempt: one row per status change, written in the
+//! The history of every attempt: one line per status change, written in the
 //! same transaction as the change.
 
 use payonce_api::OrderStatus;
@@ -45,7 +45,7 @@ impl Actor {
 
 /// One status change of an attempt.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct PaymentEvent {
+pub struct HistoryLine {
     pub at_ms: i64,
     pub actor: String,
     pub from_status: String,
@@ -62,11 +62,17 @@ pub(super) struct Change<'a> {
     pub to: OrderStatus,
     pub code: Option<&'a str>,
     pub detail: Option<&'a str>,
+    /// The charge, and how much of it was refunded before and after the
+    /// change: what the shop's event says (see `shop_events`).
+    pub amount: u64,
+    pub refunded_before: u64,
+    pub refunded_after: u64,
 }
 
 impl Db {
     /// Records a status change in the history, in the transaction that makes
-    /// it, and announces it to the other servers (see `change_feed`).
+    /// it, writes the event it makes for its shop if it is a checkout's (see
+    /// `shop_events`), and announces it to the other servers (`change_feed`).
     pub(super) async fn record_change(
         &self,
         transaction: &mut AnyConnection,
@@ -75,6 +81,7 @@ impl Db {
         if self.engine == Engine::Postgres {
             super::change_feed::announce(transaction, change.order_id).await?;
         }
+        self.tell_shop_of(transaction, &change).await?;
         record(transaction, change).await
     }
 }
@@ -157,7 +164,7 @@ impl Db {
     }
 
     /// An order's payment history, oldest first.
-    pub async fn events(&self, order_id: &str) -> Result<Vec<PaymentEvent>, sqlx::Error> {
+    pub async fn history(&self, order_id: &str) -> Result<Vec<HistoryLine>, sqlx::Error> {
         sqlx::query_as(
             "SELECT at_ms, actor, from_status, to_status, code, detail FROM payment_events \
              WHERE order_id = $1 ORDER BY id",

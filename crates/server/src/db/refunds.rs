@@ -6,7 +6,7 @@
 use payonce_api::{OrderStatus, Pg};
 use sqlx::FromRow;
 
-use super::events::Actor;
+use super::history::Actor;
 use super::status::{Lease, Writer};
 use super::{Db, now_ms};
 use payonce_rules::settlement::{Moved, Transition};

@@ -6,7 +6,7 @@
 use payonce_api::OrderStatus;
 use sqlx::AnyConnection;
 
-use super::events::{Actor, Change};
+use super::history::{Actor, Change};
 use super::{Db, now_ms};
 use payonce_rules::settlement::{Moved, Transition};
 
@@ -110,6 +110,9 @@ impl Db {
             to: moved.to,
             code: transition.code(),
             detail: detail.or(transition.unknown_reason()),
+            amount: decode(amount)?,
+            refunded_before: decode(refunded)?,
+            refunded_after: moved.refunded,
         };
         self.record_change(transaction, change).await?;
         Ok(Some(moved))

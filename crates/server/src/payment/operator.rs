@@ -9,7 +9,9 @@ use payonce_api::{Order, OrderStatus};
 
 use super::reconcile::{PassMode, Report, StartedBy, run_pass};
 use crate::app::App;
-use crate::db::{AttemptDetail, AuditLine, JobKind, OperatorOrderRow, PaymentEvent, PgCallRow, Refund, now_ms};
+use crate::db::{
+    AttemptDetail, AuditLine, EventRow, HistoryLine, JobKind, OperatorOrderRow, PgCallRow, Refund, SendRow, now_ms,
+};
 use crate::error::AppError;
 
 /// The most orders one list answers with.
@@ -34,21 +36,27 @@ pub async fn orders(
 pub struct Story {
     pub order: Order,
     pub attempt: Option<AttemptDetail>,
-    pub history: Vec<PaymentEvent>,
+    pub history: Vec<HistoryLine>,
     pub refunds: Vec<Refund>,
     pub audit: Vec<AuditLine>,
     pub pg_calls: Vec<PgCallRow>,
+    /// What its shop was told, and every send of each event (a checkout's only).
+    pub events: Vec<EventRow>,
+    pub event_sends: Vec<SendRow>,
 }
 
 pub async fn story(app: &App, order_id: &str) -> Result<Story, AppError> {
     let order = app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)?;
+    let (events, event_sends) = app.db.events_of_order(order_id).await?;
     Ok(Story {
         order,
         attempt: app.db.attempt_detail(order_id).await?,
-        history: app.db.events(order_id).await?,
+        history: app.db.history(order_id).await?,
         refunds: app.db.refunds(order_id).await?,
         audit: app.db.audit_log(order_id).await?,
         pg_calls: app.db.pg_calls(order_id).await?,
+        events,
+        event_sends,
     })
 }
 

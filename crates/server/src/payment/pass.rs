@@ -137,8 +137,13 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
     }
     if settlement::alerts(passes) {
         match kind {
-            JobKind::Payment => metrics::recovery_alert(),
+            JobKind::Payment => {
+                metrics::recovery_alert();
+                // The shop is told once that it waits with operators (if the order is a checkout).
+                app.db.tell_unresolved(key).await?;
+            }
             JobKind::Refund | JobKind::OrphanRefund => metrics::refund_alert(),
+            JobKind::Event => unreachable!("events are released by events::delivery"),
         }
         tracing::error!(
             job = kind.as_str(),

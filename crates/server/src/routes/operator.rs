@@ -21,9 +21,10 @@ use utoipa_axum::routes;
 
 use super::cancel::refund_status;
 use super::operator_sign_in::{SignedIn, require_operator, require_operator_when_set};
-use super::operator_views::{OrderList, OrderRow, OrderStory, RefundView, SignedInView};
+use super::operator_views::{EventList, EventView, OrderList, OrderRow, OrderStory, RefundView, Resent, SignedInView};
 use super::order_id::OrderIdPath;
 use crate::error::{AppError, Json};
+use crate::events::operator as events;
 use crate::payment::confirm::validate_idempotency_key;
 use crate::payment::operator::{self, Asked};
 use crate::payment::reconcile::{PassMode, Report};
@@ -67,6 +68,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         .routes(routes!(admin_orders_cancel))
         .routes(routes!(admin_orders_recover))
         .routes(routes!(admin_reconcile_last, admin_reconcile_run))
+        .routes(routes!(admin_events_failed))
+        .routes(routes!(admin_event_resend))
+        .routes(routes!(admin_shop_events_resend))
         .split_for_parts();
     let spec = Arc::new(spec);
     let described = Router::new()
@@ -212,6 +216,7 @@ async fn admin_order_detail(
         refunds: story.refunds.iter().map(RefundView::from).collect(),
         audit: story.audit.into_iter().map(Into::into).collect(),
         pg_calls: story.pg_calls.into_iter().map(Into::into).collect(),
+        events: story.events.into_iter().map(|event| EventView::new(event, &story.event_sends)).collect(),
     }))
 }
 
@@ -304,4 +309,81 @@ fn pass_mode(query: Option<&str>) -> Result<PassMode, AppError> {
 )]
 async fn admin_reconcile_last(State(state): State<AppState>) -> Result<Json<Report>, AppError> {
     Ok(Json(operator::last_reconcile(&state).await?))
+}
+
+/// `GET /admin/events`'s query.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+struct FailedEventsParams {
+    /// Only this shop's.
+    shop: Option<String>,
+}
+
+/// Events not delivered within their retry window (FAILED), newest first:
+/// what an operator sends again once the shop's endpoint is mended.
+#[utoipa::path(
+    get,
+    path = "/admin/events",
+    tag = "operators",
+    params(FailedEventsParams),
+    responses(
+        (status = 200, body = EventList),
+        (status = 400, description = "INVALID_REQUEST", body = ApiErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+    )
+)]
+async fn admin_events_failed(
+    State(state): State<AppState>,
+    query: Result<axum::extract::Query<FailedEventsParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<EventList>, AppError> {
+    let axum::extract::Query(params) =
+        query.map_err(|rejection| AppError::InvalidRequest { message: rejection.body_text() })?;
+    let rows = events::failed(&state, params.shop.as_deref()).await?;
+    Ok(Json(EventList { events: rows.into_iter().map(|event| EventView::new(event, &[])).collect() }))
+}
+
+/// Sends one event to its shop again, whatever its delivery came to; the
+/// shop may get it twice, under its one id.
+#[utoipa::path(
+    post,
+    path = "/admin/events/{event_id}/resend",
+    tag = "operators",
+    params(("event_id" = String, Path, description = "The event")),
+    responses(
+        (status = 200, body = Resent),
+        (status = 400, description = "INVALID_REQUEST: its shop has no endpoint (it reads the feed)", body = ApiErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such event", body = ApiErrorBody),
+    )
+)]
+async fn admin_event_resend(
+    State(state): State<AppState>,
+    Extension(operator): Extension<SignedIn>,
+    axum::extract::Path(event_id): axum::extract::Path<String>,
+) -> Result<Json<Resent>, AppError> {
+    events::resend(&state, &operator.name, &event_id).await?;
+    Ok(Json(Resent { resent: 1 }))
+}
+
+/// Sends every failed event of the shop again.
+#[utoipa::path(
+    post,
+    path = "/admin/shops/{shop_id}/events/resend",
+    tag = "operators",
+    params(("shop_id" = String, Path, description = "The shop, as the shops file names it")),
+    responses(
+        (status = 200, body = Resent),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+        (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
+        (status = 404, description = "NOT_FOUND: no such shop", body = ApiErrorBody),
+    )
+)]
+async fn admin_shop_events_resend(
+    State(state): State<AppState>,
+    Extension(operator): Extension<SignedIn>,
+    axum::extract::Path(shop_id): axum::extract::Path<String>,
+) -> Result<Json<Resent>, AppError> {
+    let resent = events::resend_failed(&state, &operator.name, &shop_id).await?;
+    Ok(Json(Resent { resent }))
 }

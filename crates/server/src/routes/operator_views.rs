@@ -6,7 +6,9 @@ use payonce_api::Order;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::db::{AttemptDetail, AuditLine, OperatorOrderRow, PaymentEvent, PgCallRow, Refund, rfc3339};
+use crate::db::{
+    AttemptDetail, AuditLine, EventRow, HistoryLine, OperatorOrderRow, PgCallRow, Refund, SendRow, rfc3339,
+};
 
 /// `GET /admin/orders`.
 /// The operator a token signs in as.
@@ -77,6 +79,83 @@ pub struct OrderStory {
     pub audit: Vec<AuditView>,
     /// The calls to the PG about it (the newest 200, oldest first).
     pub pg_calls: Vec<PgCallView>,
+    /// What its shop was told (a checkout's only), oldest first.
+    pub events: Vec<EventView>,
+}
+
+/// An event told to a shop, and how its delivery stands.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventView {
+    pub id: String,
+    pub shop: String,
+    pub order_id: String,
+    /// `checkout.paid`, `checkout.refunded`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub sequence: i64,
+    pub created_at: String,
+    /// PENDING, DELIVERED, FAILED (past its retry window) or NO_ENDPOINT (its shop reads the feed).
+    pub delivery: String,
+    pub delivered_at: Option<String>,
+    /// While PENDING: when it is sent next.
+    pub next_send_at: Option<String>,
+    pub failed_sends: i64,
+    /// The shop's last answer: `HTTP 500`, `no answer within the timeout`, ...
+    pub last_answer: Option<String>,
+    /// Every send, oldest first (absent in lists).
+    pub sends: Vec<EventSendView>,
+}
+
+/// One send of an event.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventSendView {
+    pub at: String,
+    pub took_ms: i64,
+    pub http_status: Option<i64>,
+    pub outcome: String,
+}
+
+impl EventView {
+    /// The event, with those of `sends` that are its own.
+    pub fn new(event: EventRow, sends: &[SendRow]) -> Self {
+        let sends = sends
+            .iter()
+            .filter(|send| send.event_id == event.event_id)
+            .map(|send| EventSendView {
+                at: rfc3339(send.at_ms),
+                took_ms: send.took_ms,
+                http_status: send.http_status,
+                outcome: send.outcome.clone(),
+            })
+            .collect();
+        let pending = event.delivery == "PENDING";
+        Self {
+            id: event.event_id,
+            shop: event.shop_id,
+            order_id: event.order_id,
+            kind: event.kind,
+            sequence: event.sequence,
+            created_at: rfc3339(event.created_at_ms),
+            delivery: event.delivery,
+            delivered_at: event.delivered_at_ms.map(rfc3339),
+            next_send_at: pending.then(|| rfc3339(event.next_attempt_at_ms)),
+            failed_sends: event.recovery_passes,
+            last_answer: event.last_pg_answer,
+            sends,
+        }
+    }
+}
+
+/// `GET /admin/events`: events that failed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventList {
+    pub events: Vec<EventView>,
+}
+
+/// What sending events again did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Resent {
+    pub resent: u64,
 }
 
 /// The payment attempt, with where recovery stands on it.
@@ -140,8 +219,8 @@ pub struct StatusChange {
     pub detail: Option<String>,
 }
 
-impl From<PaymentEvent> for StatusChange {
-    fn from(event: PaymentEvent) -> Self {
+impl From<HistoryLine> for StatusChange {
+    fn from(event: HistoryLine) -> Self {
         Self {
             at: rfc3339(event.at_ms),
             actor: event.actor,

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use payonce_api::{
-    ApiErrorBody, Checkout, CheckoutList, CreateCheckoutRequest, IDEMPOTENCY_KEY_HEADER, ShopRefundRequest,
+    ApiErrorBody, Checkout, CheckoutList, CreateCheckoutRequest, EventList, IDEMPOTENCY_KEY_HEADER, ShopRefundRequest,
 };
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -21,6 +21,7 @@ use super::order_id::OrderIdPath;
 use crate::checkouts::{self, ListQuery};
 use crate::client_address::ClientIp;
 use crate::error::{AppError, Json};
+use crate::events::feed;
 use crate::payment::confirm::validate_idempotency_key;
 use crate::shops::Shop;
 use crate::state::AppState;
@@ -34,6 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(checkouts_create, checkouts_list))
         .routes(routes!(checkouts_show))
         .routes(routes!(checkouts_refund))
+        .routes(routes!(events_feed))
 }
 
 /// Lets a request through only with a shop's key, within that shop's rate
@@ -187,4 +189,37 @@ async fn checkouts_refund(
     let (checkout, in_progress) =
         checkouts::refund(&state, &state.checkout_links, &shop, &checkout_id, &key, &request).await?;
     Ok((if in_progress { StatusCode::ACCEPTED } else { StatusCode::OK }, Json(checkout)))
+}
+
+/// `GET /v1/events`'s query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+struct FeedParams {
+    /// The `next_cursor` of the page before; absent: from the shop's first event.
+    after: Option<String>,
+    /// 1 to 500; 100 when absent.
+    limit: Option<u32>,
+}
+
+/// The shop's events in the order they were committed, oldest first: the
+/// same events its endpoint is sent, for a shop that takes no webhooks or
+/// catches up after an outage of its own.
+#[utoipa::path(
+    get,
+    path = "/events",
+    tag = "shop API",
+    params(FeedParams),
+    responses(
+        (status = 200, body = EventList),
+        (status = 400, description = "INVALID_REQUEST: a bad limit or cursor", body = ApiErrorBody),
+        (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
+    )
+)]
+async fn events_feed(
+    State(state): State<AppState>,
+    Extension(SignedInShop(shop)): Extension<SignedInShop>,
+    query: Result<Query<FeedParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<EventList>, AppError> {
+    let Query(params) = query.map_err(|rejection| AppError::InvalidRequest { message: rejection.body_text() })?;
+    Ok(Json(feed::page(&state, &shop, params.after.as_deref(), params.limit).await?))
 }

@@ -14,6 +14,8 @@ use tempfile::TempDir;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+pub mod receiver;
+
 pub const SECRET_KEY: &str = fake_pg::DEFAULT_SECRET_KEY;
 
 /// Sends the logs of the servers a test runs in its own process to the test's
@@ -357,7 +359,7 @@ impl Server {
 
     /// What each status change of the order was, as `FROM>TO`, in order.
     pub async fn history(&self, order_id: &str) -> Vec<String> {
-        let events = self.db().await.events(order_id).await.unwrap();
+        let events = self.db().await.history(order_id).await.unwrap();
         events.iter().map(|event| format!("{}>{}", event.from_status, event.to_status)).collect()
     }
 

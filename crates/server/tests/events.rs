@@ -1,0 +1,341 @@
+//! Events told to shops, against a real order server, fake PG and a real
+//! endpoint: each change a shop acts on reaches it signed (checked with the
+//! `standardwebhooks` crate, a verifier payonce's signing does not share),
+//! once in effect and in order, through an endpoint that fails, hangs or
+//! closes the connection after taking it; the feed lists the same events; an
+//! event given up is sent again by an operator.
+
+mod support;
+
+use std::time::Duration;
+
+use payonce_api::{Checkout, CustomerCheckout, Event, EventList, EventType, Order, OrderStatus};
+use payonce_server::shops::{Shops, key_digest, new_events_secret};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::receiver::{Answer, Delivery, Receiver};
+use support::{FakePg, Server, eventually};
+
+const BOOKS_KEY: &str = "sk_books_0123456789abcdefghijklmnopqrstuvwxyz";
+const TEA_KEY: &str = "sk_tea_0123456789abcdefghijklmnopqrstuvwxyzAB";
+const TOKEN: &str = "operator-token-0123456789abcdefghij";
+
+/// A shop's side: its endpoint, its secret, and the folder its secret file is in.
+struct ShopSide {
+    receiver: Receiver,
+    secret: String,
+}
+
+/// Two shops with endpoints of their own, "books" and "tea".
+fn shops(dir: &std::path::Path, books: &ShopSide, tea: &ShopSide) -> Shops {
+    std::fs::write(dir.join("books.secret"), format!("{}\n", books.secret)).unwrap();
+    std::fs::write(dir.join("tea.secret"), &tea.secret).unwrap();
+    let text = format!(
+        "[[shop]]\nid = \"books\"\nname = \"Seoul Books\"\norder_id_prefix = \"ord_books_\"\n\
+         return_origins = [\"https://books.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n\
+         events_url = \"{}\"\nevents_secret_file = \"books.secret\"\n\
+         [[shop]]\nid = \"tea\"\nname = \"Tea House\"\norder_id_prefix = \"ord_tea_\"\n\
+         return_origins = [\"https://tea.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n\
+         events_url = \"{}\"\nevents_secret_file = \"tea.secret\"\n",
+        key_digest(BOOKS_KEY),
+        books.receiver.url,
+        key_digest(TEA_KEY),
+        tea.receiver.url
+    );
+    Shops::parse_in(&text, "ord_", dir).unwrap()
+}
+
+struct Stack {
+    pg: FakePg,
+    server: Server,
+    books: ShopSide,
+    tea: ShopSide,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(tweak: impl FnOnce(&mut payonce_server::ServerConfig)) -> Stack {
+    let pg = FakePg::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let books = ShopSide { receiver: Receiver::start().await, secret: new_events_secret() };
+    let tea = ShopSide { receiver: Receiver::start().await, secret: new_events_secret() };
+    let shops = shops(dir.path(), &books, &tea);
+    let server = Server::start_with(&pg.url, |config| {
+        config.shops = shops;
+        config.checkout_shortest_open = Duration::from_secs(1);
+        config.admin_token = Some(TOKEN.into());
+        config.event_first_retry = Duration::from_millis(100);
+        tweak(config);
+    })
+    .await;
+    Stack { pg, server, books, tea, _dir: dir }
+}
+
+fn body(reference: &str, origin: &str) -> Value {
+    json!({
+        "reference": reference,
+        "name": {"en": "Two novels"},
+        "lines": [{"name": "The Vegetarian", "quantity": 2, "unit_amount": 13_500}],
+        "amount": 27_000,
+        "return_url": format!("{origin}/orders/1/back"),
+    })
+}
+
+async fn create(server: &Server, key: &str, body: &Value) -> Checkout {
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/checkouts", server.url))
+        .bearer_auth(key)
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json().await.unwrap()
+}
+
+/// A browser opens the checkout's link and pays it; answers the PAID order.
+async fn pay(server: &Server, checkout: &Checkout) -> Order {
+    let token = checkout.next_url.as_deref().unwrap().split_once('#').unwrap().1;
+    let response = server
+        .http
+        .post(format!("{}/api/checkouts/{}/claim", server.url, checkout.id))
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .unwrap();
+    let opened: CustomerCheckout = response.json().await.unwrap();
+    let order = server.order(&opened.order_id).await;
+    let (status, paid) = server.confirm(&order, &uuid::Uuid::new_v4().to_string()).await;
+    assert_eq!((status, paid["status"].as_str()), (StatusCode::OK, Some("PAID")), "{paid}");
+    server.order(&checkout.id).await
+}
+
+async fn refund(server: &Server, key: &str, checkout_id: &str, amount: Option<u64>) {
+    let body = amount.map_or(json!({}), |amount| json!({"amount": amount}));
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/checkouts/{checkout_id}/refunds", server.url))
+        .bearer_auth(key)
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    // 202: stored and being sent; the events say when it is done.
+    assert!([StatusCode::OK, StatusCode::ACCEPTED].contains(&response.status()), "{}", response.status());
+}
+
+/// Checks a delivery as a shop would, with the standard's own verifier.
+fn verified(delivery: &Delivery, secret: &str) -> Event {
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("webhook-id", delivery.id.parse().unwrap());
+    headers.insert("webhook-timestamp", delivery.timestamp.parse().unwrap());
+    headers.insert("webhook-signature", delivery.signature.parse().unwrap());
+    standardwebhooks::Webhook::new(secret)
+        .unwrap()
+        .verify(delivery.body.as_bytes(), &headers)
+        .unwrap_or_else(|error| panic!("{delivery:?} does not verify: {error}"));
+    let event: Event = serde_json::from_str(&delivery.body).unwrap();
+    assert_eq!(event.id, delivery.id, "webhook-id is the event's id");
+    event
+}
+
+/// The events a shop took (answered 2xx), each once, in the order they came.
+fn taken(shop: &ShopSide) -> Vec<Event> {
+    let mut seen = std::collections::HashSet::new();
+    shop.receiver
+        .deliveries()
+        .iter()
+        .filter(|delivery| delivery.answered == Answer::Status(200))
+        .map(|delivery| verified(delivery, &shop.secret))
+        .filter(|event| seen.insert(event.id.clone()))
+        .collect()
+}
+
+async fn events_taken(shop: &ShopSide, count: usize) -> Vec<Event> {
+    eventually(&format!("{count} events reach the shop"), Duration::from_secs(15), || async {
+        let taken = taken(shop);
+        (taken.len() >= count).then_some(taken)
+    })
+    .await
+}
+
+async fn feed(server: &Server, key: &str, after: Option<&str>) -> (StatusCode, Value) {
+    let query = after.map_or_else(String::new, |after| format!("?after={after}"));
+    let response =
+        reqwest::Client::new().get(format!("{}/v1/events{query}", server.url)).bearer_auth(key).send().await.unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+async fn admin(server: &Server, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
+    let response = reqwest::Client::new()
+        .request(method, format!("{}{path}", server.admin_url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_paid_then_refunded_checkout_tells_its_shop_each_change_signed_once_and_in_order() {
+    let stack = start(|_| {}).await;
+    let checkout = create(&stack.server, BOOKS_KEY, &body("ORDER-1", "https://books.example")).await;
+    pay(&stack.server, &checkout).await;
+    refund(&stack.server, BOOKS_KEY, &checkout.id, Some(7_000)).await;
+    stack.server.wait_for(&checkout.id, OrderStatus::PartiallyRefunded, Duration::from_secs(10)).await;
+    refund(&stack.server, BOOKS_KEY, &checkout.id, None).await;
+
+    let events = events_taken(&stack.books, 3).await;
+    let kinds: Vec<_> = events.iter().map(|event| event.kind).collect();
+    assert_eq!(kinds, [EventType::Paid, EventType::PartiallyRefunded, EventType::Refunded]);
+    let told: Vec<_> = events.iter().map(|event| (event.data.sequence, event.data.amount_refunded)).collect();
+    assert_eq!(told, [(1, 0), (2, 7_000), (3, 27_000)]);
+    assert!(events.iter().all(|event| event.data.checkout_id == checkout.id && event.data.reference == "ORDER-1"));
+    assert!(taken(&stack.tea).is_empty(), "another shop is told nothing of it");
+    assert_eq!(stack.pg.charges(&checkout.id).await, 1);
+
+    // The feed lists the same events, byte for byte in content, in commit order.
+    let (status, page) = feed(&stack.server, BOOKS_KEY, None).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let page: EventList = serde_json::from_value(page).unwrap();
+    assert_eq!(page.events, events);
+    let (_, next) = feed(&stack.server, BOOKS_KEY, Some(&page.next_cursor)).await;
+    let next: EventList = serde_json::from_value(next).unwrap();
+    assert!(next.events.is_empty());
+    assert_eq!(next.next_cursor, page.next_cursor, "an empty page keeps the cursor");
+    let (_, tea_feed) = feed(&stack.server, TEA_KEY, None).await;
+    assert_eq!(tea_feed["events"].as_array().map(Vec::len), Some(0), "a key sees its own shop's events only");
+    for bad in ["x", "-1"] {
+        let (status, refused) = feed(&stack.server, BOOKS_KEY, Some(bad)).await;
+        assert_eq!((status, refused["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn an_expired_checkout_and_a_failed_payment_are_told_and_the_carts_own_orders_are_not() {
+    let stack = start(|_| {}).await;
+    let mut expiring = body("ORDER-2", "https://books.example");
+    expiring["expires_in"] = json!(1);
+    let expired = create(&stack.server, BOOKS_KEY, &expiring).await;
+    let declined = create(&stack.server, BOOKS_KEY, &body("ORDER-3", "https://books.example")).await;
+    stack.pg.configure(json!({"faults": {"decline": 1.0}})).await;
+    let token = declined.next_url.as_deref().unwrap().split_once('#').unwrap().1;
+    stack
+        .server
+        .http
+        .post(format!("{}/api/checkouts/{}/claim", stack.server.url, declined.id))
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .unwrap();
+    let order = stack.server.order(&declined.id).await;
+    let (status, failed) = stack.server.confirm(&order, &uuid::Uuid::new_v4().to_string()).await;
+    assert_eq!(failed["status"].as_str(), Some("FAILED"), "{status} {failed}");
+    stack.pg.configure(json!({"faults": {"decline": 0.0}})).await;
+    let cart = stack.server.paid_order().await;
+
+    let events = events_taken(&stack.books, 2).await;
+    let told = |id: &str| events.iter().find(|event| event.data.checkout_id == id).cloned().unwrap();
+    let expired_event = told(&expired.id);
+    assert_eq!(expired_event.kind, EventType::Expired);
+    assert_eq!(expired_event.data.failure_code.as_deref(), Some("CHECKOUT_EXPIRED"));
+    let failed_event = told(&declined.id);
+    assert_eq!((failed_event.kind, failed_event.data.status), (EventType::Failed, payonce_api::CheckoutStatus::Failed));
+    assert!(failed_event.data.failure_code.is_some());
+    assert_eq!(cart.status, OrderStatus::Paid);
+    let everything: Vec<_> = [&stack.books, &stack.tea].iter().flat_map(|shop| shop.receiver.deliveries()).collect();
+    assert!(everything.iter().all(|delivery| !delivery.body.contains(&cart.order_id)), "the cart's order is no shop's");
+}
+
+#[tokio::test]
+async fn a_shop_that_fails_gets_the_event_again_under_its_one_id_until_it_takes_it() {
+    let stack = start(|_| {}).await;
+    // Down, then broken, then it takes the event but the connection drops before its answer.
+    stack.books.receiver.answer(
+        &[Answer::Status(503), Answer::Status(500), Answer::CloseAfterReading, Answer::Status(302)],
+        Answer::Status(200),
+    );
+    let checkout = create(&stack.server, BOOKS_KEY, &body("ORDER-4", "https://books.example")).await;
+    pay(&stack.server, &checkout).await;
+    let events = events_taken(&stack.books, 1).await;
+    assert_eq!(events[0].kind, EventType::Paid);
+    let deliveries = stack.books.receiver.deliveries();
+    assert_eq!(deliveries.len(), 5, "{deliveries:?}");
+    assert!(deliveries.iter().all(|delivery| delivery.id == events[0].id && delivery.body == deliveries[0].body));
+    let signed_at: Vec<_> = deliveries.iter().map(|delivery| delivery.timestamp.clone()).collect();
+    assert!(
+        deliveries.iter().all(|delivery| verified(delivery, &stack.books.secret).id == events[0].id),
+        "{signed_at:?}"
+    );
+
+    // Operators see every send and what the shop answered.
+    let (status, story) = admin(&stack.server, reqwest::Method::GET, &format!("/admin/orders/{}", checkout.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let event = &story["events"][0];
+    assert_eq!((event["type"].as_str(), event["delivery"].as_str()), (Some("checkout.paid"), Some("DELIVERED")));
+    let outcomes: Vec<_> =
+        event["sends"].as_array().unwrap().iter().map(|send| send["outcome"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(outcomes[..2], ["HTTP 503", "HTTP 500"]);
+    assert!(outcomes[2].starts_with("no answer"), "{outcomes:?}");
+    assert_eq!(outcomes[3..], ["HTTP 302", "HTTP 200"], "a redirect is not followed, nor taken for a delivery");
+    assert_eq!(event["failed_sends"], 4);
+}
+
+#[tokio::test]
+async fn a_slow_shop_holds_up_no_other_shop() {
+    let stack = start(|config| {
+        config.event_sends_per_shop = 1;
+        config.event_timeout = Duration::from_secs(30);
+    })
+    .await;
+    stack.books.receiver.answer(&[], Answer::Hang);
+    for reference in ["ORDER-5", "ORDER-6"] {
+        let checkout = create(&stack.server, BOOKS_KEY, &body(reference, "https://books.example")).await;
+        pay(&stack.server, &checkout).await;
+    }
+    eventually("books' first event is held by its hanging endpoint", Duration::from_secs(10), || async {
+        (!stack.books.receiver.deliveries().is_empty()).then_some(())
+    })
+    .await;
+    let tea = create(&stack.server, TEA_KEY, &body("TEA-1", "https://tea.example")).await;
+    pay(&stack.server, &tea).await;
+    let events = events_taken(&stack.tea, 1).await;
+    assert_eq!(events[0].data.checkout_id, tea.id);
+    assert_eq!(
+        stack.books.receiver.deliveries().len(),
+        1,
+        "books' one send is still hanging, and its second event waits for a place of books' own"
+    );
+}
+
+#[tokio::test]
+async fn past_its_window_an_event_is_given_up_and_an_operator_sends_the_shops_failed_events_again() {
+    let stack = start(|config| config.event_retry_window = Duration::from_millis(600)).await;
+    stack.books.receiver.answer(&[], Answer::Status(500));
+    let checkout = create(&stack.server, BOOKS_KEY, &body("ORDER-7", "https://books.example")).await;
+    pay(&stack.server, &checkout).await;
+    let failed = eventually("the event is given up", Duration::from_secs(15), || async {
+        let (_, list) = admin(&stack.server, reqwest::Method::GET, "/admin/events?shop=books").await;
+        let events = list["events"].as_array().cloned().unwrap_or_default();
+        (!events.is_empty()).then_some(events)
+    })
+    .await;
+    assert_eq!(
+        (failed[0]["delivery"].as_str(), failed[0]["order_id"].as_str()),
+        (Some("FAILED"), Some(checkout.id.as_str()))
+    );
+    assert!(stack.server.metric("payment_event_alerts_total").await.is_some(), "operators are alerted");
+    let sends = stack.books.receiver.deliveries().len();
+    assert!(sends >= 2, "sent again within the window: {sends}");
+
+    // The shop mends its endpoint; an operator sends its failed events again.
+    stack.books.receiver.answer(&[], Answer::Status(200));
+    let (status, resent) = admin(&stack.server, reqwest::Method::POST, "/admin/shops/books/events/resend").await;
+    assert_eq!((status, resent["resent"].as_u64()), (StatusCode::OK, Some(1)), "{resent}");
+    let events = events_taken(&stack.books, 1).await;
+    assert_eq!(events[0].data.checkout_id, checkout.id);
+    let (status, _) = admin(&stack.server, reqwest::Method::POST, "/admin/shops/nobody/events/resend").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = admin(&stack.server, reqwest::Method::POST, "/admin/events/evt_none/resend").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
