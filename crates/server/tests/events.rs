@@ -33,7 +33,7 @@ fn shops(dir: &std::path::Path, books: &ShopSide, tea: &ShopSide) -> Shops {
     let text = format!(
         "[[shop]]\nid = \"books\"\nname = \"Seoul Books\"\norder_id_prefix = \"ord_books_\"\n\
          return_origins = [\"https://books.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n\
-         events_url = \"{}\"\nevents_secret_file = \"books.secret\"\n\
+         events_url = \"{}\"\nevents_secret_file = \"books.secret\"\nrequests_per_minute = 1000000\n\
          [[shop]]\nid = \"tea\"\nname = \"Tea House\"\norder_id_prefix = \"ord_tea_\"\n\
          return_origins = [\"https://tea.example\"]\npay_with = [\"toss\"]\nkey_digests = [\"{}\"]\n\
          events_url = \"{}\"\nevents_secret_file = \"tea.secret\"\n",
@@ -338,4 +338,167 @@ async fn past_its_window_an_event_is_given_up_and_an_operator_sends_the_shops_fa
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = admin(&stack.server, reqwest::Method::POST, "/admin/events/evt_none/resend").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_payment_unknown_past_the_alert_is_told_once_as_unresolved_and_then_by_its_verdict() {
+    let stack = start(|config| config.recovery_interval = Duration::from_millis(100)).await;
+    // The PG takes 8 s over the payment; the server stops waiting after 2 s,
+    // and recovery's lookups find it still in progress, pass after pass.
+    stack.pg.configure(json!({"latency_ms": 8_000})).await;
+    let checkout = create(&stack.server, BOOKS_KEY, &body("ORDER-8", "https://books.example")).await;
+    let token = checkout.next_url.as_deref().unwrap().split_once('#').unwrap().1;
+    let claim = format!("{}/api/checkouts/{}/claim", stack.server.url, checkout.id);
+    stack.server.http.post(claim).json(&json!({"token": token})).send().await.unwrap();
+    let order = stack.server.order(&checkout.id).await;
+    let (_, answer) = stack.server.confirm(&order, &uuid::Uuid::new_v4().to_string()).await;
+    assert_eq!(answer["status"], "UNKNOWN", "{answer}");
+    stack.pg.configure(json!({"latency_ms": 10})).await;
+
+    let events = eventually("the verdict follows the unresolved event", Duration::from_secs(30), || async {
+        let taken = taken(&stack.books);
+        (taken.len() >= 2).then_some(taken)
+    })
+    .await;
+    let told: Vec<_> = events.iter().map(|event| (event.kind, event.data.status, event.data.sequence)).collect();
+    use payonce_api::CheckoutStatus::{Paid, Unknown};
+    assert_eq!(told, [(EventType::Unresolved, Unknown, 1), (EventType::Paid, Paid, 2)]);
+    assert_eq!(stack.pg.charges(&checkout.id).await, 1);
+}
+
+#[tokio::test]
+async fn a_shop_reading_its_feed_while_payments_settle_misses_none_and_sees_them_in_one_order() {
+    let stack = start(|_| {}).await;
+    let settled = std::sync::atomic::AtomicBool::new(false);
+    // A shop's reader: page after page from its cursor, until the payments
+    // are all settled and a page comes back empty.
+    let reader = async {
+        let (mut cursor, mut read) = (None::<String>, Vec::new());
+        loop {
+            let done = settled.load(std::sync::atomic::Ordering::SeqCst);
+            let (status, page) = feed(&stack.server, BOOKS_KEY, cursor.as_deref()).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            let page: EventList = serde_json::from_value(page).unwrap();
+            if done && page.events.is_empty() {
+                return read;
+            }
+            read.extend(page.events.into_iter().map(|event| event.id));
+            cursor = Some(page.next_cursor);
+        }
+    };
+    let payments = futures::future::join_all((0..24).map(|n| {
+        let server = &stack.server;
+        async move {
+            let checkout = create(server, BOOKS_KEY, &body(&format!("ORDER-{n}"), "https://books.example")).await;
+            let customer = server.other_customer();
+            let token = checkout.next_url.as_deref().unwrap().split_once('#').unwrap().1.to_owned();
+            let claim = format!("{}/api/checkouts/{}/claim", server.url, checkout.id);
+            customer.post(claim).json(&json!({"token": token})).send().await.unwrap();
+            let order: Order = customer
+                .get(format!("{}/api/orders/{}", server.url, checkout.id))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let key = uuid::Uuid::new_v4().to_string();
+            let paid = customer
+                .post(format!("{}/api/orders/{}/confirm", server.url, checkout.id))
+                .header("Idempotency-Key", key)
+                .json(&json!({"payment_key": support::payment_key_for(&order), "amount": order.amount}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(paid.status(), StatusCode::OK);
+        }
+    }));
+    let payments = async {
+        payments.await;
+        settled.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    let (read, ()) = tokio::join!(reader, payments);
+    let (_, whole) = feed(&stack.server, BOOKS_KEY, None).await;
+    let whole: Vec<String> =
+        serde_json::from_value::<EventList>(whole).unwrap().events.into_iter().map(|event| event.id).collect();
+    assert_eq!(read, whole, "read page by page as they committed, the events are the feed read at once");
+    assert_eq!(whole.iter().collect::<std::collections::HashSet<_>>().len(), 24);
+}
+
+/// The feed's promise where it can break: on PostgreSQL, transactions commit
+/// side by side, so an event could take position 2 and commit while the one
+/// at position 1 is still being written; a reader would pass position 1 and
+/// never see it. Here a transaction holds position 1 open (as a slow writer
+/// would) while a payment's event is written: the reader must not get past it.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+async fn on_postgresql_a_reader_never_passes_an_event_still_being_committed() {
+    use sqlx::Connection;
+    let stack = start(|_| {}).await;
+    let slow = create(&stack.server, BOOKS_KEY, &body("ORDER-SLOW", "https://books.example")).await;
+    let paid = create(&stack.server, BOOKS_KEY, &body("ORDER-PAID", "https://books.example")).await;
+
+    let mut writer = sqlx::PgConnection::connect(stack.server.store.db.url()).await.unwrap();
+    let mut slow_write = writer.begin().await.unwrap();
+    sqlx::query("SELECT CAST(pg_advisory_xact_lock($1) AS TEXT)")
+        .bind(payonce_server::db::EVENT_POSITION_LOCK)
+        .execute(&mut *slow_write)
+        .await
+        .unwrap();
+    let slow_event = Event {
+        id: "evt_slow".to_owned(),
+        kind: EventType::Expired,
+        timestamp: "2026-12-05T00:00:00.000Z".to_owned(),
+        data: payonce_api::EventData {
+            checkout_id: slow.id.clone(),
+            reference: "ORDER-SLOW".to_owned(),
+            sequence: 1,
+            status: payonce_api::CheckoutStatus::Expired,
+            amount: 27_000,
+            amount_refunded: 0,
+            failure_code: Some("CHECKOUT_EXPIRED".to_owned()),
+        },
+    };
+    sqlx::query(
+        "INSERT INTO shop_events (event_id, shop_id, order_id, sequence, type, body, created_at_ms, retry_from_ms, delivery) \
+         VALUES ('evt_slow', 'books', $1, 1, 'checkout.expired', $2, 0, 0, 'NO_ENDPOINT')",
+    )
+    .bind(&slow.id)
+    .bind(serde_json::to_string(&slow_event).unwrap())
+    .execute(&mut *slow_write)
+    .await
+    .unwrap();
+
+    // The payment's event is written meanwhile; the reader reads on.
+    let paying = pay(&stack.server, &paid);
+    tokio::pin!(paying);
+    let (mut cursor, mut read, mut settled) = (None::<String>, Vec::new(), false);
+    let reading_until = std::time::Instant::now() + Duration::from_secs(2);
+    while !settled && std::time::Instant::now() < reading_until {
+        tokio::select! {
+            _ = &mut paying => settled = true,
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        let (_, page) = feed(&stack.server, BOOKS_KEY, cursor.as_deref()).await;
+        let page: EventList = serde_json::from_value(page).unwrap();
+        read.extend(page.events.into_iter().map(|event| event.id));
+        cursor = Some(page.next_cursor);
+    }
+    slow_write.commit().await.unwrap();
+    if !settled {
+        paying.await;
+    }
+    let paid_event = format!("\"checkout_id\":\"{}\"", paid.id);
+    let rest = eventually("the payment's event is in the feed", Duration::from_secs(10), || async {
+        let (_, page) = feed(&stack.server, BOOKS_KEY, None).await;
+        let whole = page["events"].as_array().cloned().unwrap_or_default();
+        whole.iter().any(|event| event.to_string().contains(&paid_event)).then_some(())?;
+        let (_, page) = feed(&stack.server, BOOKS_KEY, cursor.as_deref()).await;
+        let page: EventList = serde_json::from_value(page).unwrap();
+        Some(page.events.into_iter().map(|event| event.id).collect::<Vec<_>>())
+    })
+    .await;
+    read.extend(rest);
+    assert!(read.contains(&"evt_slow".to_owned()), "the reader passed the event still being committed: {read:?}");
+    assert_eq!(read.len(), 2, "{read:?}");
 }

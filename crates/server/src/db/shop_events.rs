@@ -15,7 +15,7 @@ use super::{Db, Engine, now_ms, rfc3339};
 /// commit, so positions become visible in order and a feed reader that saw
 /// position n never later finds a smaller one. SQLite commits one
 /// transaction at a time, which keeps that order by itself.
-const POSITION_LOCK: i64 = 0x7061_796f_6e63_6501;
+pub const EVENT_POSITION_LOCK: i64 = 0x7061_796f_6e63_6501;
 
 /// Where an event's delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +173,7 @@ impl Db {
         let Some((shop_id, reference)) = checkout else { return Ok(false) };
         if self.engine == Engine::Postgres {
             sqlx::query("SELECT CAST(pg_advisory_xact_lock($1) AS TEXT)")
-                .bind(POSITION_LOCK)
+                .bind(EVENT_POSITION_LOCK)
                 .execute(&mut *transaction)
                 .await?;
         }
