@@ -35,7 +35,7 @@ pub fn checkout_request(order: &ShopOrder, public_url: &str) -> CreateCheckoutRe
 }
 
 /// Where payonce sends the customer back: it says nothing of the outcome,
-/// which the shop reads from payonce.
+/// which the shop learns from payonce's events (and its page asks payonce).
 pub fn return_url(public_url: &str, order_id: &str) -> String {
     format!("{}/orders/{order_id}/back", public_url.trim_end_matches('/'))
 }
@@ -68,6 +68,7 @@ mod tests {
             status: PaymentStatus::New,
             amount_refunded: 0,
             refund_key: None,
+            event_sequence: 0,
         }
     }
 

@@ -3,13 +3,16 @@
 //! A small bookshop that keeps its own catalog and its own orders (SQLite),
 //! and takes payment through payonce's shop API: it creates a checkout for
 //! each order (its id as the Idempotency-Key, so one order is never two
-//! checkouts), sends the customer to the checkout's `next_url`, reads the
-//! outcome from payonce when the customer comes back, and refunds from its
-//! back office. It depends on payonce's wire types only (`payonce-api`), as
-//! any shop's backend could; see `README.md` beside this crate.
+//! checkouts), sends the customer to the checkout's `next_url`, records
+//! the outcome from payonce's signed events (`POST /payonce/events`), and
+//! refunds from its back office. It depends on payonce's wire types only
+//! (`payonce-api`), as any shop's backend could; see `README.md` beside
+//! this crate.
 
 mod catalog;
+mod catch_up;
 mod checkout_request;
+mod events;
 mod lang;
 mod order_form;
 mod pages;
@@ -21,6 +24,7 @@ mod store;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use reqwest::Url;
@@ -49,6 +53,11 @@ struct Flags {
     #[arg(long, env = "PAYONCE_SHOP_API_KEY_FILE")]
     api_key_file: PathBuf,
 
+    /// A file whose first line is the `whsec_…` secret payonce signs the
+    /// shop's events with (the one in payonce's shops file for this shop).
+    #[arg(long, env = "PAYONCE_SHOP_EVENTS_SECRET_FILE")]
+    events_secret_file: PathBuf,
+
     /// The shop's SQLite database; created if missing.
     #[arg(long, env = "PAYONCE_SHOP_DATABASE", default_value = "shop.sqlite3")]
     database: PathBuf,
@@ -72,6 +81,7 @@ async fn main() -> ExitCode {
 
 async fn run(flags: Flags) -> Result<(), String> {
     let api_key = read_api_key(&flags.api_key_file)?;
+    let events_verifier = Arc::new(events::read_secret_file(&flags.events_secret_file)?);
     let public_url = http_url("--public-url", &flags.public_url)?.as_str().trim_end_matches('/').to_owned();
     let payonce_url = http_url("--payonce-url", &flags.payonce_url)?;
     let store = store::Store::open(&flags.database)
@@ -79,7 +89,15 @@ async fn run(flags: Flags) -> Result<(), String> {
         .map_err(|error| format!("cannot open the database {}: {error}", flags.database.display()))?;
     let payonce = payonce::Payonce::new(payonce_url.clone(), api_key)
         .map_err(|error| format!("cannot make payonce's client: {error}"))?;
-    let app = routes::router(routes::AppState { store, payonce, public_url: public_url.clone() });
+    // In the background: payonce being down must not keep the shop from starting.
+    let (feed_store, feed_payonce) = (store.clone(), payonce.clone());
+    tokio::spawn(async move {
+        match catch_up::catch_up(&feed_store, &feed_payonce).await {
+            Ok(new) => tracing::info!("caught up with payonce's feed: {new} new events"),
+            Err(error) => tracing::warn!("could not catch up with payonce's feed (deliveries still come): {error}"),
+        }
+    });
+    let app = routes::router(routes::AppState { store, payonce, public_url: public_url.clone(), events_verifier });
 
     let listener = tokio::net::TcpListener::bind(flags.listen)
         .await

@@ -10,6 +10,7 @@ use crate::catalog::BOOKS;
 use crate::lang::Lang;
 use crate::order_form::{MAX_QUANTITY, QUANTITY_FIELD};
 use crate::payonce::PayonceError;
+use crate::status::PaymentState;
 use crate::store::ShopOrder;
 
 /// Text made safe to put in HTML, between tags or in a quoted attribute.
@@ -155,11 +156,22 @@ pub fn catalog_page(lang: Lang, entered: &BTreeMap<String, String>, error: Optio
 }
 
 /// `GET /orders/{id}`: the order, its total and its payment in words, and
-/// what the customer (or the back office) can do next. `live` is false for
-/// a page that answers a POST, which must not reload itself (a reload of a
-/// POST's answer would ask to send the form again).
-pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: bool) -> String {
-    let words = order.status.words(lang, order.amount_refunded);
+/// what the customer (or the back office) can do next. The payment is shown
+/// as payonce answered just now (`now`) when it did, since its event may be
+/// a moment behind; else as recorded from payonce's events; the recorded
+/// status is always shown beside it. `may_reload` is false for a page that
+/// answers a POST, which must not reload itself (a reload of a POST's
+/// answer would ask to send the form again).
+pub fn order_page(
+    lang: Lang,
+    order: &ShopOrder,
+    now: Option<PaymentState>,
+    notice: Option<&Notice>,
+    may_reload: bool,
+) -> String {
+    let recorded = order.recorded();
+    let shown = now.unwrap_or(recorded);
+    let words = shown.status.words(lang, shown.amount_refunded);
     let id = escape(&order.id);
     let path = format!("/orders/{}", order.id);
     let lines: String = order
@@ -177,7 +189,7 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
         .collect();
 
     let mut actions = String::new();
-    if order.status.can_pay() {
+    if shown.status.can_pay() {
         let label =
             if notice.is_some() { lang.pick("Try again", "다시 시도") } else { lang.pick("Pay", "결제하기") };
         actions += &format!(
@@ -191,7 +203,7 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
             ),
         );
     }
-    if order.status.can_order_again() {
+    if shown.status.can_order_again() {
         // A new shop order (a new id, so a new checkout) with the same books:
         // this order's checkout is closed, and its key would only answer it again.
         let fields: String = order
@@ -212,7 +224,7 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
             label = lang.pick("Order the same books again", "같은 책 다시 주문하기"),
         );
     }
-    if order.status.can_refund() {
+    if shown.status.can_refund() {
         actions += &format!(
             r#"<section class="back-office">
 <h2>{heading}</h2>
@@ -227,7 +239,7 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
             ),
             action = href(&format!("{path}/refund"), lang),
             label = lang.pick("Refund the whole order", "주문 전체 환불"),
-            left = escape(&format_krw(order.amount.saturating_sub(order.amount_refunded))),
+            left = escape(&format_krw(order.amount.saturating_sub(shown.amount_refunded))),
         );
     }
 
@@ -235,6 +247,7 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
         r#"<h1>{heading} {short}</h1>
 <p class="muted">{placed} {created} · <code>{id}</code></p>
 {notice}<p class="status" data-testid="order-status" data-status="{status}"><strong>{headline}</strong><br>{detail}</p>
+<p class="muted" data-testid="recorded-status" data-status="{recorded_status}">{recorded_label} {recorded_headline}{recorded_lag}</p>
 <table>
 <thead><tr><th>{book}</th><th class="amount">{price}</th><th class="amount">{quantity}</th><th class="amount">{subtotal}</th></tr></thead>
 <tbody>
@@ -247,9 +260,18 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
         placed = lang.pick("Placed", "주문 시각"),
         created = escape(&when(&order.created_at)),
         notice = notice_html(notice),
-        status = order.status.as_str(),
+        status = shown.status.as_str(),
         headline = escape(words.headline),
         detail = escape(&words.detail),
+        recorded_status = recorded.status.as_str(),
+        recorded_label =
+            lang.pick("In the shop's records, from payonce's events:", "payonce 이벤트로 기록된 쇼핑몰의 상태:"),
+        recorded_headline = escape(recorded.status.words(lang, recorded.amount_refunded).headline),
+        recorded_lag = if recorded == shown {
+            ""
+        } else {
+            lang.pick(" (updated when payonce's event arrives)", " (payonce의 이벤트가 도착하면 갱신됩니다)")
+        },
         book = lang.pick("Book", "책"),
         price = lang.pick("Price", "가격"),
         quantity = lang.pick("Quantity", "수량"),
@@ -260,10 +282,10 @@ pub fn order_page(lang: Lang, order: &ShopOrder, notice: Option<&Notice>, live: 
         more = lang.pick("Back to the books", "책 목록으로"),
     );
     let title = format!("{} {}", lang.pick("Order", "주문"), short_id(&order.id));
-    layout(lang, &title, &path, live && order.status.updates_itself(), &body)
+    layout(lang, &title, &path, may_reload && shown.status.updates_itself(), &body)
 }
 
-/// `GET /orders`: every order, newest first, as the shop last knew it.
+/// `GET /orders`: every order, newest first, as recorded from payonce's events.
 pub fn orders_page(lang: Lang, orders: &[ShopOrder]) -> String {
     let rows: String = orders
         .iter()
@@ -300,8 +322,8 @@ pub fn orders_page(lang: Lang, orders: &[ShopOrder]) -> String {
         "<h1>{heading}</h1>\n<p class=\"muted\">{note}</p>\n{table}",
         heading = lang.pick("Orders", "주문 목록"),
         note = lang.pick(
-            "The shop's own view, newest first; an order's page asks payonce again. No sign-in in this sample.",
-            "쇼핑몰에 저장된 상태입니다 (최신순). 주문 페이지를 열면 payonce에 다시 확인합니다. 이 예제에는 로그인이 없습니다.",
+            "As the shop recorded payonce's events, newest first; an order's page also asks payonce now. No sign-in in this sample.",
+            "payonce 이벤트로 쇼핑몰에 기록된 상태입니다 (최신순). 주문 페이지를 열면 payonce에 지금 상태도 확인합니다. 이 예제에는 로그인이 없습니다.",
         ),
     );
     layout(lang, lang.pick("Orders", "주문 목록"), "/orders", false, &body)
@@ -413,6 +435,7 @@ mod tests {
             status,
             amount_refunded: 0,
             refund_key: None,
+            event_sequence: 0,
         }
     }
 
@@ -433,7 +456,8 @@ mod tests {
             code: "INVALID_CHECKOUT".into(),
             message: "<img src=x onerror=alert(1)>".into(),
         };
-        let page = order_page(Lang::En, &order(PaymentStatus::New), Some(&create_failed(Lang::En, &error)), false);
+        let page =
+            order_page(Lang::En, &order(PaymentStatus::New), None, Some(&create_failed(Lang::En, &error)), false);
         assert!(!page.contains("<img"), "{page}");
         assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(page.contains("Human &lt;Acts&gt;"));
@@ -443,7 +467,7 @@ mod tests {
 
     #[test]
     fn the_order_page_shows_the_raw_status_the_total_and_a_language_switch() {
-        let page = order_page(Lang::Ko, &order(PaymentStatus::Checkout(CheckoutStatus::Paid)), None, true);
+        let page = order_page(Lang::Ko, &order(PaymentStatus::Checkout(CheckoutStatus::Paid)), None, None, true);
         assert!(page.contains(r#"<html lang="ko">"#));
         assert!(page.contains(r#"data-testid="order-status" data-status="PAID""#));
         assert!(page.contains(r#"data-testid="order-total">₩28,000<"#));
@@ -465,17 +489,32 @@ mod tests {
             (CheckoutStatus::Paid, false),
             (CheckoutStatus::Expired, false),
         ] {
-            let page = order_page(Lang::En, &order(PaymentStatus::Checkout(status)), None, true);
+            let page = order_page(Lang::En, &order(PaymentStatus::Checkout(status)), None, None, true);
             assert_eq!(page.contains(r#"<meta http-equiv="refresh" content="3">"#), reloads, "{status:?}");
         }
         let answer_to_a_post =
-            order_page(Lang::En, &order(PaymentStatus::Checkout(CheckoutStatus::Pending)), None, false);
+            order_page(Lang::En, &order(PaymentStatus::Checkout(CheckoutStatus::Pending)), None, None, false);
         assert!(!answer_to_a_post.contains("http-equiv"));
     }
 
     #[test]
+    fn payonces_answer_now_is_shown_beside_the_status_recorded_from_events() {
+        let paid_now = PaymentState { status: PaymentStatus::Checkout(CheckoutStatus::Paid), amount_refunded: 0 };
+        let page = order_page(Lang::En, &order(PaymentStatus::New), Some(paid_now), None, true);
+        assert!(page.contains(r#"data-testid="order-status" data-status="PAID""#), "{page}");
+        assert!(page.contains(r#"data-testid="recorded-status" data-status="NEW""#));
+        assert!(page.contains("(updated when payonce's event arrives)"));
+        assert!(page.contains(r#"data-testid="refund""#) && !page.contains(r#"data-testid="pay""#));
+
+        let recorded = order(PaymentStatus::Checkout(CheckoutStatus::Paid));
+        let page = order_page(Lang::En, &recorded, Some(paid_now), None, true);
+        assert!(page.contains(r#"data-testid="recorded-status" data-status="PAID""#));
+        assert!(!page.contains("updated when"));
+    }
+
+    #[test]
     fn a_closed_checkout_offers_a_new_order_of_the_same_books() {
-        let page = order_page(Lang::En, &order(PaymentStatus::Checkout(CheckoutStatus::Expired)), None, true);
+        let page = order_page(Lang::En, &order(PaymentStatus::Checkout(CheckoutStatus::Expired)), None, None, true);
         assert!(page.contains(r#"<input type="hidden" name="qty-human-acts" value="2">"#));
         assert!(page.contains(r#"data-testid="order-again""#) && !page.contains(r#"data-testid="refund""#));
     }

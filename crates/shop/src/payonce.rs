@@ -1,5 +1,5 @@
-//! The shop's client of payonce's shop API (`/v1/checkouts`, with the
-//! shop's key). Every call has a 10 s timeout. Reading a checkout is retried
+//! The shop's client of payonce's shop API (`/v1/checkouts` and the feed
+//! `/v1/events`, with the shop's key). Every call has a 10 s timeout. Reading a checkout is retried
 //! a couple of times, as reading changes nothing; creating one and refunding
 //! are never retried here: the customer's (or the back office's) button
 //! retries them, always with the same Idempotency-Key.
@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use payonce_api::{
-    ApiErrorBody, Checkout, CheckoutList, CreateCheckoutRequest, IDEMPOTENCY_KEY_HEADER, ShopRefundRequest,
+    ApiErrorBody, Checkout, CheckoutList, CreateCheckoutRequest, EventList, IDEMPOTENCY_KEY_HEADER, ShopRefundRequest,
 };
 use reqwest::{RequestBuilder, StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -107,6 +107,16 @@ impl Payonce {
     pub async fn checkouts_of(&self, reference: &str) -> Result<CheckoutList, PayonceError> {
         let mut url = self.url(&["v1", "checkouts"]);
         url.query_pairs_mut().append_pair("reference", reference);
+        self.read(|| self.http.get(url.clone())).await
+    }
+
+    /// `GET /v1/events?after=`: the shop's events after `cursor` (from the
+    /// first without one), oldest first, retried like a read of a checkout.
+    pub async fn events_after(&self, cursor: Option<&str>) -> Result<EventList, PayonceError> {
+        let mut url = self.url(&["v1", "events"]);
+        if let Some(cursor) = cursor {
+            url.query_pairs_mut().append_pair("after", cursor);
+        }
         self.read(|| self.http.get(url.clone())).await
     }
 

@@ -1,14 +1,17 @@
 //! The shop's routes: the customer's journey (`/`, `POST /orders`, payonce,
 //! `/orders/{id}/back`, `/orders/{id}`), the back office (`/orders`, the
-//! refund) and what tests read (`/healthz`, `/api/orders`).
+//! refund), payonce's events (`POST /payonce/events`, in `events.rs`) and
+//! what tests read (`/healthz`, `/api/orders`, `/api/deliveries`).
 //!
 //! The order of things is what makes it safe: the shop stores its order
 //! before it asks payonce for a checkout; the checkout's Idempotency-Key is
 //! the order's id, so asking again (the customer's button) can never make a
-//! second checkout for one order; and the outcome is always read from
-//! payonce, never taken from the URL the customer comes back to.
+//! second checkout for one order; and the outcome comes from payonce, never
+//! from the URL the customer comes back to: stored from payonce's signed
+//! events, and read from payonce's API only to show the customer.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
@@ -19,12 +22,15 @@ use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use payonce_api::{CheckoutStatus, ShopRefundRequest};
 use serde::{Deserialize, Serialize};
+use standardwebhooks::Webhook;
 
 use crate::checkout_request::checkout_request;
+use crate::events;
 use crate::lang::Lang;
 use crate::order_form;
 use crate::pages::{self, Notice};
 use crate::payonce::{Payonce, PayonceError};
+use crate::status::PaymentState;
 use crate::store::{ShopOrder, Store, StoreError};
 
 #[derive(Clone)]
@@ -33,6 +39,8 @@ pub struct AppState {
     pub payonce: Payonce,
     /// Where customers reach this shop, without a trailing `/`: the start of `return_url`.
     pub public_url: String,
+    /// Checks that an event comes from payonce: its `whsec_` secret.
+    pub events_verifier: Arc<Webhook>,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -45,6 +53,8 @@ pub fn router(state: AppState) -> Router {
         .route("/orders/{id}/checkout", post(pay))
         .route("/orders/{id}/refund", post(refund))
         .route("/api/orders", get(orders_json))
+        .route("/payonce/events", post(events::receive))
+        .route("/api/deliveries", get(events::deliveries_json))
         .fallback(not_found)
         .with_state(state)
 }
@@ -111,14 +121,15 @@ async fn pay(State(state): State<AppState>, PageLang(lang): PageLang, Path(id): 
     };
     // Ask payonce first: a create is only sent while the order is not paid
     // nor closed, so an old key is never sent long after its checkout ended.
-    let order = match refreshed(&state, order).await {
-        Ok((order, _)) => order,
+    // Its answer now counts, ahead of an event that may still be on its way.
+    let live = match payonce_now(&state, order).await {
+        Ok(live) => live,
         Err(error) => return store_failed(lang, &format!("/orders/{id}"), &error),
     };
-    if !order.status.can_pay() {
-        return Redirect::to(&order_path(&order.id, lang)).into_response();
+    if !live.shown().status.can_pay() {
+        return Redirect::to(&order_path(&live.order.id, lang)).into_response();
     }
-    start_checkout(&state, order, lang).await
+    start_checkout(&state, live.order, lang).await
 }
 
 /// Creates (or finds again: same key) the order's checkout and sends the
@@ -129,9 +140,9 @@ async fn start_checkout(state: &AppState, order: ShopOrder, lang: Lang) -> Respo
     match state.payonce.create_checkout(&order.id, &request).await {
         Ok(checkout) => {
             tracing::info!(order = %order.id, checkout = %checkout.id, status = ?checkout.status, "checkout created");
-            if let Err(error) = state.store.record_checkout(&order.id, &checkout).await {
-                // The customer can pay all the same: the order's page finds
-                // the checkout again by its reference (the order's id).
+            if let Err(error) = state.store.record_checkout_id(&order.id, &checkout.id).await {
+                // The customer can pay all the same: the order's page, and
+                // the checkout's events, find it again by its reference (the order's id).
                 tracing::error!(order = %order.id, checkout = %checkout.id, "could not store the checkout: {error}");
             }
             match checkout.next_url {
@@ -146,38 +157,34 @@ async fn start_checkout(state: &AppState, order: ShopOrder, lang: Lang) -> Respo
                 PayonceError::Refused { status, .. } if status.is_client_error() => StatusCode::CONFLICT,
                 _ => StatusCode::BAD_GATEWAY,
             };
-            html(status, pages::order_page(lang, &order, Some(&pages::create_failed(lang, &error)), false))
+            html(status, pages::order_page(lang, &order, None, Some(&pages::create_failed(lang, &error)), false))
         }
     }
 }
 
 /// `GET /orders/{id}/back`: payonce's `return_url`. The customer is back;
-/// the URL says nothing of the outcome (anyone can type it), so the shop
-/// reads the checkout from payonce, stores its status, and shows the order.
+/// the URL says nothing of the outcome (anyone can type it), and coming
+/// back changes nothing the shop stores (its order's status comes from
+/// payonce's events), so it only leads to the order's own page, which asks
+/// payonce how the payment stands. A reload of that page never re-runs the return.
 async fn customer_back(State(state): State<AppState>, PageLang(lang): PageLang, Path(id): Path<String>) -> Response {
-    let order = match find_order(&state, &id, lang).await {
-        Ok(order) => order,
-        Err(response) => return response,
-    };
-    if let Err(error) = refreshed(&state, order).await {
-        // The order's page reads it again, and says what failed.
-        tracing::error!(order = %id, "could not store the checkout's status: {error}");
+    match find_order(&state, &id, lang).await {
+        Ok(_) => Redirect::to(&format!("/orders/{id}")).into_response(),
+        Err(response) => response,
     }
-    // To the order's own address, so a reload never re-runs the return.
-    Redirect::to(&format!("/orders/{id}")).into_response()
 }
 
-/// `GET /orders/{id}`: the order, with its payment as payonce says it now.
+/// `GET /orders/{id}`: the order, with its payment as payonce says it now
+/// (beside what the shop recorded from payonce's events).
 async fn order_page(State(state): State<AppState>, PageLang(lang): PageLang, Path(id): Path<String>) -> Response {
     let order = match find_order(&state, &id, lang).await {
         Ok(order) => order,
         Err(response) => return response,
     };
-    match refreshed(&state, order).await {
-        Ok((order, None)) => html(StatusCode::OK, pages::order_page(lang, &order, None, true)),
-        Ok((order, Some(error))) => {
-            let notice = pages::refresh_failed(lang, &error);
-            html(StatusCode::OK, pages::order_page(lang, &order, Some(&notice), true))
+    match payonce_now(&state, order).await {
+        Ok(live) => {
+            let notice = live.failed.as_ref().map(|error| pages::refresh_failed(lang, error));
+            html(StatusCode::OK, pages::order_page(lang, &live.order, live.now, notice.as_ref(), true))
         }
         Err(error) => store_failed(lang, &format!("/orders/{id}"), &error),
     }
@@ -192,7 +199,10 @@ async fn refund(State(state): State<AppState>, PageLang(lang): PageLang, Path(id
         Err(response) => return response,
     };
     let Some(checkout_id) = order.checkout_id.clone() else {
-        return html(StatusCode::CONFLICT, pages::order_page(lang, &order, Some(&pages::never_paid(lang)), false));
+        return html(
+            StatusCode::CONFLICT,
+            pages::order_page(lang, &order, None, Some(&pages::never_paid(lang)), false),
+        );
     };
     // Stored before it is sent: a click sent again (a reload, a retry after
     // no answer) sends the same key, so it is the same refund, never a second.
@@ -206,16 +216,15 @@ async fn refund(State(state): State<AppState>, PageLang(lang): PageLang, Path(id
     let error = match state.payonce.refund(&checkout_id, &key, &request).await {
         Ok(refunded) => {
             tracing::info!(order = %id, checkout = %checkout_id, status = ?refunded.checkout.status, in_progress = refunded.in_progress, "refund answered");
-            let stored = state.store.record_checkout(&order.id, &refunded.checkout).await;
             if matches!(refunded.checkout.status, CheckoutStatus::Paid | CheckoutStatus::PartiallyRefunded) {
                 // Answered, yet something is left to refund: this refund is
                 // over (refused by the PG), and the next click is a new one.
                 let _ = state.store.forget_refund_key(&order.id, &key).await;
-                if let Ok(Some(order)) = stored {
-                    let notice = pages::refund_not_made(lang);
-                    return html(StatusCode::OK, pages::order_page(lang, &order, Some(&notice), false));
-                }
+                let notice = pages::refund_not_made(lang);
+                let now = Some(PaymentState::of_checkout(&refunded.checkout));
+                return html(StatusCode::OK, pages::order_page(lang, &order, now, Some(&notice), false));
             }
+            // The refund's own event records it; the order's page shows payonce's answer meanwhile.
             return Redirect::to(&order_path(&id, lang)).into_response();
         }
         // Done, but in a body the shop cannot read: the order's page reads the checkout.
@@ -228,12 +237,12 @@ async fn refund(State(state): State<AppState>, PageLang(lang): PageLang, Path(id
     if error.ends_the_refund() {
         let _ = state.store.forget_refund_key(&order.id, &key).await;
     }
-    let order = match refreshed(&state, order).await {
-        Ok((order, _)) => order,
+    let live = match payonce_now(&state, order).await {
+        Ok(live) => live,
         Err(store_error) => return store_failed(lang, &format!("/orders/{id}"), &store_error),
     };
     let status = if error.ends_the_refund() { StatusCode::CONFLICT } else { StatusCode::BAD_GATEWAY };
-    html(status, pages::order_page(lang, &order, Some(&pages::refund_failed(lang, &error)), false))
+    html(status, pages::order_page(lang, &live.order, live.now, Some(&pages::refund_failed(lang, &error)), false))
 }
 
 /// `GET /orders`: the shop's own view of its orders, newest first.
@@ -244,7 +253,8 @@ async fn orders_list(State(state): State<AppState>, PageLang(lang): PageLang) ->
     }
 }
 
-/// One order in `GET /api/orders`: what tests compare with payonce's view.
+/// One order in `GET /api/orders`, as recorded from payonce's events: what
+/// tests compare with payonce's view.
 #[derive(Serialize)]
 struct OrderJson {
     id: String,
@@ -311,12 +321,34 @@ async fn find_order(state: &AppState, id: &str, lang: Lang) -> Result<ShopOrder,
     }
 }
 
-/// The order with its status as payonce says it now (and stored so), unless
-/// it can no longer change. When payonce does not answer, the order as
-/// stored, with why.
-async fn refreshed(state: &AppState, order: ShopOrder) -> Result<(ShopOrder, Option<PayonceError>), StoreError> {
+/// An order, with how payonce says its payment stands right now.
+struct Live {
+    order: ShopOrder,
+    /// payonce's answer: none when it gave none, or when the order has no
+    /// checkout, or when its recorded status can no longer change.
+    now: Option<PaymentState>,
+    /// Why payonce gave no answer, when it failed to.
+    failed: Option<PayonceError>,
+}
+
+impl Live {
+    /// What the customer is shown: payonce's answer when there is one, else the recorded status.
+    fn shown(&self) -> PaymentState {
+        self.now.unwrap_or_else(|| self.order.recorded())
+    }
+}
+
+/// Asks payonce how the order's payment stands now, to show the customer,
+/// never to store. The order's stored status comes from payonce's events
+/// alone, so it has one writer and one order of updates (each event's
+/// `sequence`); an answer read here may be older than an event that
+/// arrived meanwhile, and storing it could move the order back. Yet an
+/// event can be a moment behind the customer coming back from paying, so
+/// the page shows payonce's answer, and the recorded status beside it.
+/// Only the checkout's id, when the shop did not have it, is stored.
+async fn payonce_now(state: &AppState, order: ShopOrder) -> Result<Live, StoreError> {
     if order.status.is_final() {
-        return Ok((order, None));
+        return Ok(Live { order, now: None, failed: None });
     }
     let answer = match &order.checkout_id {
         Some(checkout_id) => state.payonce.checkout(checkout_id).await.map(Some),
@@ -331,13 +363,17 @@ async fn refreshed(state: &AppState, order: ShopOrder) -> Result<(ShopOrder, Opt
     };
     match answer {
         Ok(Some(checkout)) => {
-            let stored = state.store.record_checkout(&order.id, &checkout).await?;
-            Ok((stored.unwrap_or(order), None))
+            let now = Some(PaymentState::of_checkout(&checkout));
+            let order = match order.checkout_id {
+                Some(_) => order,
+                None => state.store.record_checkout_id(&order.id, &checkout.id).await?.unwrap_or(order),
+            };
+            Ok(Live { order, now, failed: None })
         }
-        Ok(None) => Ok((order, None)),
+        Ok(None) => Ok(Live { order, now: None, failed: None }),
         Err(error) => {
             tracing::warn!(order = %order.id, "could not read the checkout: {error}");
-            Ok((order, Some(error)))
+            Ok(Live { order, now: None, failed: Some(error) })
         }
     }
 }

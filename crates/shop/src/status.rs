@@ -1,19 +1,34 @@
 //! A shop order's payment status, as the shop stores it and as its customer
-//! reads it. It is payonce's checkout status once a checkout exists (payonce
-//! is the truth; the shop keeps a copy), and `NEW` before.
+//! reads it. It is payonce's checkout status as payonce's events last told it
+//! (payonce is the truth; the shop keeps a copy), and `NEW` before any event.
 
-use payonce_api::CheckoutStatus;
 use payonce_api::money::format_krw;
+use payonce_api::{Checkout, CheckoutStatus};
 
 use crate::lang::Lang;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaymentStatus {
-    /// The shop stored the order but has no checkout for it yet: the create
-    /// failed or has not answered. Nothing can have been charged.
+    /// No event about the order's checkout yet: there is no checkout, or
+    /// its payment has not been settled (or its event is on its way).
     New,
-    /// What payonce last said about the order's checkout.
+    /// What payonce said about the order's checkout.
     Checkout(CheckoutStatus),
+}
+
+/// A payment's status and what was refunded of it: as recorded from
+/// payonce's events, or as payonce answers right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaymentState {
+    pub status: PaymentStatus,
+    pub amount_refunded: u64,
+}
+
+impl PaymentState {
+    /// What payonce answered about a checkout.
+    pub fn of_checkout(checkout: &Checkout) -> PaymentState {
+        PaymentState { status: PaymentStatus::Checkout(checkout.status), amount_refunded: checkout.amount_refunded }
+    }
 }
 
 /// What a customer reads about a payment: a few words, then a sentence.
@@ -71,6 +86,17 @@ impl PaymentStatus {
         matches!(
             self,
             PaymentStatus::Checkout(CheckoutStatus::Failed | CheckoutStatus::Expired | CheckoutStatus::Canceled)
+        )
+    }
+
+    /// Whether no verdict on the payment is known yet: not paid, not failed,
+    /// not closed. Only such an order is marked "being confirmed" by a
+    /// `checkout.unresolved` event; a paid or closed one stays as it is.
+    pub fn awaits_outcome(self) -> bool {
+        matches!(
+            self,
+            PaymentStatus::New
+                | PaymentStatus::Checkout(CheckoutStatus::Created | CheckoutStatus::Pending | CheckoutStatus::Unknown)
         )
     }
 
@@ -240,5 +266,7 @@ mod tests {
         assert_eq!(finals, ["FAILED", "EXPIRED", "CANCELED"]);
         let refundable: Vec<_> = all().filter(|status| status.can_refund()).map(PaymentStatus::as_str).collect();
         assert_eq!(refundable, ["PAID", "PARTIALLY_REFUNDED"]);
+        let awaiting: Vec<_> = all().filter(|status| status.awaits_outcome()).map(PaymentStatus::as_str).collect();
+        assert_eq!(awaiting, ["NEW", "CREATED", "PENDING", "UNKNOWN"]);
     }
 }

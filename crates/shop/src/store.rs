@@ -2,16 +2,22 @@
 //! whatever payonce says: an order is stored before its checkout is asked
 //! for, so a create that fails or never answers leaves an order the customer
 //! can pay again, under the same idempotency key (the order's id).
+//!
+//! An order's payment status is written from payonce's events only (see
+//! `event_log`): what payonce answers to a call is shown, never stored.
+
+mod event_log;
 
 use std::path::Path;
 use std::str::FromStr;
 
-use payonce_api::Checkout;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
 
-use crate::status::PaymentStatus;
+use crate::status::{PaymentState, PaymentStatus};
+
+pub use event_log::{Applied, Delivery};
 
 /// One line of a shop order, as sold: the names and price are copied from
 /// the catalog when the order is placed, so a later change of the catalog
@@ -42,13 +48,23 @@ pub struct ShopOrder {
     pub amount: u64,
     /// RFC 3339, UTC.
     pub created_at: String,
-    /// payonce's checkout id, once a create answered.
+    /// payonce's checkout id, once a create answered (or an event told it).
     pub checkout_id: Option<String>,
-    /// What payonce last said (`NEW` before any checkout).
+    /// What payonce's events said last (`NEW` before any event).
     pub status: PaymentStatus,
     pub amount_refunded: u64,
+    /// The `sequence` of the checkout's event that set `status`; 0 before
+    /// any. An event with a sequence no higher is older news and changes nothing.
+    pub event_sequence: u64,
     /// The refund's `Idempotency-Key`, stored before the refund is sent.
     pub refund_key: Option<String>,
+}
+
+impl ShopOrder {
+    /// The payment as the shop recorded it from payonce's events.
+    pub fn recorded(&self) -> PaymentState {
+        PaymentState { status: self.status, amount_refunded: self.amount_refunded }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,8 +75,8 @@ pub enum StoreError {
     Unreadable(String),
 }
 
-// A table created if missing rather than migrations: the sample's schema is
-// one table, and a shop adopting payonce would put these columns in its own.
+// Tables created if missing rather than migrations: the sample's schema is
+// a few tables, and a shop adopting payonce would put these columns in its own.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS orders (
     id TEXT PRIMARY KEY NOT NULL,
     lines TEXT NOT NULL,
@@ -69,10 +85,15 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS orders (
     checkout_id TEXT NULL,
     status TEXT NOT NULL DEFAULT 'NEW',
     amount_refunded INTEGER NOT NULL DEFAULT 0,
-    refund_key TEXT NULL
+    refund_key TEXT NULL,
+    event_sequence INTEGER NOT NULL DEFAULT 0
 )";
 
-const COLUMNS: &str = "id, lines, amount, created_at, checkout_id, status, amount_refunded, refund_key";
+/// Added to a database made before the shop took events: its orders have
+/// had none applied yet.
+const ADD_EVENT_SEQUENCE: &str = "ALTER TABLE orders ADD COLUMN event_sequence INTEGER NOT NULL DEFAULT 0";
+
+const COLUMNS: &str = "id, lines, amount, created_at, checkout_id, status, amount_refunded, refund_key, event_sequence";
 
 #[derive(Clone)]
 pub struct Store {
@@ -80,11 +101,21 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the database at `path`, creating the file and the table if missing.
+    /// Opens the database at `path`, creating the file and the tables if missing.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
         let options = SqliteConnectOptions::from_str("sqlite:")?.filename(path).create_if_missing(true);
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::query(SCHEMA).execute(&pool).await?;
+        let has_event_sequence: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM pragma_table_info('orders') WHERE name = 'event_sequence'")
+                .fetch_one(&pool)
+                .await?;
+        if has_event_sequence == 0 {
+            sqlx::query(ADD_EVENT_SEQUENCE).execute(&pool).await?;
+        }
+        for table in event_log::SCHEMA {
+            sqlx::query(table).execute(&pool).await?;
+        }
         Ok(Store { pool })
     }
 
@@ -118,22 +149,18 @@ impl Store {
         rows.iter().map(order_of_row).collect()
     }
 
-    /// Keeps what payonce said about the order's checkout: its id (the first
-    /// time), its status and what was refunded. Never moves an order to
-    /// another checkout: one shop order has one checkout, as its
-    /// idempotency key is its id. Gives back the order as stored.
-    pub async fn record_checkout(&self, order_id: &str, checkout: &Checkout) -> Result<Option<ShopOrder>, StoreError> {
-        sqlx::query(
-            "UPDATE orders SET checkout_id = ?, status = ?, amount_refunded = ?
-             WHERE id = ? AND (checkout_id IS NULL OR checkout_id = ?)",
-        )
-        .bind(&checkout.id)
-        .bind(PaymentStatus::Checkout(checkout.status).as_str())
-        .bind(to_sql(checkout.amount_refunded)?)
-        .bind(order_id)
-        .bind(&checkout.id)
-        .execute(&self.pool)
-        .await?;
+    /// Keeps the id of the order's checkout, the first time payonce names
+    /// it: the events about it are matched to the order by it, and a refund
+    /// is asked for with it. Only the id: the status payonce answered with
+    /// is not stored, as the order's status comes from events alone. Never
+    /// moves an order to another checkout: one shop order has one checkout,
+    /// as its idempotency key is its id. Gives back the order as stored.
+    pub async fn record_checkout_id(&self, order_id: &str, checkout_id: &str) -> Result<Option<ShopOrder>, StoreError> {
+        sqlx::query("UPDATE orders SET checkout_id = ? WHERE id = ? AND checkout_id IS NULL")
+            .bind(checkout_id)
+            .bind(order_id)
+            .execute(&self.pool)
+            .await?;
         self.order(order_id).await
     }
 
@@ -161,8 +188,9 @@ impl Store {
     }
 }
 
-fn to_sql(amount: u64) -> Result<i64, StoreError> {
-    i64::try_from(amount).map_err(|_| StoreError::Unreadable(format!("amount {amount} is too large")))
+/// An amount or a sequence as SQLite's integer.
+fn to_sql(number: u64) -> Result<i64, StoreError> {
+    i64::try_from(number).map_err(|_| StoreError::Unreadable(format!("{number} is too large for the database")))
 }
 
 fn order_of_row(row: &SqliteRow) -> Result<ShopOrder, StoreError> {
@@ -172,6 +200,7 @@ fn order_of_row(row: &SqliteRow) -> Result<ShopOrder, StoreError> {
     let status: String = row.try_get("status")?;
     let amount: i64 = row.try_get("amount")?;
     let amount_refunded: i64 = row.try_get("amount_refunded")?;
+    let event_sequence: i64 = row.try_get("event_sequence")?;
     Ok(ShopOrder {
         lines: serde_json::from_str(&lines).map_err(|error| unreadable(&format!("lines: {error}")))?,
         amount: u64::try_from(amount).map_err(|_| unreadable("negative amount"))?,
@@ -180,42 +209,17 @@ fn order_of_row(row: &SqliteRow) -> Result<ShopOrder, StoreError> {
         status: PaymentStatus::parse(&status).ok_or_else(|| unreadable(&format!("status {status:?}")))?,
         amount_refunded: u64::try_from(amount_refunded).map_err(|_| unreadable("negative refund"))?,
         refund_key: row.try_get("refund_key")?,
+        event_sequence: u64::try_from(event_sequence).map_err(|_| unreadable("negative event sequence"))?,
         id,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use payonce_api::{CheckoutStatus, Names};
-
     use super::*;
 
     fn line(sku: &str, quantity: u32, unit_amount: u64) -> OrderLine {
         OrderLine { sku: sku.into(), name_en: sku.into(), name_ko: format!("{sku} (ko)"), quantity, unit_amount }
-    }
-
-    fn checkout(id: &str, status: CheckoutStatus, amount_refunded: u64) -> Checkout {
-        Checkout {
-            id: id.into(),
-            reference: "r".into(),
-            status,
-            amount: 27_500,
-            amount_refunded,
-            name: Names { en: Some("Books".into()), ko: None },
-            lines: vec![],
-            return_url: "http://127.0.0.1:4000/back".into(),
-            metadata: BTreeMap::new(),
-            pay_with: vec![],
-            created_at: "2026-12-05T08:00:00.000Z".into(),
-            expires_at: "2026-12-05T09:30:00.000Z".into(),
-            next_url: None,
-            payment: None,
-            failure: None,
-            refund_refusal: None,
-            history: vec![],
-        }
     }
 
     async fn store_in(dir: &tempfile::TempDir) -> Store {
@@ -254,21 +258,41 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_order_keeps_what_payonce_said_and_never_moves_to_another_checkout() {
+    async fn an_order_keeps_its_checkouts_id_but_not_its_status_and_never_moves_to_another_checkout() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir).await;
         let order = store.insert_new_order(&[line("a", 1, 27_500)]).await.unwrap();
-        let stored = store.record_checkout(&order.id, &checkout("po_1", CheckoutStatus::Created, 0)).await.unwrap();
-        let stored = stored.unwrap();
-        assert_eq!((stored.checkout_id.as_deref(), stored.status.as_str()), (Some("po_1"), "CREATED"));
+        let stored = store.record_checkout_id(&order.id, "po_1").await.unwrap().unwrap();
+        assert_eq!((stored.checkout_id.as_deref(), stored.status), (Some("po_1"), PaymentStatus::New));
+        assert_eq!(stored.event_sequence, 0);
 
-        let refunded = checkout("po_1", CheckoutStatus::PartiallyRefunded, 13_500);
-        let stored = store.record_checkout(&order.id, &refunded).await.unwrap().unwrap();
-        assert_eq!((stored.status.as_str(), stored.amount_refunded), ("PARTIALLY_REFUNDED", 13_500));
+        let stored = store.record_checkout_id(&order.id, "po_2").await.unwrap().unwrap();
+        assert_eq!(stored.checkout_id.as_deref(), Some("po_1"));
+        assert_eq!(store.record_checkout_id("no-such-order", "po_3").await.unwrap(), None);
+    }
 
-        let other = checkout("po_2", CheckoutStatus::Paid, 0);
-        let stored = store.record_checkout(&order.id, &other).await.unwrap().unwrap();
-        assert_eq!((stored.checkout_id.as_deref(), stored.status.as_str()), (Some("po_1"), "PARTIALLY_REFUNDED"));
+    #[tokio::test]
+    async fn a_database_from_before_events_gets_the_sequence_column_and_keeps_its_orders() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.sqlite3");
+        {
+            let options = SqliteConnectOptions::from_str("sqlite:").unwrap().filename(&path).create_if_missing(true);
+            let pool = SqlitePoolOptions::new().connect_with(options).await.unwrap();
+            let old_schema = SCHEMA.replace(",\n    event_sequence INTEGER NOT NULL DEFAULT 0", "");
+            assert!(!old_schema.contains("event_sequence"));
+            sqlx::query(&old_schema).execute(&pool).await.unwrap();
+            sqlx::query("INSERT INTO orders (id, lines, amount, status) VALUES ('o1', '[]', 1000, 'PAID')")
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        }
+        let store = Store::open(&path).await.unwrap();
+        let order = store.order("o1").await.unwrap().unwrap();
+        assert_eq!((order.status.as_str(), order.event_sequence), ("PAID", 0));
+        // Opening it again finds the column there.
+        drop(store);
+        assert!(Store::open(&path).await.is_ok());
     }
 
     #[tokio::test]
