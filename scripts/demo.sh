@@ -46,6 +46,10 @@ pids+=("$!")
 if [ ! -s "$demo_dir/shop.key" ]; then
   target/debug/payonce-server shop-key | sed -n 2p | tr -d ' ' >"$demo_dir/shop.key"
 fi
+# The secret payonce signs the shop's events with; both sides hold it.
+if [ ! -s "$demo_dir/shop-events.secret" ]; then
+  target/debug/payonce-server events-secret >"$demo_dir/shop-events.secret"
+fi
 cat >"$demo_dir/shops.toml" <<TOML
 [[shop]]
 id = "bookshop"
@@ -55,6 +59,8 @@ order_id_prefix = "ord_books_"
 return_origins = ["http://127.0.0.1:$SHOP_PORT"]
 pay_with = ["toss", "kakaopay"]
 key_digests = ["$(printf %s "$(cat "$demo_dir/shop.key")" | sha256sum | cut -d' ' -f1)"]
+events_url = "http://127.0.0.1:$SHOP_PORT/payonce/events"
+events_secret_file = "shop-events.secret"
 TOML
 say "order server on :$SERVER_PORT (log: target/demo/server.log)"
 target/debug/payonce-server --listen "127.0.0.1:$SERVER_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" --db "$demo_dir/payonce.db" \
@@ -65,7 +71,7 @@ pids+=("$!")
 say "the sample shop on :$SHOP_PORT (log: target/demo/shop.log)"
 target/debug/payonce-shop --listen "127.0.0.1:$SHOP_PORT" --public-url "http://127.0.0.1:$SHOP_PORT" \
   --payonce-url "http://127.0.0.1:$SERVER_PORT" --api-key-file "$demo_dir/shop.key" \
-  --database "$demo_dir/shop.sqlite3" >"$demo_dir/shop.log" 2>&1 &
+  --events-secret-file "$demo_dir/shop-events.secret" --database "$demo_dir/shop.sqlite3" >"$demo_dir/shop.log" 2>&1 &
 pids+=("$!")
 say "page served by trunk on :$PAGE_PORT (log: target/demo/trunk.log)"
 trunk serve --release --offline --no-autoreload --port "$PAGE_PORT" >"$demo_dir/trunk.log" 2>&1 &

@@ -12,7 +12,8 @@ import {
   test as base,
   expect,
 } from '@playwright/test';
-import { SHOP_KEY } from './shop';
+import { Webhook } from 'standardwebhooks';
+import { SHOP_EVENTS_SECRET, SHOP_KEY, type ShopDelivery } from './shop';
 import { LogMark, Stack, Timings, Topology, defaultPgConfig } from './stack';
 
 const CONFIRM_PATH = /^\/api\/orders\/([^/]+)\/confirm$/;
@@ -392,22 +393,33 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
 /** A checkout as the shop API shows it: its status now, and every status it had. */
 type ShopApiCheckout = { id: string; status: string; history: { status: string }[] };
 
+/** An event as payonce sends it (`payonce_api::Event`). */
+type ShopEvent = { id: string; type: string; data: { checkout_id: string; sequence: number; status: string } };
+
+/** Statuses after which a checkout changes only if someone refunds it. */
+const SETTLED_CHECKOUT = ['PAID', 'FAILED', 'EXPIRED', 'CANCELED', 'PARTIALLY_REFUNDED'];
+
 /**
  * The sample shop's view, after every journey: each checkout the shop created
  * is known to payonce with the shop's key, agrees with the PG's ledger (and
- * with the customer's order, when a browser opened it), and the shop's own
- * table has a status payonce gave it at some point (it may not have asked
- * since), never one payonce never had.
+ * with the customer's order, when a browser opened it); every event the shop
+ * received is signed as Standard Webhooks says, checked with the npm
+ * `standardwebhooks` package (a verifier payonce did not write); each
+ * checkout's events came in order, each for a status its checkout really had;
+ * and once a checkout settled, the shop's own table says what payonce says.
  */
 async function assertShopAgrees(stack: Stack, orders: Map<string, Listed>): Promise<void> {
-  if (!stack.shop) return;
-  for (const shopOrder of await stack.shop.orders()) {
+  const shop = stack.shop;
+  if (!shop) return;
+  const checkouts = new Map<string, ShopApiCheckout>();
+  for (const shopOrder of await shop.orders()) {
     if (!shopOrder.checkout_id) continue;
     const response = await fetch(`${stack.url}/v1/checkouts/${encodeURIComponent(shopOrder.checkout_id)}`, {
       headers: { authorization: `Bearer ${SHOP_KEY}` },
     });
     expect(response.status, `payonce knows the shop's checkout ${shopOrder.checkout_id}`).toBe(200);
     const checkout: ShopApiCheckout = await response.json();
+    checkouts.set(checkout.id, checkout);
     // EXPIRED is an order closed unpaid: FAILED, to the customer and the ledger.
     const asOrder = checkout.status === 'EXPIRED' ? 'FAILED' : checkout.status;
     const customers = orders.get(checkout.id);
@@ -416,9 +428,65 @@ async function assertShopAgrees(stack: Stack, orders: Map<string, Listed>): Prom
     const charges = (await chargesAtBothPgs(stack)).charges[checkout.id] ?? 0;
     expect({ charges, payment: atPg?.status ?? 'none' }, `${checkout.status} checkout ${checkout.id} in the PG's ledger`)
       .toEqual(ledgerFor(asOrder, atPg?.status ?? 'none'));
-    const had = ['NEW', ...checkout.history.map((change) => change.status)];
-    expect(had, `the shop's status of its order ${shopOrder.id} is one payonce gave`).toContain(shopOrder.status);
+    if (SETTLED_CHECKOUT.includes(checkout.status)) {
+      // Told by an event, which reaches the shop within moments of the change.
+      await expect
+        .poll(async () => (await shop.orders()).find((order) => order.id === shopOrder.id)?.status, {
+          message: `the shop's own table has its order ${shopOrder.id} as payonce has checkout ${checkout.id}`,
+          timeout: 15_000,
+        })
+        .toBe(checkout.status);
+    }
   }
+  for (const checkout of checkouts.values()) {
+    if (!SETTLED_CHECKOUT.includes(checkout.status)) continue;
+    // A shop that was down caught up through the feed; payonce's own send of
+    // the same event follows when its retry comes.
+    await expect
+      .poll(async () => eventsByCheckout(await shop.deliveries()).get(checkout.id)?.at(-1)?.data.status, {
+        message: `the last event the shop got for ${checkout.status} checkout ${checkout.id}`,
+        timeout: 30_000,
+      })
+      .toBe(checkout.status);
+  }
+  for (const [checkoutId, events] of eventsByCheckout(await shop.deliveries())) {
+    expect(events.map((event) => event.data.sequence), `checkout ${checkoutId}'s events, in the order they came`)
+      .toEqual(events.map((_, index) => index + 1));
+    const checkout = checkouts.get(checkoutId);
+    if (!checkout) continue;
+    const had = checkout.history.map((change) => change.status);
+    for (const event of events) {
+      expect(had, `${event.type} (${event.id}) tells of a status checkout ${checkoutId} really had`).toContain(event.data.status);
+    }
+  }
+}
+
+/**
+ * Every event in `deliveries`, checked and deduplicated: each is signed with the
+ * shop's secret (by the npm `standardwebhooks` package's own HMAC: its verify()
+ * would also refuse a delivery received over five minutes ago, as an earlier
+ * journey's is), its id is its webhook-id, and each time it came it was the
+ * same; then each checkout's events, in the order they first came.
+ */
+function eventsByCheckout(deliveries: ShopDelivery[]): Map<string, ShopEvent[]> {
+  const verifier = new Webhook(SHOP_EVENTS_SECRET);
+  const firstSeen = new Map<string, ShopEvent>();
+  for (const delivery of deliveries) {
+    const signedAt = new Date(Number(delivery.webhook_timestamp) * 1000);
+    const expected = verifier.sign(delivery.webhook_id, signedAt, delivery.body);
+    expect(delivery.webhook_signature.split(' '), `event ${delivery.webhook_id} is signed with the shop's secret`)
+      .toContain(expected);
+    const event: ShopEvent = JSON.parse(delivery.body);
+    expect(event.id, 'webhook-id is the event id').toBe(delivery.webhook_id);
+    const before = firstSeen.get(event.id);
+    if (before) expect(JSON.stringify(event), `event ${event.id} is the same each time it is sent`).toBe(JSON.stringify(before));
+    else firstSeen.set(event.id, event);
+  }
+  const byCheckout = new Map<string, ShopEvent[]>();
+  for (const event of firstSeen.values()) {
+    byCheckout.set(event.data.checkout_id, [...(byCheckout.get(event.data.checkout_id) ?? []), event]);
+  }
+  return byCheckout;
 }
 
 /** What the PG must show for an order of `status`, given the payment it shows. */

@@ -9,6 +9,9 @@ import { Running, start, stop } from './processes';
 
 /** The sample shop's API key in every stack. */
 export const SHOP_KEY = 'sk_e2e_sample_bookshop_0123456789abcdefghijkl';
+/** The secret payonce signs the shop's events with, and the shop verifies them by
+ *  (Standard Webhooks: `whsec_` and base64 of 32 bytes). */
+export const SHOP_EVENTS_SECRET = `whsec_${Buffer.from('e2e sample bookshop events secret').toString('base64')}`;
 /** How the shop's checkouts' ids begin (`order_id_prefix` in the shops file). */
 export const SHOP_CHECKOUT_PREFIX = 'ord_books_';
 
@@ -40,9 +43,12 @@ export function writeShopsFile(dir: string, port: number): string {
       `return_origins = ["http://127.0.0.1:${port}"]`,
       'pay_with = ["toss", "kakaopay"]',
       `key_digests = ["${digest}"]`,
+      `events_url = "http://127.0.0.1:${port}/payonce/events"`,
+      'events_secret_file = "shop-events.secret"',
       '',
     ].join('\n'),
   );
+  writeFileSync(path.join(dir, 'shop-events.secret'), `${SHOP_EVENTS_SECRET}\n`);
   return file;
 }
 
@@ -52,6 +58,15 @@ export interface ShopOrder {
   checkout_id: string | null;
   amount: number;
   status: string;
+}
+
+/** One delivery of an event, as the shop received it (`GET /api/deliveries`). */
+export interface ShopDelivery {
+  webhook_id: string;
+  webhook_timestamp: string;
+  webhook_signature: string;
+  body: string;
+  received_at_ms: number;
 }
 
 export class SampleShop {
@@ -77,6 +92,7 @@ export class SampleShop {
         '--public-url', url,
         '--payonce-url', payonceUrl,
         '--api-key-file', keyFile,
+        '--events-secret-file', path.join(dir, 'shop-events.secret'),
         '--database', path.join(dir, 'shop.sqlite3'),
       ],
       path.join(dir, 'shop.log'),
@@ -95,6 +111,13 @@ export class SampleShop {
 
   stop(): Promise<void> {
     return stop(this.running);
+  }
+
+  /** Every delivery of an event the shop took, duplicates included, as it came. */
+  async deliveries(): Promise<ShopDelivery[]> {
+    const response = await fetch(`${this.url}/api/deliveries`);
+    if (!response.ok) throw new Error(`the sample shop lists its deliveries: ${response.status}`);
+    return response.json();
   }
 
   /** Every order of the shop, as its own table has it. */
