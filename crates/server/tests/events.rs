@@ -502,3 +502,33 @@ async fn on_postgresql_a_reader_never_passes_an_event_still_being_committed() {
     assert!(read.contains(&"evt_slow".to_owned()), "the reader passed the event still being committed: {read:?}");
     assert_eq!(read.len(), 2, "{read:?}");
 }
+
+#[tokio::test]
+async fn a_shop_that_is_down_is_sent_one_event_at_a_time_and_gets_its_backlog_at_once_when_back() {
+    let stack = start(|_| {}).await;
+    stack.books.receiver.answer(&[], Answer::Status(503));
+    let mut checkouts = Vec::new();
+    for n in 0..20 {
+        let checkout = create(&stack.server, BOOKS_KEY, &body(&format!("ORDER-{n}"), "https://books.example")).await;
+        pay(&stack.server, &checkout).await;
+        checkouts.push(checkout.id);
+    }
+    // Its probes go at its own backoff, whatever the backlog.
+    eventually("a few probes", Duration::from_secs(10), || async {
+        (stack.books.receiver.deliveries().len() >= 6).then_some(())
+    })
+    .await;
+    let sent_while_down = stack.books.receiver.deliveries().len();
+    assert!(
+        sent_while_down < checkouts.len(),
+        "{sent_while_down} sends for {} events while the shop was down",
+        checkouts.len()
+    );
+
+    stack.books.receiver.answer(&[], Answer::Status(200));
+    let events = events_taken(&stack.books, checkouts.len()).await;
+    let mut told: Vec<_> = events.iter().map(|event| event.data.checkout_id.clone()).collect();
+    told.sort();
+    checkouts.sort();
+    assert_eq!(told, checkouts, "every event, once the shop is back");
+}

@@ -31,9 +31,9 @@ CREATE TABLE shop_events (
     last_pg_answer     TEXT,
     UNIQUE (order_id, sequence)
 );
-CREATE INDEX shop_events_due ON shop_events (delivery, next_attempt_at_ms);
+-- Each shop's events due, in the order they go out.
+CREATE INDEX shop_events_due ON shop_events (shop_id, delivery, next_attempt_at_ms);
 CREATE INDEX shop_events_feed ON shop_events (shop_id, position);
-CREATE INDEX shop_events_of_shop ON shop_events (shop_id, delivery);
 
 -- Every send of an event, for operators.
 CREATE TABLE shop_event_sends (

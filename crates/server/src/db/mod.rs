@@ -45,9 +45,7 @@ pub use pg_calls::{KEPT_PER_ORDER, NewPgCall, PgCallKind, PgCallRow, PgCaller};
 pub use pg_places::{LearnedLimitRow, PlaceClaim, PlaceTerms};
 pub use reconcile::{NewOrphanRefund, OrphanRefund, RECONCILE_JOB, ShopPayment, StoredRun};
 pub use refunds::{AuditEntry, AuditLine, NewRefund, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored};
-pub use shop_events::{
-    AfterSend, DeliveryCount, DueEvent, EVENT_POSITION_LOCK, EventRow, EventSend, EventToSend, SendRow,
-};
+pub use shop_events::{AfterSend, EVENT_POSITION_LOCK, EventRow, EventSend, EventToSend, SendRow};
 pub use signing_keys::CUSTOMER_COOKIE_KEY;
 pub use status::{Lease, Writer};
 pub use stock::StockLine;

@@ -49,13 +49,6 @@ struct Snapshot<'a> {
     failure_code: Option<&'a str>,
 }
 
-/// An event due to be sent, and its shop.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct DueEvent {
-    pub event_id: String,
-    pub shop_id: String,
-}
-
 /// What a sender needs of an event it holds.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct EventToSend {
@@ -115,19 +108,11 @@ pub struct SendRow {
     pub outcome: String,
 }
 
-/// How many events stand in each delivery state, per shop.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct DeliveryCount {
-    pub shop_id: String,
-    pub delivery: String,
-    pub events: i64,
-}
-
 const SELECT_EVENT_ROW: &str = "SELECT event_id, shop_id, order_id, sequence, type, created_at_ms, delivery, \
      delivered_at_ms, next_attempt_at_ms, recovery_passes, last_pg_answer FROM shop_events";
 
-/// Events of one shop's checkouts ready to send: pending, due, not held, and
-/// with no earlier event of the same checkout still pending (a checkout's
+/// Events ready to send: pending, and with no earlier event of the same
+/// checkout still pending (a checkout's
 /// events go out one after another, in order).
 const READY: &str = "e.delivery = 'PENDING' AND NOT EXISTS (SELECT 1 FROM shop_events earlier \
      WHERE earlier.order_id = e.order_id AND earlier.sequence < e.sequence AND earlier.delivery = 'PENDING')";
@@ -255,22 +240,57 @@ impl Db {
         Ok(told)
     }
 
-    /// Events ready to send now, those waiting longest first.
-    pub async fn due_events(&self, now_ms: i64, limit: u32) -> Result<Vec<DueEvent>, sqlx::Error> {
+    /// The shop's events ready to send now, those waiting longest first.
+    pub async fn due_events_of_shop(&self, shop_id: &str, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
         let query = format!(
-            "SELECT e.event_id, e.shop_id FROM shop_events e WHERE {READY} AND e.next_attempt_at_ms <= $1 \
-             AND e.lease_until_ms <= $2 ORDER BY e.next_attempt_at_ms, e.position LIMIT $3"
+            "SELECT e.event_id FROM shop_events e WHERE e.shop_id = $1 AND {READY} AND e.next_attempt_at_ms <= $2 \
+             AND e.lease_until_ms <= $3 ORDER BY e.next_attempt_at_ms, e.position LIMIT $4"
         );
-        sqlx::query_as(&query).bind(now_ms).bind(now_ms).bind(i64::from(limit)).fetch_all(&self.pool).await
+        sqlx::query_scalar(&query)
+            .bind(shop_id)
+            .bind(now_ms)
+            .bind(now_ms)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
     }
 
-    /// When the next ready event falls due: its next send, or its lease's end if later.
-    pub async fn next_event_due_ms(&self) -> Result<Option<i64>, sqlx::Error> {
+    /// When the shop's next ready event falls due: its next send, or its lease's end if later.
+    pub async fn next_event_due_of_shop(&self, shop_id: &str) -> Result<Option<i64>, sqlx::Error> {
         let query = format!(
             "SELECT MIN(CASE WHEN e.next_attempt_at_ms > e.lease_until_ms THEN e.next_attempt_at_ms \
-             ELSE e.lease_until_ms END) FROM shop_events e WHERE {READY}"
+             ELSE e.lease_until_ms END) FROM shop_events e WHERE e.shop_id = $1 AND {READY}"
         );
-        sqlx::query_scalar(&query).fetch_one(&self.pool).await
+        sqlx::query_scalar(&query).bind(shop_id).fetch_one(&self.pool).await
+    }
+
+    /// Marks every pending event of a shop not in `sent_to` (shops with an
+    /// endpoint) as its shop's to read from the feed; says how many.
+    pub async fn events_without_endpoint(&self, sent_to: &[&str]) -> Result<u64, sqlx::Error> {
+        let places: Vec<String> = (0..sent_to.len()).map(|at| format!("${}", at + 2)).collect();
+        let except =
+            if places.is_empty() { String::new() } else { format!(" AND shop_id NOT IN ({})", places.join(", ")) };
+        let query = format!("UPDATE shop_events SET delivery = $1 WHERE delivery = 'PENDING'{except}");
+        let mut update = sqlx::query(&query).bind(Delivery::NoEndpoint.as_str());
+        for shop in sent_to {
+            update = update.bind(*shop);
+        }
+        Ok(update.execute(&self.writer).await?.rows_affected())
+    }
+
+    /// Gives up the shop's pending events whose retry window started before
+    /// `before_ms` and that no sender holds; says how many.
+    pub async fn give_up_events(&self, shop_id: &str, before_ms: i64, now_ms: i64) -> Result<u64, sqlx::Error> {
+        let done = sqlx::query(
+            "UPDATE shop_events SET delivery = 'FAILED' WHERE shop_id = $1 AND delivery = 'PENDING' \
+             AND retry_from_ms < $2 AND lease_until_ms <= $3",
+        )
+        .bind(shop_id)
+        .bind(before_ms)
+        .bind(now_ms)
+        .execute(&self.writer)
+        .await?;
+        Ok(done.rows_affected())
     }
 
     /// The event a sender holds, if it is still pending.
@@ -338,21 +358,6 @@ impl Db {
             })
         }))
         .await
-    }
-
-    /// Marks an event `holder` holds as its shop's to read from the feed:
-    /// the shop has no endpoint.
-    pub async fn event_without_endpoint(&self, event_id: &str, holder: &str) -> Result<bool, sqlx::Error> {
-        let done = sqlx::query(
-            "UPDATE shop_events SET delivery = $1, lease_until_ms = 0 \
-             WHERE event_id = $2 AND lease_owner = $3 AND delivery = 'PENDING'",
-        )
-        .bind(Delivery::NoEndpoint.as_str())
-        .bind(event_id)
-        .bind(holder)
-        .execute(&self.writer)
-        .await?;
-        Ok(done.rows_affected() == 1)
     }
 
     /// The shop answered again after failing: its events waiting out a
@@ -443,16 +448,6 @@ impl Db {
         .execute(&self.writer)
         .await?;
         Ok(done.rows_affected())
-    }
-
-    /// How many events stand in each delivery state, per shop.
-    pub async fn delivery_counts(&self) -> Result<Vec<DeliveryCount>, sqlx::Error> {
-        sqlx::query_as(
-            "SELECT shop_id, delivery, COUNT(*) AS events FROM shop_events GROUP BY shop_id, delivery \
-             ORDER BY shop_id, delivery",
-        )
-        .fetch_all(&self.pool)
-        .await
     }
 
     /// When the oldest event still pending was written.

@@ -6,9 +6,7 @@
 //! endpoint has nothing to do with the PG's breaker or retry budget, so a PG
 //! outage delays no event, and a shop's outage delays no payment.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use payonce_rules::delivery::{Answer, Next, Pacing, after_send};
@@ -17,13 +15,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::signing;
 use crate::app::App;
-use crate::db::{AfterSend, DueEvent, EventSend, EventToSend, JobKind, now_ms};
+use crate::db::{AfterSend, EventSend, EventToSend, JobKind, now_ms};
 use crate::metrics;
 use crate::resilience::lease;
 use crate::shops::EventEndpoint;
 
-/// Sends under way at once, all shops together.
-const MOST_SENDS: usize = 256;
+/// How often events of shops without an endpoint are left to the feed.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
 /// The longest wait between two sends of one event.
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 /// The loop looks at least this often, whatever it was told.
@@ -36,16 +34,66 @@ struct Deliveries {
     app: App,
     client: reqwest::Client,
     pacing: Pacing,
-    /// Per shop: its sends under way, and whether its last send failed.
-    shops: HashMap<String, ShopSends>,
-    all: Arc<Semaphore>,
+    /// The shops with an endpoint, each with its sends under way and its health.
+    shops: Vec<ShopSends>,
     /// A send ended: a place is free, or a checkout's next event may go.
     sent: Notify,
 }
 
 struct ShopSends {
+    id: String,
     places: Arc<Semaphore>,
-    failing: AtomicBool,
+    health: Mutex<Health>,
+}
+
+/// How a shop's endpoint has been answering. A shop that fails is sent one
+/// event at a time (a probe), at its own backoff, and the rest of its events
+/// wait untried: a shop down for hours costs one send per probe, not one per
+/// event, and no database write for the events it is not sent.
+#[derive(Debug, Default)]
+struct Health {
+    /// Sends that failed in a row; 0 while it takes events.
+    failures: u32,
+    /// When the next probe may go.
+    probe_at_ms: i64,
+    /// A probe is out.
+    probing: bool,
+}
+
+impl ShopSends {
+    /// How many of its events may go now: its free places while it takes
+    /// events, one when its probe is due, else none.
+    fn may_send(&self, now_ms: i64) -> usize {
+        let free = self.places.available_permits();
+        let mut health = self.health.lock().expect("health lock");
+        match health.failures {
+            0 => free,
+            _ if health.probing || now_ms < health.probe_at_ms || free == 0 => 0,
+            _ => {
+                health.probing = true;
+                1
+            }
+        }
+    }
+
+    /// When it may be sent to again, if it rests after failing.
+    fn resting_until(&self) -> Option<i64> {
+        let health = self.health.lock().expect("health lock");
+        (health.failures > 0 && !health.probing).then_some(health.probe_at_ms)
+    }
+
+    /// Notes how a send went; says whether the shop took events again after failing.
+    fn note(&self, took_it: bool, pacing: &Pacing) -> bool {
+        let mut health = self.health.lock().expect("health lock");
+        health.probing = false;
+        if took_it {
+            return std::mem::take(&mut health.failures) > 0;
+        }
+        let wait = payonce_rules::delivery::retry_wait(health.failures, pacing, &mut rand::rng());
+        health.failures = health.failures.saturating_add(1);
+        health.probe_at_ms = now_ms() + lease::millis(wait);
+        false
+    }
 }
 
 /// Sends events as they fall due, until `stopping`. Woken by every change
@@ -67,12 +115,14 @@ pub async fn run(app: App, stopping: CancellationToken) {
         }
     };
     let per_shop = usize::try_from(config.event_sends_per_shop).unwrap_or(1);
-    let shops = config
+    let shops: Vec<ShopSends> = config
         .shops
         .iter()
-        .map(|shop| {
-            let sends = ShopSends { places: Arc::new(Semaphore::new(per_shop)), failing: AtomicBool::new(false) };
-            (shop.id.clone(), sends)
+        .filter(|shop| shop.events.is_some())
+        .map(|shop| ShopSends {
+            id: shop.id.clone(),
+            places: Arc::new(Semaphore::new(per_shop)),
+            health: Mutex::new(Health::default()),
         })
         .collect();
     let pacing = Pacing {
@@ -80,15 +130,13 @@ pub async fn run(app: App, stopping: CancellationToken) {
         longest_wait: LONGEST_WAIT.max(config.event_first_retry),
         window: config.event_retry_window,
     };
-    let deliveries = Arc::new(Deliveries {
-        app,
-        client,
-        pacing,
-        shops,
-        all: Arc::new(Semaphore::new(MOST_SENDS)),
-        sent: Notify::new(),
-    });
+    let deliveries = Arc::new(Deliveries { app, client, pacing, shops, sent: Notify::new() });
+    let mut last_sweep: Option<Instant> = None;
     loop {
+        if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
+            last_sweep = Some(Instant::now());
+            sweep(&deliveries).await;
+        }
         let pause = match start_due(&deliveries).await {
             Ok(pause) => pause,
             Err(error) => {
@@ -106,52 +154,100 @@ pub async fn run(app: App, stopping: CancellationToken) {
     }
 }
 
-/// Starts a send for each due event whose shop has a free place; says how
-/// long to wait before looking again if nothing wakes the loop.
+/// Now and then: events of shops that have no endpoint (any more) are left
+/// to the feed, and the oldest pending event's age is published.
+async fn sweep(deliveries: &Deliveries) {
+    let db = &deliveries.app.db;
+    let sent_to: Vec<&str> = deliveries.shops.iter().map(|shop| shop.id.as_str()).collect();
+    if let Err(error) = db.events_without_endpoint(&sent_to).await {
+        tracing::warn!(?error, "could not leave the events of shops without an endpoint to the feed");
+    }
+    if let Ok(oldest) = db.oldest_pending_event_ms().await {
+        metrics::event_oldest_pending_age(oldest.map_or(0, |created| now_ms() - created) as f64 / 1000.0);
+    }
+}
+
+/// Starts a send for each due event of each shop that may be sent to now;
+/// says how long to wait before looking again if nothing wakes the loop.
 async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error> {
     let db = &deliveries.app.db;
-    let free = deliveries.all.available_permits();
-    if free > 0 {
-        for DueEvent { event_id, shop_id } in db.due_events(now_ms(), u32::try_from(free).unwrap_or(u32::MAX)).await? {
-            let shop_place = match deliveries.shops.get(&shop_id) {
-                Some(shop) => match shop.places.clone().try_acquire_owned() {
-                    Ok(place) => Some(place),
-                    // This shop has its sends out; the others' events go on.
-                    Err(_) => continue,
-                },
-                None => None,
-            };
-            let Ok(place) = deliveries.all.clone().try_acquire_owned() else { break };
+    let now = now_ms();
+    let mut next_look = now + lease::millis(LOOK_EVERY);
+    for (index, shop) in deliveries.shops.iter().enumerate() {
+        if let Some(until) = shop.resting_until() {
+            next_look = next_look.min(until);
+        }
+        let wanted = shop.may_send(now);
+        if wanted == 0 {
+            continue;
+        }
+        let due = db.due_events_of_shop(&shop.id, now, u32::try_from(wanted).unwrap_or(u32::MAX)).await;
+        let due = match due {
+            Ok(due) => due,
+            Err(error) => {
+                shop.health.lock().expect("health lock").probing = false;
+                return Err(error);
+            }
+        };
+        if due.is_empty() {
+            // A probe with nothing to send is no probe.
+            shop.health.lock().expect("health lock").probing = false;
+        }
+        if due.len() < wanted
+            && let Some(due_at) = db.next_event_due_of_shop(&shop.id).await?
+        {
+            next_look = next_look.min(due_at);
+        }
+        for event_id in due {
+            let Ok(place) = shop.places.clone().try_acquire_owned() else { break };
             let deliveries = deliveries.clone();
             tokio::spawn(async move {
-                if let Err(error) = deliver(&deliveries, &event_id).await {
-                    tracing::warn!(?error, event_id, "sending an event failed before its answer was stored");
+                let shop = &deliveries.shops[index];
+                match deliver(&deliveries, shop, &event_id).await {
+                    Ok(Some(took_it)) => {
+                        if shop.note(took_it, &deliveries.pacing) {
+                            back_again(&deliveries, shop).await;
+                        }
+                    }
+                    Ok(None) => shop.health.lock().expect("health lock").probing = false,
+                    Err(error) => {
+                        shop.health.lock().expect("health lock").probing = false;
+                        tracing::warn!(?error, event_id, "sending an event failed before its answer was stored");
+                    }
                 }
-                drop((place, shop_place));
+                drop(place);
                 deliveries.sent.notify_one();
             });
         }
     }
-    let oldest = db.oldest_pending_event_ms().await?.map_or(0, |created| now_ms() - created);
-    metrics::event_oldest_pending_age(oldest as f64 / 1000.0);
-    let until_due =
-        db.next_event_due_ms().await?.map(|due| Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0)));
-    Ok(until_due.map_or(LOOK_EVERY, |wait| wait.clamp(Duration::from_millis(5), LOOK_EVERY)))
+    Ok(Duration::from_millis(u64::try_from(next_look - now_ms()).unwrap_or(0))
+        .clamp(Duration::from_millis(5), LOOK_EVERY))
 }
 
-/// Takes the event's lease, sends it once, and stores how that went.
-async fn deliver(deliveries: &Deliveries, event_id: &str) -> Result<(), sqlx::Error> {
+/// The shop answered again after failing: the events that waited out its
+/// failures (backed off, or never tried) are due at once.
+async fn back_again(deliveries: &Deliveries, shop: &ShopSends) {
+    match deliveries.app.db.shop_is_back(&shop.id, now_ms()).await {
+        Ok(due) => tracing::info!(shop = shop.id, due, "a shop takes events again: its backlog is due now"),
+        Err(error) => {
+            tracing::warn!(?error, shop = shop.id, "a shop takes events again, but its backlog stays on its backoff")
+        }
+    }
+}
+
+/// Takes the event's lease, sends it once, and stores how that went. Says
+/// whether the shop took it (`None`: nothing was sent).
+async fn deliver(deliveries: &Deliveries, shop: &ShopSends, event_id: &str) -> Result<Option<bool>, sqlx::Error> {
     let (app, db) = (&deliveries.app, &deliveries.app.db);
     let now = now_ms();
     let holder = lease::holder(&app.worker_id);
     let until = now + lease::millis(app.config.event_timeout + LEASE_MARGIN);
     if db.claim_job(JobKind::Event, event_id, &holder, now, until).await?.is_none() {
-        return Ok(());
+        return Ok(None);
     }
-    let Some(event) = db.event_to_send(event_id).await? else { return Ok(()) };
-    let Some(endpoint) = app.config.shops.by_id(&event.shop_id).and_then(|shop| shop.events.as_ref()) else {
-        db.event_without_endpoint(event_id, &holder).await?;
-        return Ok(());
+    let Some(event) = db.event_to_send(event_id).await? else { return Ok(None) };
+    let Some(endpoint) = app.config.shops.by_id(&shop.id).and_then(|shop| shop.events.as_ref()) else {
+        return Ok(None);
     };
     let started = (now_ms(), Instant::now());
     let (answer, outcome) = send(&deliveries.client, endpoint, event_id, &event).await;
@@ -169,39 +265,35 @@ async fn deliver(deliveries: &Deliveries, event_id: &str) -> Result<(), sqlx::Er
         Answer::None => None,
     };
     let record = EventSend { at_ms: started.0, took_ms, http_status, outcome: &outcome };
-    if !db.event_sent(event_id, &holder, &record, after).await? {
-        return Ok(());
+    if db.event_sent(event_id, &holder, &record, after).await? {
+        told(deliveries, &event, next, &outcome).await?;
     }
-    told(deliveries, &event, next, &outcome).await
+    Ok(Some(answer.took_it()))
 }
 
-/// What a stored send means for the shop: its metrics, its alert, and, for a
-/// shop that answers again after failing, its backlog made due at once.
+/// What a stored send means: its metrics, and the alert for an event given
+/// up, with the shop's other events past their window (those never tried
+/// while the shop rested after failing).
 async fn told(deliveries: &Deliveries, event: &EventToSend, next: Next, outcome: &str) -> Result<(), sqlx::Error> {
     let shop = &event.shop_id;
-    let failing = deliveries.shops.get(shop).map(|sends| &sends.failing);
     match next {
         Next::Delivered => {
             metrics::event_send(shop, "delivered");
             metrics::event_lag((now_ms() - event.created_at_ms).max(0) as f64 / 1000.0);
-            if failing.is_some_and(|failing| failing.swap(false, Ordering::Relaxed)) {
-                let due = deliveries.app.db.shop_is_back(shop, now_ms()).await?;
-                tracing::info!(shop, due, "a shop takes events again: its backlog is due now");
-            }
         }
-        Next::Retry(_) => {
-            metrics::event_send(shop, "retry");
-            if let Some(failing) = failing {
-                failing.store(true, Ordering::Relaxed);
-            }
-        }
+        Next::Retry(_) => metrics::event_send(shop, "retry"),
         Next::GiveUp => {
+            let window = lease::millis(deliveries.pacing.window);
+            let others = deliveries.app.db.give_up_events(shop, now_ms() - window, now_ms()).await?;
             metrics::event_send(shop, "gave_up");
-            metrics::event_alert();
+            for _ in 0..=others {
+                metrics::event_alert();
+            }
             tracing::error!(
                 shop,
+                given_up = others + 1,
                 last_answer = outcome,
-                "an event was not delivered within its retry window; an operator must look"
+                "events were not delivered within their retry window; an operator must look"
             );
         }
     }
