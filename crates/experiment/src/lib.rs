@@ -9,9 +9,11 @@
 //! - `report`: the table, and what counts as broken.
 //! - `chart`: the runs over time, as SVG.
 //! - `webhooks`: how soon an UNKNOWN payment is settled once the PG finishes.
+//! - `events`: how soon a shop hears of its payments, and what its outage costs.
 //! - `flash_sale`: how many customers checking at once one server carries.
 
 pub mod chart;
+pub mod events;
 pub mod flash_sale;
 pub mod report;
 pub mod run;

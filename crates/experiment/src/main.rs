@@ -1,4 +1,4 @@
-//! `payonce-experiment brownout|tail|webhooks|flash-sale`: runs each condition of the experiment,
+//! `payonce-experiment brownout|tail|webhooks|events|flash-sale`: runs each condition of the experiment,
 //! prints a table, writes JSON and an SVG chart, and exits non-zero if any run
 //! left a payment unknown, charged an order twice, or charged without a PAID order.
 
@@ -46,6 +46,10 @@ enum Which {
     /// 5 payments left UNKNOWN (each confirm outlives a 60 s read timeout), then
     /// finished by the PG at once: how soon each is settled, by lookups alone and with webhooks.
     Webhooks,
+    /// Shops' events: their lag from commit to the shop at 500 payments a second,
+    /// then 10,000 piled up while the shop's endpoint is down, and how soon they
+    /// are delivered once it is back; customers' confirms timed throughout.
+    Events,
     /// Customers arriving at 1,000/s, each creating an order and confirming while
     /// the PG takes 45 s, then checking as the page does: one server's memory,
     /// CPU and latencies with 1,000 to 20,000 of them checking at once.
@@ -103,6 +107,7 @@ async fn main() -> ExitCode {
         Which::Brownout => scenario::brownout(),
         Which::Tail => scenario::tail(),
         Which::Webhooks => return webhooks(&flags).await,
+        Which::Events => return events(&flags).await,
         Which::FlashSale(ref sale) => return flash_sale(&flags, sale).await,
     };
     if !flags.only.is_empty() {
@@ -175,6 +180,38 @@ async fn webhooks(flags: &Flags) -> ExitCode {
     }
     if figures.iter().any(|run| run.settled < run.payments) {
         eprintln!("payonce-experiment: webhooks: a payment was left unsettled");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// `payonce-experiment events`: its own runner, table and JSON.
+async fn events(flags: &Flags) -> ExitCode {
+    use payonce_experiment::events;
+    let settings =
+        events::Settings { time_scale: flags.time_scale, size_scale: flags.size_scale, ..events::Settings::DEFAULT };
+    let temporary = tempfile::tempdir().expect("a temporary folder");
+    let work_dir = flags.work_dir.clone().unwrap_or_else(|| temporary.path().to_owned());
+    let _ = std::fs::create_dir_all(&work_dir);
+    let bin_dir = payonce_chaos::processes::bin_dir(flags.bin_dir.as_deref());
+    let figures = match events::run(settings, &bin_dir, &work_dir).await {
+        Ok(figures) => figures,
+        Err(error) => {
+            eprintln!("payonce-experiment: events: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("events (time scale {}, size scale {})", flags.time_scale, flags.size_scale);
+    print!("{}", events::table(&figures));
+    if let Some(path) = &flags.json {
+        let json = serde_json::to_string_pretty(&figures).expect("figures serialise");
+        if let Err(error) = std::fs::write(path, json + "\n") {
+            eprintln!("payonce-experiment: cannot write {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if figures.not_paid > 0 || figures.backlog_drained_ms.is_none() {
+        eprintln!("payonce-experiment: events: a payment was not paid, or the backlog was not delivered");
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS

@@ -23,6 +23,10 @@ pub enum RunError {
     Http(#[from] reqwest::Error),
     #[error("cannot read the orders: {0}")]
     Database(String),
+    #[error("cannot write the run's files: {0}")]
+    Files(#[from] std::io::Error),
+    #[error("{0}")]
+    Unexpected(String),
 }
 
 /// One moment of a run.

@@ -1,7 +1,8 @@
 //! The leases background work is held by, and its schedule: one set of
 //! queries for every kind of job (a payment whose outcome is unknown, a refund
-//! being sent, a refund of a charge no order made, an event being delivered to
-//! a shop), parameterised by its table.
+//! being sent, a refund of a charge no order made), parameterised by its
+//! table. Shops' events use the same columns in their own table, taken in
+//! batches (`shop_events`).
 //! A worker takes a job whose lease has lapsed with one conditional UPDATE,
 //! renews it before each PG call (naming itself; a renewal that finds the job
 //! settled or taken over stops the worker), and releases it with when to look
@@ -18,50 +19,43 @@ pub enum JobKind {
     Refund,
     /// A refund of a charge no order made, found by reconciliation.
     OrphanRefund,
-    /// An event being delivered to its shop's endpoint (`events/`): no PG
-    /// call, so it has a loop of its own, outside the PG's breaker and budget.
-    Event,
 }
 
 impl JobKind {
-    /// The jobs that call a PG, settled by `payment/jobs.rs`.
-    pub const AT_PG: [JobKind; 3] = [JobKind::Payment, JobKind::Refund, JobKind::OrphanRefund];
+    /// Every kind, settled by `payment/jobs.rs`.
+    pub const ALL: [JobKind; 3] = [JobKind::Payment, JobKind::Refund, JobKind::OrphanRefund];
 
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::Payment => "payment",
             JobKind::Refund => "refund",
             JobKind::OrphanRefund => "orphan_refund",
-            JobKind::Event => "event",
         }
     }
 
-    pub(super) fn table(self) -> &'static str {
+    fn table(self) -> &'static str {
         match self {
             JobKind::Payment => "payment_attempts",
             JobKind::Refund => "refunds",
             JobKind::OrphanRefund => "orphan_refunds",
-            JobKind::Event => "shop_events",
         }
     }
 
     /// The column a job is named by.
-    pub(super) fn key(self) -> &'static str {
+    fn key(self) -> &'static str {
         match self {
             JobKind::Payment => "order_id",
             JobKind::Refund => "refund_id",
             JobKind::OrphanRefund => "payment_key",
-            JobKind::Event => "event_id",
         }
     }
 
     /// The rows still to settle: only those are taken, renewed and released.
-    pub(super) fn open(self) -> &'static str {
+    fn open(self) -> &'static str {
         match self {
             // An order closed without a confirm has no key and nothing to ask about.
             JobKind::Payment => "status IN ('PENDING', 'UNKNOWN') AND idempotency_key IS NOT NULL",
             JobKind::Refund | JobKind::OrphanRefund => "status = 'REQUESTED'",
-            JobKind::Event => "delivery = 'PENDING'",
         }
     }
 }

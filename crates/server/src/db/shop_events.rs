@@ -49,9 +49,10 @@ struct Snapshot<'a> {
     failure_code: Option<&'a str>,
 }
 
-/// What a sender needs of an event it holds.
+/// What a sender needs of an event it took.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct EventToSend {
+    pub event_id: String,
     pub shop_id: String,
     pub created_at_ms: i64,
     pub body: String,
@@ -240,19 +241,48 @@ impl Db {
         Ok(told)
     }
 
-    /// The shop's events ready to send now, those waiting longest first.
-    pub async fn due_events_of_shop(&self, shop_id: &str, now_ms: i64, limit: u32) -> Result<Vec<String>, sqlx::Error> {
+    /// Takes the shop's events ready to send now, those waiting longest
+    /// first, at most `limit`, under `holder`'s lease until `until_ms`, in one
+    /// statement; answers them. An event another sender holds is not taken;
+    /// were two servers to pick the same one, the row's own condition,
+    /// checked again as it is written, gives it to one.
+    pub async fn claim_due_events(
+        &self,
+        shop_id: &str,
+        holder: &str,
+        now_ms: i64,
+        until_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<EventToSend>, sqlx::Error> {
         let query = format!(
-            "SELECT e.event_id FROM shop_events e WHERE e.shop_id = $1 AND {READY} AND e.next_attempt_at_ms <= $2 \
-             AND e.lease_until_ms <= $3 ORDER BY e.next_attempt_at_ms, e.position LIMIT $4"
+            "UPDATE shop_events SET lease_until_ms = $1, lease_owner = $2 WHERE event_id IN \
+             (SELECT e.event_id FROM shop_events e WHERE e.shop_id = $3 AND {READY} AND e.next_attempt_at_ms <= $4 \
+             AND e.lease_until_ms <= $5 ORDER BY e.next_attempt_at_ms, e.position LIMIT $6) \
+             AND delivery = 'PENDING' AND lease_until_ms <= $7 \
+             RETURNING event_id, shop_id, created_at_ms, body, retry_from_ms, recovery_passes"
         );
-        sqlx::query_scalar(&query)
-            .bind(shop_id)
-            .bind(now_ms)
-            .bind(now_ms)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await
+        let (shop, holder) = (shop_id.to_owned(), holder.to_owned());
+        // Through the writer's queue: on SQLite it joins the writes of the
+        // moment in one commit, instead of waiting for them to take its own.
+        let mut claimed = self
+            .write(Box::new(move |transaction| {
+                let (query, shop, holder) = (query.clone(), shop.clone(), holder.clone());
+                Box::pin(async move {
+                    sqlx::query_as::<_, EventToSend>(&query)
+                        .bind(until_ms)
+                        .bind(&holder)
+                        .bind(&shop)
+                        .bind(now_ms)
+                        .bind(now_ms)
+                        .bind(i64::from(limit))
+                        .bind(now_ms)
+                        .fetch_all(&mut **transaction)
+                        .await
+                })
+            }))
+            .await?;
+        claimed.sort_by_key(|event| (event.retry_from_ms, event.created_at_ms));
+        Ok(claimed)
     }
 
     /// When the shop's next ready event falls due: its next send, or its lease's end if later.
@@ -291,17 +321,6 @@ impl Db {
         .execute(&self.writer)
         .await?;
         Ok(done.rows_affected())
-    }
-
-    /// The event a sender holds, if it is still pending.
-    pub async fn event_to_send(&self, event_id: &str) -> Result<Option<EventToSend>, sqlx::Error> {
-        sqlx::query_as(
-            "SELECT shop_id, created_at_ms, body, retry_from_ms, recovery_passes FROM shop_events \
-             WHERE event_id = $1 AND delivery = 'PENDING'",
-        )
-        .bind(event_id)
-        .fetch_optional(&self.pool)
-        .await
     }
 
     /// Records a send of an event `holder` holds and what it came to, in one

@@ -1,8 +1,9 @@
 //! The delivery loop: sends each event that is due to its shop's endpoint.
-//! Events are jobs of the job engine's kind `Event` (`db/leases.rs`): a send
-//! is made under the event's lease, so two servers do not send it at once
-//! (were one frozen past its lease, the shop would get the event twice, with
-//! one id, which it acts on once). It is not the PG's engine: a shop's
+//! Events are jobs as the job engine's are (`db/leases.rs`), with the same
+//! lease and schedule columns in their own table: a send is made under the
+//! event's lease, taken for a batch of a shop's due events in one statement,
+//! so two servers do not send one at once (were one frozen past its lease,
+//! the shop would get the event twice, with one id, which it acts on once). It is not the PG's engine: a shop's
 //! endpoint has nothing to do with the PG's breaker or retry budget, so a PG
 //! outage delays no event, and a shop's outage delays no payment.
 
@@ -15,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::signing;
 use crate::app::App;
-use crate::db::{AfterSend, EventSend, EventToSend, JobKind, now_ms};
+use crate::db::{AfterSend, EventSend, EventToSend, now_ms};
 use crate::metrics;
 use crate::resilience::lease;
 use crate::shops::EventEndpoint;
@@ -24,8 +25,13 @@ use crate::shops::EventEndpoint;
 const SWEEP_EVERY: Duration = Duration::from_secs(10);
 /// The longest wait between two sends of one event.
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
+/// The longest a shop that fails rests between two probes: a probe a minute
+/// costs nothing, and a shop back after hours hears within a minute.
+const LONGEST_REST: Duration = Duration::from_secs(60);
 /// The loop looks at least this often, whatever it was told.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// How many waves of a shop's places may be taken ahead of its sends.
+const WAVES_TAKEN: usize = 8;
 /// A send's lease outlasts the send by this much.
 const LEASE_MARGIN: Duration = Duration::from_secs(2);
 
@@ -42,7 +48,12 @@ struct Deliveries {
 
 struct ShopSends {
     id: String,
+    /// Its sends under way: at most `--event-sends-per-shop`.
     places: Arc<Semaphore>,
+    /// Events taken and not yet sent, or being sent: a few waves of its
+    /// places, so that taking events (a database write) does not hold up
+    /// sending them.
+    taken: Arc<Semaphore>,
     health: Mutex<Health>,
 }
 
@@ -64,7 +75,7 @@ impl ShopSends {
     /// How many of its events may go now: its free places while it takes
     /// events, one when its probe is due, else none.
     fn may_send(&self, now_ms: i64) -> usize {
-        let free = self.places.available_permits();
+        let free = self.taken.available_permits();
         let mut health = self.health.lock().expect("health lock");
         match health.failures {
             0 => free,
@@ -89,7 +100,8 @@ impl ShopSends {
         if took_it {
             return std::mem::take(&mut health.failures) > 0;
         }
-        let wait = payonce_rules::delivery::retry_wait(health.failures, pacing, &mut rand::rng());
+        let resting = Pacing { longest_wait: LONGEST_REST.max(pacing.first_retry), ..*pacing };
+        let wait = payonce_rules::delivery::retry_wait(health.failures, &resting, &mut rand::rng());
         health.failures = health.failures.saturating_add(1);
         health.probe_at_ms = now_ms() + lease::millis(wait);
         false
@@ -122,6 +134,7 @@ pub async fn run(app: App, stopping: CancellationToken) {
         .map(|shop| ShopSends {
             id: shop.id.clone(),
             places: Arc::new(Semaphore::new(per_shop)),
+            taken: Arc::new(Semaphore::new(per_shop * WAVES_TAKEN)),
             health: Mutex::new(Health::default()),
         })
         .collect();
@@ -181,8 +194,11 @@ async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error
         if wanted == 0 {
             continue;
         }
-        let due = db.due_events_of_shop(&shop.id, now, u32::try_from(wanted).unwrap_or(u32::MAX)).await;
-        let due = match due {
+        let holder = lease::holder(&deliveries.app.worker_id);
+        // Taken events may wait for the waves ahead of theirs.
+        let until = now + lease::millis((deliveries.app.config.event_timeout + LEASE_MARGIN) * WAVES_TAKEN as u32);
+        let limit = u32::try_from(wanted).unwrap_or(u32::MAX);
+        let due = match db.claim_due_events(&shop.id, &holder, now, until, limit).await {
             Ok(due) => due,
             Err(error) => {
                 shop.health.lock().expect("health lock").probing = false;
@@ -198,12 +214,15 @@ async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error
         {
             next_look = next_look.min(due_at);
         }
-        for event_id in due {
-            let Ok(place) = shop.places.clone().try_acquire_owned() else { break };
-            let deliveries = deliveries.clone();
+        for event in due {
+            let Ok(taken) = shop.taken.clone().try_acquire_owned() else { break };
+            let (deliveries, holder) = (deliveries.clone(), holder.clone());
             tokio::spawn(async move {
                 let shop = &deliveries.shops[index];
-                match deliver(&deliveries, shop, &event_id).await {
+                let Ok(place) = shop.places.clone().acquire_owned().await else { return };
+                let sent = deliver(&deliveries, shop, &event, &holder, place).await;
+                drop(taken);
+                match sent {
                     Ok(Some(took_it)) => {
                         if shop.note(took_it, &deliveries.pacing) {
                             back_again(&deliveries, shop).await;
@@ -212,10 +231,13 @@ async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error
                     Ok(None) => shop.health.lock().expect("health lock").probing = false,
                     Err(error) => {
                         shop.health.lock().expect("health lock").probing = false;
-                        tracing::warn!(?error, event_id, "sending an event failed before its answer was stored");
+                        tracing::warn!(
+                            ?error,
+                            event_id = event.event_id,
+                            "sending an event failed before its answer was stored"
+                        );
                     }
                 }
-                drop(place);
                 deliveries.sent.notify_one();
             });
         }
@@ -235,22 +257,26 @@ async fn back_again(deliveries: &Deliveries, shop: &ShopSends) {
     }
 }
 
-/// Takes the event's lease, sends it once, and stores how that went. Says
+/// Sends an event `holder` took once, and stores how that went. Says
 /// whether the shop took it (`None`: nothing was sent).
-async fn deliver(deliveries: &Deliveries, shop: &ShopSends, event_id: &str) -> Result<Option<bool>, sqlx::Error> {
+/// The shop's place is held for the send only: what the shop answered is
+/// stored after it is let go, under the event's lease.
+async fn deliver(
+    deliveries: &Deliveries,
+    shop: &ShopSends,
+    event: &EventToSend,
+    holder: &str,
+    place: tokio::sync::OwnedSemaphorePermit,
+) -> Result<Option<bool>, sqlx::Error> {
     let (app, db) = (&deliveries.app, &deliveries.app.db);
-    let now = now_ms();
-    let holder = lease::holder(&app.worker_id);
-    let until = now + lease::millis(app.config.event_timeout + LEASE_MARGIN);
-    if db.claim_job(JobKind::Event, event_id, &holder, now, until).await?.is_none() {
-        return Ok(None);
-    }
-    let Some(event) = db.event_to_send(event_id).await? else { return Ok(None) };
+    let event_id = event.event_id.as_str();
     let Some(endpoint) = app.config.shops.by_id(&shop.id).and_then(|shop| shop.events.as_ref()) else {
         return Ok(None);
     };
     let started = (now_ms(), Instant::now());
-    let (answer, outcome) = send(&deliveries.client, endpoint, event_id, &event).await;
+    let (answer, outcome) = send(&deliveries.client, endpoint, event).await;
+    drop(place);
+    deliveries.sent.notify_one();
     let took_ms = lease::millis(started.1.elapsed());
     let in_window = Duration::from_millis(u64::try_from(started.0 - event.retry_from_ms).unwrap_or(0));
     let failed_before = u32::try_from(event.recovery_passes).unwrap_or(u32::MAX);
@@ -265,8 +291,8 @@ async fn deliver(deliveries: &Deliveries, shop: &ShopSends, event_id: &str) -> R
         Answer::None => None,
     };
     let record = EventSend { at_ms: started.0, took_ms, http_status, outcome: &outcome };
-    if db.event_sent(event_id, &holder, &record, after).await? {
-        told(deliveries, &event, next, &outcome).await?;
+    if db.event_sent(event_id, holder, &record, after).await? {
+        told(deliveries, event, next, &outcome).await?;
     }
     Ok(Some(answer.took_it()))
 }
@@ -303,12 +329,8 @@ async fn told(deliveries: &Deliveries, event: &EventToSend, next: Next, outcome:
 /// One send: the event's body, signed now, to the shop's endpoint. Answers
 /// the HTTP status (any status: the caller decides what it means) and words
 /// for operators.
-async fn send(
-    client: &reqwest::Client,
-    endpoint: &EventEndpoint,
-    event_id: &str,
-    event: &EventToSend,
-) -> (Answer, String) {
+async fn send(client: &reqwest::Client, endpoint: &EventEndpoint, event: &EventToSend) -> (Answer, String) {
+    let event_id = event.event_id.as_str();
     let timestamp = now_ms() / 1000;
     let signature = match signing::signature(&endpoint.secrets, event_id, timestamp, &event.body) {
         Ok(signature) => signature,

@@ -53,7 +53,7 @@ fn worker_limit(app: &App) -> usize {
 /// refunds (a refund must go out, but not at the cost of settling customers'
 /// payments), then refunds of charges no order made.
 async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<PassReport>>) -> Result<(), AppError> {
-    for kind in JobKind::AT_PG {
+    for kind in JobKind::ALL {
         let free = workers.available_permits();
         if free == 0 || app.breaker.refuses_for().is_some() {
             // Nothing is claimed, counted or postponed while the breaker is open.
@@ -90,7 +90,6 @@ async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppE
         JobKind::Payment => recovery::pass(app, job).await,
         JobKind::Refund => refund_recovery::pass(app, job).await,
         JobKind::OrphanRefund => orphan_recovery::pass(app, job).await,
-        JobKind::Event => unreachable!("events are delivered by events::delivery, not by the PG's engine"),
     };
     pass::release(app, job, &outcome).await?;
     outcome.map(|pass| pass.recovered)
@@ -108,7 +107,7 @@ async fn pause_after(app: &App, report: &PassReport) -> Duration {
         return timings.budget_retry;
     }
     let mut next_due = None;
-    for kind in JobKind::AT_PG {
+    for kind in JobKind::ALL {
         match app.db.next_job_due_ms(kind).await {
             Ok(due) => next_due = next_due.into_iter().chain(due).min(),
             Err(_) => return interval,

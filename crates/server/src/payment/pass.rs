@@ -143,7 +143,6 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
                 app.db.tell_unresolved(key).await?;
             }
             JobKind::Refund | JobKind::OrphanRefund => metrics::refund_alert(),
-            JobKind::Event => unreachable!("events are released by events::delivery"),
         }
         tracing::error!(
             job = kind.as_str(),
