@@ -123,6 +123,9 @@ mod tests {
         assert!(matches!(after_send(Answer::Status(500), 30, window - 2 * HOUR, &pacing(), &mut rng), Next::Retry(_)));
         assert_eq!(after_send(Answer::Status(500), 30, window, &pacing(), &mut rng), Next::GiveUp);
         assert_eq!(after_send(Answer::None, 30, window - Duration::from_secs(60), &pacing(), &mut rng), Next::GiveUp);
+        // A next try that falls at the window's very end still goes.
+        let no_wait = Pacing { first_retry: Duration::ZERO, longest_wait: Duration::ZERO, window };
+        assert_eq!(after_send(Answer::None, 3, window, &no_wait, &mut rng), Next::Retry(Duration::ZERO));
         // Even at the window's end, a 2xx is a delivery.
         assert_eq!(after_send(Answer::Status(200), 30, window, &pacing(), &mut rng), Next::Delivered);
     }
