@@ -5,6 +5,7 @@ import { Page } from '@playwright/test';
 import { expect, test } from '../support/fixtures';
 import { ConfirmPage, OrderPage, PgWindow, Scenario } from '../support/pages';
 import { SampleShop, checkoutAtPayonce, createCheckout } from '../support/shop';
+import { OPERATOR_TOKEN } from '../support/stack';
 
 function shopOf(stack: { shop?: SampleShop }): SampleShop {
   if (!stack.shop) throw new Error('this stack runs no sample shop');
@@ -217,4 +218,43 @@ test('closing the card window: nothing charged, and the way back to the shop ins
   await backToTheShop(page, shop);
   await expect(shopStatus(page)).toHaveAttribute('data-status', /^(CREATED|FAILED)$/);
   expect((await stack.pgStats()).charges_by_order[checkoutId] ?? 0).toBe(0);
+});
+
+test('the shop is told by a signed event; an operator sees it delivered and sends it again, and the shop acts on it once', async ({
+  page,
+  context,
+  stack,
+}) => {
+  const shop = shopOf(stack);
+  const checkoutId = await buyAtTheShop(page, shop);
+  const confirm = await payByCard(page, 'approve');
+  await confirm.expectState('paid');
+  // The shop's own record comes from the event, not from the customer's return.
+  await expect
+    .poll(async () => (await shop.orders()).find((order) => order.checkout_id === checkoutId)?.status)
+    .toBe('PAID');
+  const deliveriesOf = async () => (await shop.deliveries()).filter((delivery) => delivery.body.includes(checkoutId));
+  await expect.poll(async () => (await deliveriesOf()).length).toBe(1);
+
+  const console = await context.newPage();
+  await console.goto(`${stack.adminUrl}/admin/`);
+  await console.locator('#token').fill(OPERATOR_TOKEN);
+  await console.getByRole('button', { name: 'Use' }).click();
+  await expect(console.locator('#signed-in')).toContainText('Signed in');
+  await console.locator('#status').selectOption('PAID');
+  await console.getByRole('button', { name: 'List' }).first().click();
+  await console.locator('#orders tr', { hasText: checkoutId }).getByRole('button').click();
+  const event = console.locator('#events tbody tr', { hasText: 'checkout.paid' });
+  await expect(event).toContainText('DELIVERED');
+  await expect(console.locator('#event-sends tbody tr')).toContainText('HTTP 200');
+
+  console.once('dialog', (dialog) => dialog.accept());
+  await event.getByRole('button').click();
+  await expect(console.locator('#message')).toContainText('goes to its shop again');
+  // The shop gets it twice, under one id, and its order stays as it was.
+  await expect.poll(async () => (await deliveriesOf()).length).toBe(2);
+  const ids = new Set((await deliveriesOf()).map((delivery) => delivery.webhook_id));
+  expect(ids.size, 'one event, sent twice').toBe(1);
+  expect((await shop.orders()).find((order) => order.checkout_id === checkoutId)?.status).toBe('PAID');
+  await expect(console.locator('#audit')).toContainText('resend_event');
 });

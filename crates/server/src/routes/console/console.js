@@ -149,9 +149,46 @@ async function showOrder(orderId) {
   for (const refund of data.refunds) {
     row(tbody, [refund.refund_id, refund.amount, refund.status, refund.failure_code, refund.calls, refund.reason]);
   }
+  tbody = clear($("events"));
+  const sends = clear($("event-sends"));
+  for (const told of data.events) {
+    row(tbody, [told.id, told.type, told.sequence, { text: told.delivery, className: told.delivery },
+      told.failed_sends, told.last_answer, told.next_send_at], () => resendEvent(told.id));
+    for (const send of told.sends) row(sends, [told.id, send.at, `${send.took_ms} ms`, send.outcome]);
+  }
   tbody = clear($("audit"));
   for (const line of data.audit) row(tbody, [line.at, line.operator, line.action, line.detail]);
   $("detail").hidden = false;
+}
+
+function resendEvent(eventId) {
+  if (!confirm("Send event " + eventId + " to its shop again?")) return;
+  guard(async () => {
+    await call("POST", "/admin/events/" + encodeURIComponent(eventId) + "/resend");
+    say("Event " + eventId + " goes to its shop again.");
+    if (current) await showOrder(current);
+  })();
+}
+
+async function listFailedEvents() {
+  const shop = $("failed-shop").value.trim();
+  const { data } = await call("GET", "/admin/events" + (shop ? "?shop=" + encodeURIComponent(shop) : ""));
+  const tbody = clear($("failed"));
+  for (const told of data.events) {
+    row(tbody, [told.order_id, told.shop, told.id, told.type, told.failed_sends, told.last_answer],
+      () => openOrder(told.order_id));
+  }
+  $("failed").hidden = data.events.length === 0;
+  say(data.events.length + " events not delivered.");
+}
+
+async function resendFailed() {
+  const shop = $("failed-shop").value.trim();
+  if (!shop) throw new Error("Name the shop whose events to send again.");
+  if (!confirm("Send every failed event of " + shop + " again?")) return;
+  const { data } = await call("POST", "/admin/shops/" + encodeURIComponent(shop) + "/events/resend");
+  say(data.resent + " events of " + shop + " go again.");
+  await listFailedEvents();
 }
 
 async function recover() {
@@ -229,6 +266,8 @@ $("forget").addEventListener("click", () => {
   say("Token forgotten.");
 });
 $("filter").addEventListener("submit", guard(listOrders));
+$("failed-events").addEventListener("submit", guard(listFailedEvents));
+$("resend-failed").addEventListener("click", guard(resendFailed));
 $("recover").addEventListener("click", guard(recover));
 $("refund").addEventListener("submit", (event) => {
   refund(event).catch((error) => say(error.message, true));
