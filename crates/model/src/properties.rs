@@ -16,6 +16,8 @@ pub const LEDGER_AGREES: &str = "what the shop records as refunded is what the P
 pub const REFUNDED_AS_ASKED: &str = "the PG refunds no more than the shop asked";
 pub const RECONCILIATION_AGREES: &str = "a reconciliation pass finds nothing wrong";
 pub const EVERY_PAYMENT_SETTLES: &str = "every payment and refund settles";
+pub const SHOP_TOLD_TRUTHFULLY: &str = "the shop is told paid only of a charge, failed only when nothing was charged";
+pub const SHOP_HEARS_THE_STATUS: &str = "a settled order's last event tells its status";
 pub const CAN_BE_PAID: &str = "a payment can be paid";
 pub const CAN_FAIL: &str = "a payment can fail";
 pub const CAN_BE_RECOVERED_PARTLY_REFUNDED: &str = "a payment can be found partly refunded";
@@ -101,6 +103,13 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
         // Checked where a run ends: nothing can move any more, every timer has
         // fired, the PG answers (the faults are spent or not taken), and
         // recovery had its passes since time last moved.
+        Property::always(SHOP_TOLD_TRUTHFULLY, |_, state: &State| !state.shop.told_untrue),
+        Property::always(SHOP_HEARS_THE_STATUS, |_, state: &State| match state.row.status {
+            OrderStatus::Paid | OrderStatus::Failed | OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
+                state.shop.last == Some(state.row.status)
+            }
+            _ => true,
+        }),
         Property::eventually(EVERY_PAYMENT_SETTLES, |_, state: &State| settled(state)),
         Property::sometimes(CAN_BE_PAID, |_, state: &State| state.row.status == OrderStatus::Paid),
         Property::sometimes(CAN_FAIL, |_, state: &State| state.row.status == OrderStatus::Failed),

@@ -194,9 +194,35 @@ pub struct State {
     /// Refund passes so far, bounded the same way.
     pub refund_passes: u8,
     pub operator_asked: bool,
+    /// What the shop was told of the order, by the same rule the status
+    /// writer tells it by (`settlement::event_of`).
+    pub shop: ShopHeard,
+}
+
+/// The shop's side: the status of the last event it was told, and whether
+/// any event it was told was untrue when it was written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ShopHeard {
+    pub last: Option<OrderStatus>,
+    pub told_untrue: bool,
 }
 
 impl State {
+    /// A status change was stored: the shop is told of it if the rule says so.
+    pub fn told_shop(&mut self, from: OrderStatus, code: Option<&str>, refunded_before: u64) {
+        use payonce_api::EventType;
+        let (to, refunded_after) = (self.row.status, self.row.refunded);
+        let change = payonce_rules::settlement::Told { from, to, code, refunded_before, refunded_after };
+        let Some(kind) = payonce_rules::settlement::event_of(change) else { return };
+        let untrue = match kind {
+            EventType::Paid => !self.pg.charged,
+            EventType::Failed | EventType::Expired => self.pg.charged,
+            _ => false,
+        };
+        self.shop.told_untrue |= untrue;
+        self.shop.last = Some(to);
+    }
+
     pub fn task(&self, server: u8, worker: u8) -> Task {
         self.servers[server as usize].tasks[worker as usize]
     }

@@ -4,7 +4,7 @@
 
 use payonce_model::properties::{
     EVERY_PAYMENT_SETTLES, FAILED_ONLY_IF_NOTHING_CHARGED, LEDGER_AGREES, ONE_APPROVE_WITHOUT_KEYS, PAGE_TRUTHFUL,
-    REFUNDED_AS_ASKED,
+    REFUNDED_AS_ASKED, SHOP_TOLD_TRUTHFULLY,
 };
 use payonce_model::{Bounds, OldRule, Protocol, Report, check};
 use payonce_rules::settlement::Resending;
@@ -89,6 +89,8 @@ fn a_confirm_task_that_stores_a_failure_without_its_lease_is_caught() {
     // The 429 was not stored against the key; a resend went through meanwhile.
     assert_caught(OldRule::ConfirmSettlesWithoutLease, FAILED_ONLY_IF_NOTHING_CHARGED, "with a 429 (not stored)");
     assert_caught(OldRule::ConfirmSettlesWithoutLease, PAGE_TRUTHFUL, "the page checks the order");
+    // And the shop is told it failed, of a payment that was charged.
+    assert_caught(OldRule::ConfirmSettlesWithoutLease, SHOP_TOLD_TRUTHFULLY, "with a 429 (not stored)");
 }
 
 #[test]

@@ -30,7 +30,7 @@ use crate::pg::{
     self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request,
 };
 use crate::properties;
-use crate::state::{Call, Job, Lookup, RefundEnd, RefundRow, Row, Said, Server, State, Task};
+use crate::state::{Call, Job, Lookup, RefundEnd, RefundRow, Row, Said, Server, ShopHeard, State, Task};
 
 impl Model for Protocol {
     type State = State;
@@ -58,6 +58,7 @@ impl Model for Protocol {
                         refund_passes: 0,
                         page_closed: false,
                         second_tab_submitted: false,
+                        shop: ShopHeard::default(),
                         operator_asked: false,
                     });
                 }
@@ -94,6 +95,7 @@ impl Model for Protocol {
                 state.page_closed = true;
                 if state.row.status == OrderStatus::Created {
                     state.row.status = OrderStatus::Failed;
+                    state.told_shop(OrderStatus::Created, Some("USER_CANCEL"), 0);
                 }
             }
             Action::StoreAttempt { server } => {
@@ -135,7 +137,9 @@ impl Model for Protocol {
                     owner: Some(holder),
                     lapsed: false,
                 });
+                let from = state.row.status;
                 state.row.status = moved.to;
+                state.told_shop(from, None, state.row.refunded);
                 state.set_task(server, 0, Task::RefundStored(holder));
             }
             Action::SendCancel { server } => {

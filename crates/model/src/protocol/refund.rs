@@ -32,8 +32,10 @@ pub(super) fn settle_refund(state: &mut State, end: RefundEnd, answer: &TossRepl
         RefundEnd::Refused => Transition::RefundRefused { back_to: refund.back_to, code: refusal_code(answer) },
     };
     if let Some(moved) = transition.from(state.row.status, AMOUNT, state.row.refunded) {
+        let (from, refunded_before) = (state.row.status, state.row.refunded);
         state.row.status = moved.to;
         state.row.refunded = moved.refunded;
+        state.told_shop(from, transition.code(), refunded_before);
     }
 }
 

@@ -138,6 +138,7 @@ impl Protocol {
             if guarded && transition.needs_lease() && row.owner != Some(holder) {
                 continue;
             }
+            let refunded_before = row.refunded;
             row.status = moved.to;
             row.refunded = match transition {
                 Transition::PartiallyRefunded { .. } if self.old(OldRule::PartialRefundWithoutAmount) => row.refunded,
@@ -146,6 +147,7 @@ impl Protocol {
             if release_lease {
                 row.lapsed = true;
             }
+            state.told_shop(status, transition.code(), refunded_before);
             return true;
         }
         false
