@@ -9,6 +9,7 @@ use payonce_api::OrderStatus;
 use serde::Serialize;
 
 use crate::customer::{Told, Visit};
+use crate::event_check::EventVerdicts;
 
 /// What is true of one order once the campaign is over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +47,9 @@ pub struct Verdicts {
     /// refunded) as its customer sees it, the server settled it, or the PG's
     /// ledger holds it; or does not list as its reference's one checkout.
     pub checkouts_disagreeing: Vec<String>,
+    /// The shop's events against what it received, the feed, payonce's
+    /// database and its checkouts' histories (`event_check`).
+    pub events: EventVerdicts,
     /// Went through UNKNOWN and settled in agreement with the ledger.
     pub recovered: usize,
 }
@@ -59,7 +63,8 @@ impl Verdicts {
             && self.stuck.is_empty()
             && self.contradicted.is_empty()
             && self.checkouts_duplicated.is_empty()
-            && self.checkouts_disagreeing.is_empty())
+            && self.checkouts_disagreeing.is_empty()
+            && !self.events.failed())
     }
 }
 

@@ -75,6 +75,22 @@ pub struct Options {
     #[arg(long, default_value_t = 0.5)]
     pub shop_share: f64,
 
+    /// How long the scripted shop's endpoint for events is down (connections
+    /// refused), once, at a random moment of the arrival period (before the
+    /// time scale: 2 minutes is 12 s at `--time-scale 0.1`); 0s for never.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub endpoint_down: Duration,
+
+    /// Windows of each other way the shop's endpoint fails: answering 500,
+    /// hanging past the servers' event timeout, resetting the connection after
+    /// reading the event (so it is sent again), answering slowly; 0 for none.
+    #[arg(long, default_value_t = 1)]
+    pub endpoint_faults: u32,
+
+    /// How long each of those windows lasts (before the time scale).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub endpoint_fault_for: Duration,
+
     /// How long after the last customer every payment must be settled (before
     /// the time scale): long enough for a KakaoPay approve that never landed to
     /// settle once KakaoPay's fifteen minutes are over (it is never sent again).

@@ -2,33 +2,39 @@
 //! payment flow, half of them ordering through payonce's cart and half sent by
 //! a scripted shop whose backend creates their checkout through the shop API,
 //! a fake PG with every fault at once, order servers killed and frozen
-//! mid-payment, and a checker that compares every order with the PG's ledger
-//! and every checkout with its order.
+//! mid-payment, the shop's endpoint for events down, failing, hanging and
+//! resetting connections, and a checker that compares every order with the
+//! PG's ledger, every checkout with its order, and the events the shop
+//! received with both.
 //!
 //! # Layout
 //!
 //! - `cli`: the campaign's flags.
-//! - `schedule`: arrivals, each customer's PG and way in, and chaos, drawn from the seed.
+//! - `schedule`: arrivals, each customer's PG and way in, and chaos (the endpoint's too), drawn from the seed.
 //! - `processes`: the real binaries as child processes (start, SIGKILL, SIGSTOP).
 //! - `stack`: the fake PG and the order servers of a campaign, with the shops file.
-//! - `scripted_shop`: the shop's backend: its shops file entry, creates retried under one key.
+//! - `scripted_shop`: the shop's backend: its shops file entry, creates retried under one key, its feed.
+//! - `shop_endpoint`: the shop's endpoint for events: verifies and keeps each delivery, fails as scheduled.
 //! - `customer`: one customer's visit: the order, the PG's window, the confirm page.
 //! - `shop_customer`: a visit the shop sends: its checkout, the link opened, then paid as any.
 //! - `confirm_page`: the page's flow (`payonce_flow`), its effects carried out over HTTP.
 //! - `check`: every order against the ledger.
 //! - `shop_check`: one checkout per shop key, the shop API's view against the order and the ledger.
+//! - `event_check`: the shop's events against its checkouts, the feed and payonce's database.
 //! - `report`: the figures, as a table and as JSON.
 
 pub mod check;
 pub mod cli;
 pub mod confirm_page;
 pub mod customer;
+pub mod event_check;
 pub mod processes;
 pub mod report;
 pub mod schedule;
 pub mod scripted_shop;
 pub mod shop_check;
 pub mod shop_customer;
+pub mod shop_endpoint;
 pub mod stack;
 
 use std::collections::BTreeMap;
@@ -36,14 +42,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use payonce_api::{ErrorCode, OrderStatus};
+use payonce_api::{CheckoutStatus, ErrorCode, OrderStatus};
 
 use crate::check::{Truth, quantile};
 use crate::cli::Options;
 use crate::customer::{PageTimings, Told, Via, Visit};
-use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings, ShopFigures};
-use crate::schedule::{Chaos, Schedule};
+use crate::event_check::{CheckoutFacts, PayonceEvents};
+use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings, ShopFigures, WindowFigures};
+use crate::schedule::{Chaos, EndpointWindow, Schedule};
 use crate::scripted_shop::ScriptedShop;
+use crate::shop_endpoint::Answered;
 use crate::stack::Stack;
 
 /// Why a campaign could not run to its report.
@@ -80,8 +88,12 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
     let shop = ScriptedShop::new(options.scaled(Duration::from_secs(10)), pause);
 
     let chaos = tokio::spawn(apply_chaos(stack.clone(), schedule.chaos.clone(), options.scaled(options.freeze_for)));
+    let endpoint_faults = tokio::spawn(apply_endpoint_faults(stack.clone(), schedule.endpoint.clone()));
     let visits = visit_all(&stack, &shop, options, &schedule, pause, &progress).await;
     let (applied, outage_ended_at_ms) = chaos.await.unwrap_or_default();
+    let endpoint_windows = endpoint_faults.await.unwrap_or_default();
+    // Healthy from here on, whatever happened to the task.
+    stack.endpoint.set_fault(None);
     progress.finish_and_clear();
 
     let db = stack.db().await.map_err(database)?;
@@ -106,7 +118,9 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
     // Every checkout a create was answered with, paid or not, against the same truths.
     let seen = shop_check::look(stack.as_ref(), &shop, &visits, pause).await?;
     let mut checkout_truths = BTreeMap::new();
-    for order_id in seen.iter().filter_map(|checkout| checkout.answered.as_ref()) {
+    // Every checkout the shop lists, answered or not: each may have events.
+    let listed = seen.iter().flat_map(|checkout| &checkout.listed);
+    for order_id in seen.iter().filter_map(|checkout| checkout.answered.as_ref()).chain(listed) {
         let truth = match truths.get(order_id) {
             Some(truth) => truth.clone(),
             None => truth_of(&db, order_id, charges_of(order_id)).await?,
@@ -116,6 +130,24 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
     let shop_verdicts = shop_check::check(&seen, &checkout_truths);
     verdicts.checkouts_duplicated = shop_verdicts.duplicated;
     verdicts.checkouts_disagreeing = shop_verdicts.disagreeing;
+
+    // The shop's events, once payonce has nothing left to send it.
+    let drained_ms = drain_events(&db, options).await?;
+    let feed = shop.feed(stack.as_ref()).await?;
+    let deliveries = stack.endpoint.deliveries();
+    let mut checkouts = BTreeMap::new();
+    for checkout in seen.iter().flat_map(|seen| &seen.listed_checkouts) {
+        let Some(truth) = checkout_truths.get(&checkout.id) else { continue };
+        let facts = CheckoutFacts {
+            history: checkout.history.iter().map(|change| change.status).collect(),
+            status: CheckoutStatus::of(truth.status, truth.failure_code.as_deref()),
+            amount_refunded: checkout.amount_refunded,
+        };
+        checkouts.insert(checkout.id.clone(), facts);
+    }
+    let payonce = payonce_events(&db, checkouts.keys()).await?;
+    verdicts.events = event_check::check(&deliveries, &feed, &checkouts, &payonce);
+    let events = event_check::figures(&deliveries, &feed, &payonce, endpoint_windows, drained_ms);
     Ok(Report {
         settings: Settings {
             customers: options.customers,
@@ -129,6 +161,11 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
             pg_limit: options.pg_limit,
             kakaopay_share: options.kakaopay_share,
             shop_share: options.shop_share,
+            endpoint_down_s: options.scaled(options.endpoint_down).as_secs_f64(),
+            endpoint_fault_windows: options.endpoint_faults,
+            endpoint_fault_s: options.scaled(options.endpoint_fault_for).as_secs_f64(),
+            event_timeout_ms: u64::try_from(stack::event_timeout(options).as_millis()).unwrap_or(u64::MAX),
+            event_first_retry_ms: u64::try_from(stack::event_first_retry(options).as_millis()).unwrap_or(u64::MAX),
         },
         customers_by_pg: count_by_pg(visits.iter()),
         customers_by_via: count_by_via(visits.iter()),
@@ -162,6 +199,7 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
                 (made < ended && settled > ended).then_some(settled - ended)
             })
         })),
+        events,
         pg: PgFigures::of(&stats),
         kakaopay: PgFigures::of(&kakaopay),
         chaos: applied,
@@ -267,6 +305,105 @@ async fn apply_chaos(
     (applied, outage_ended_at_ms)
 }
 
+/// Deliveries a window of a fault other than an outage answers its way, at
+/// least, before it ends: a shop resting after failing is sent nothing for a
+/// while, and a window that met no delivery would have tested nothing.
+const WINDOW_HITS: usize = 3;
+/// A window waits for its deliveries up to this many times its length.
+const WINDOW_STRETCH: u32 = 5;
+
+/// Carries out the endpoint's faults, one window after another; returns
+/// each window applied (its backlog is measured later). An outage lasts its
+/// length; another fault lasts its length and until it has answered
+/// `WINDOW_HITS` deliveries its way, up to `WINDOW_STRETCH` times its length.
+async fn apply_endpoint_faults(stack: Arc<Stack>, windows: Vec<EndpointWindow>) -> Vec<WindowFigures> {
+    let start = tokio::time::Instant::now();
+    let mut applied = Vec::new();
+    for window in windows {
+        tokio::time::sleep_until(start + window.at).await;
+        let began = tokio::time::Instant::now();
+        let its_way = Answered::during(window.fault);
+        let before = its_way.map_or(0, |answered| stack.endpoint.answered(answered));
+        let hits = || its_way.map_or(0, |answered| stack.endpoint.answered(answered) - before);
+        stack.endpoint.set_fault(Some(window.fault));
+        tokio::time::sleep_until(began + window.lasts).await;
+        while its_way.is_some() && hits() < WINDOW_HITS && began.elapsed() < window.lasts * WINDOW_STRETCH {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        stack.endpoint.set_fault(None);
+        applied.push(WindowFigures {
+            fault: window.fault,
+            at_s: (began - start).as_secs_f64(),
+            lasts_s: began.elapsed().as_secs_f64(),
+            ended_at_ms: epoch_ms(),
+            answered: its_way.map(|_| hits()),
+            backlog: 0,
+            backlog_taken_ms: None,
+        });
+    }
+    applied
+}
+
+/// Waits, polling, until payonce has no event left PENDING (the shop's are
+/// the only events of a campaign), or the settle deadline passes; answers
+/// how long that took, or `None` at the deadline.
+async fn drain_events(db: &payonce_server::db::Db, options: &Options) -> Result<Option<i64>, ChaosError> {
+    let started = Instant::now();
+    let deadline = started + options.scaled(options.settle_within);
+    loop {
+        if db.oldest_pending_event_ms().await.map_err(database)?.is_none() {
+            return Ok(Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// What payonce's database says of the shop's events: each of `checkouts`'
+/// not delivered, and every send recorded; and any event of the shop failed
+/// or still pending beyond them.
+async fn payonce_events(
+    db: &payonce_server::db::Db,
+    checkouts: impl Iterator<Item = &String>,
+) -> Result<PayonceEvents, ChaosError> {
+    let mut payonce = PayonceEvents::default();
+    let mut known = std::collections::BTreeSet::new();
+    for order_id in checkouts {
+        let (events, sends) = db.events_of_order(order_id).await.map_err(database)?;
+        for event in events.iter().filter(|event| event.delivery != "DELIVERED") {
+            known.insert(event.event_id.clone());
+            payonce.left.push(format!(
+                "{} ({} #{}): {} at payonce, last answer {:?}",
+                event.event_id, event.order_id, event.sequence, event.delivery, event.last_pg_answer
+            ));
+        }
+        for send in sends {
+            let outcome = match send.outcome.split_once(':') {
+                // "no answer: <the client's words>": a reset or a closed connection.
+                Some((no_answer, _)) => no_answer.to_owned(),
+                None => send.outcome,
+            };
+            *payonce.sends.entry(outcome).or_insert(0) += 1;
+        }
+    }
+    let failed = db.failed_events(Some(scripted_shop::SHOP_ID), 500).await.map_err(database)?;
+    for event in failed.iter().filter(|event| !known.contains(&event.event_id)) {
+        payonce.left.push(format!("{} ({} #{}): FAILED at payonce", event.event_id, event.order_id, event.sequence));
+    }
+    if payonce.left.iter().all(|left| !left.contains("PENDING"))
+        && let Some(oldest) = db.oldest_pending_event_ms().await.map_err(database)?
+    {
+        payonce.left.push(format!("an event written at {} still PENDING at payonce", db_time(oldest)));
+    }
+    Ok(payonce)
+}
+
+fn db_time(ms: i64) -> String {
+    payonce_server::db::rfc3339(ms)
+}
+
 async fn truth_of(db: &payonce_server::db::Db, order_id: &str, charges: u64) -> Result<Truth, ChaosError> {
     let order = db.order(order_id).await.map_err(database)?;
     let failure_code = order.as_ref().and_then(|order| order.failure.as_ref()).map(|failure| failure.code.clone());
@@ -336,7 +473,7 @@ fn quantiles(values: impl Iterator<Item = i64>) -> Quantiles {
     }
 }
 
-fn epoch_ms() -> i64 {
+pub(crate) fn epoch_ms() -> i64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }

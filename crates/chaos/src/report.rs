@@ -41,6 +41,8 @@ pub struct Report {
     /// refused before it was sent (a FAILED order), or KakaoPay's window not
     /// prepared. Expected whenever the load is over the limit.
     pub turned_away_by_pg: std::collections::BTreeMap<String, usize>,
+    /// The shop's events: sent, received, duplicated, the endpoint's faults.
+    pub events: EventFigures,
     /// Toss's figures, and KakaoPay's (a fake PG each).
     pub pg: PgFigures,
     pub kakaopay: PgFigures,
@@ -64,6 +66,14 @@ pub struct Settings {
     pub kakaopay_share: f64,
     /// The share of customers the scripted shop sends.
     pub shop_share: f64,
+    /// The shop's endpoint's outage, and each other fault's windows and
+    /// their length (scaled).
+    pub endpoint_down_s: f64,
+    pub endpoint_fault_windows: u32,
+    pub endpoint_fault_s: f64,
+    /// The servers' `--event-timeout` and `--event-first-retry`.
+    pub event_timeout_ms: u64,
+    pub event_first_retry_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -153,6 +163,52 @@ impl ShopFigures {
     }
 }
 
+/// The shop's events, as payonce sent them and its endpoint read them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EventFigures {
+    /// Events payonce wrote for the shop (its feed, from the start).
+    pub events: usize,
+    /// Sends payonce recorded, by what came of each (`HTTP 200`, `could not
+    /// connect`, ...). A send whose server was killed before it recorded it is
+    /// not among them.
+    pub sends: std::collections::BTreeMap<String, u64>,
+    /// Deliveries the endpoint read whole.
+    pub deliveries: usize,
+    /// Those by how the endpoint answered them.
+    pub deliveries_by_answer: std::collections::BTreeMap<String, usize>,
+    /// Deliveries of an event the shop had already taken: its deduplication
+    /// by id dropped them.
+    pub duplicates: usize,
+    /// Windows of each endpoint fault applied.
+    pub fault_windows: std::collections::BTreeMap<String, u32>,
+    /// Each window, in order, and its backlog.
+    pub windows: Vec<WindowFigures>,
+    /// From an event's commit to the shop's first taking it, in ms.
+    pub lag_ms: Quantiles,
+    /// From the moment payments were settled and the endpoint healthy to
+    /// payonce having nothing left to send the shop, in ms; `None` if it
+    /// still had at the deadline.
+    pub drained_ms: Option<i64>,
+}
+
+/// One window of an endpoint fault, and what it left for after it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowFigures {
+    pub fault: crate::schedule::EndpointFault,
+    /// When it began, from the campaign's start, and how long it lasted, in
+    /// s (longer than scheduled if it waited for its deliveries).
+    pub at_s: f64,
+    pub lasts_s: f64,
+    /// Deliveries it answered its way (none are read while the endpoint is down).
+    pub answered: Option<usize>,
+    /// When it ended (ms since the epoch).
+    pub ended_at_ms: i64,
+    /// Events written before it ended that the shop first took after: its backlog.
+    pub backlog: usize,
+    /// From its end until the shop had taken all of them, in ms.
+    pub backlog_taken_ms: Option<i64>,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ChaosApplied {
     pub kills: u32,
@@ -174,6 +230,23 @@ impl Report {
             .filter(|(_, figures)| self.went_over_limit(figures))
             .map(|(pg, _)| pg)
             .collect()
+    }
+
+    /// Every anomaly list that is not empty, with its name.
+    pub fn found(&self) -> Vec<(&'static str, &Vec<String>)> {
+        let v = &self.verdicts;
+        let mut lists = vec![
+            ("lost", &v.lost),
+            ("unexpected", &v.unexpected),
+            ("duplicated", &v.duplicated),
+            ("stuck", &v.stuck),
+            ("contradicted", &v.contradicted),
+            ("checkouts duplicated", &v.checkouts_duplicated),
+            ("checkouts disagreeing", &v.checkouts_disagreeing),
+        ];
+        lists.extend(v.events.named());
+        lists.retain(|(_, found)| !found.is_empty());
+        lists
     }
 
     /// Whether a PG had more in processing at once than the shop's limit.
@@ -205,7 +278,11 @@ impl fmt::Display for Report {
             format!("{} / {} / {} / {}", pg.confirm_requests, pg.processings, pg.lookups, pg.faults_injected)
         };
         let shop = &self.shop;
-        let rows: [(&str, String); 25] = [
+        let events = &self.events;
+        let answered = |kind: &str| events.deliveries_by_answer.get(kind).copied().unwrap_or(0);
+        let windows = |kind: &str| events.fault_windows.get(kind).copied().unwrap_or(0);
+        let sent: u64 = events.sends.values().sum();
+        let rows: [(&str, String); 32] = [
             ("customers by card (Toss) / KakaoPay", format!("{} / {}", by_pg("toss"), by_pg("kakaopay"))),
             ("customers through the cart / sent by the shop", by_via(&self.customers_by_via)),
             ("orders", self.orders.to_string()),
@@ -226,6 +303,57 @@ impl fmt::Display for Report {
                 ),
             ),
             ("shop checkouts listed / links refused", format!("{} / {}", shop.checkouts, shop.claims_refused)),
+            (
+                "events unverified / altered / out of order / unfounded",
+                format!(
+                    "{} / {} / {} / {}",
+                    v.events.unverified.len(),
+                    v.events.altered.len(),
+                    v.events.out_of_order.len(),
+                    v.events.unfounded.len()
+                ),
+            ),
+            (
+                "events disagreeing / undelivered / unlike the feed",
+                format!("{} / {} / {}", v.events.disagreeing.len(), v.events.undelivered.len(), v.events.feed.len()),
+            ),
+            (
+                "events / sends recorded / deliveries read / duplicates",
+                format!("{} / {sent} / {} / {}", events.events, events.deliveries, events.duplicates),
+            ),
+            ("  sends recorded by outcome", format!("{:?}", events.sends)),
+            (
+                "endpoint windows: down / 500 / hang / reset / slow",
+                format!(
+                    "{} / {} / {} / {} / {}",
+                    windows("down"),
+                    windows("error_500"),
+                    windows("hang"),
+                    windows("reset_after_reading"),
+                    windows("slow")
+                ),
+            ),
+            (
+                "  deliveries answered ok / 500 / hung / reset / slow",
+                format!(
+                    "{} / {} / {} / {} / {}",
+                    answered("ok"),
+                    answered("error_500"),
+                    answered("hang"),
+                    answered("reset_after_reading") + answered("cut_by_outage"),
+                    answered("slow")
+                ),
+            ),
+            (
+                "event lag p50 / p99 / max; drained after",
+                format!(
+                    "{}; {}",
+                    quantiles(&events.lag_ms).replace("payments", "events"),
+                    events
+                        .drained_ms
+                        .map_or_else(|| "NOT DRAINED".to_owned(), |ms| format!("{:.2} s", ms as f64 / 1000.0))
+                ),
+            ),
             (
                 "double charges at Toss / KakaoPay",
                 format!("{} / {}", self.pg.double_charges, self.kakaopay.double_charges),
@@ -273,15 +401,40 @@ impl fmt::Display for Report {
                 quantiles(&self.settle_after_outage_ms)
             )?;
         }
+        for window in &events.windows {
+            let backlog = match window.backlog_taken_ms {
+                Some(ms) => format!("a backlog of {} taken {:.1} s after it", window.backlog, ms as f64 / 1000.0),
+                None => "no backlog".to_owned(),
+            };
+            let name =
+                format!("  endpoint {} at {:.1} s for {:.1} s", window.fault.as_str(), window.at_s, window.lasts_s);
+            let answered = window.answered.map_or_else(String::new, |answered| format!("{answered} answered so; "));
+            writeln!(f, "  {name:<width$}  {answered}{backlog}")?;
+        }
         writeln!(f, "  {:<width$}  {:.1} s", "elapsed", self.elapsed_s)?;
+        if self.failed() {
+            for (name, found) in self.found() {
+                writeln!(f, "{name} ({}):", found.len())?;
+                for line in found.iter().take(SHOWN) {
+                    writeln!(f, "  {line}")?;
+                }
+                if found.len() > SHOWN {
+                    writeln!(f, "  and {} more", found.len() - SHOWN)?;
+                }
+            }
+        }
         let verdict = if self.failed() {
             "FAILED"
         } else {
-            "ok: every order agrees with the PG's ledger, and every checkout with its order"
+            "ok: every order agrees with the PG's ledger, every checkout with its order, \
+             and the shop's events with both"
         };
         write!(f, "{verdict}")
     }
 }
+
+/// The anomalies of each kind a failed campaign's table shows.
+const SHOWN: usize = 10;
 
 fn quantiles(q: &Quantiles) -> String {
     let seconds = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{:.2} s", ms as f64 / 1000.0));

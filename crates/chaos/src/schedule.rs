@@ -1,11 +1,13 @@
 //! When customers arrive and when chaos strikes, drawn from the seed so a
-//! campaign can be run again the same way.
+//! campaign can be run again the same way: at the servers and the PGs, and
+//! at the scripted shop's endpoint for events.
 
 use std::time::Duration;
 
 use payonce_api::Pg;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use serde::Serialize;
 
 use crate::cli::Options;
 use crate::customer::Via;
@@ -26,10 +28,58 @@ pub enum Chaos {
     OutageEnd,
 }
 
+/// How the scripted shop's endpoint for events fails for a while.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointFault {
+    /// Not listening: every connection refused.
+    Down,
+    /// Reads the event and answers 500.
+    Error500,
+    /// Reads the event and says nothing, past the servers' event timeout.
+    Hang,
+    /// Reads the event, keeps it, and resets the connection without an
+    /// answer: payonce cannot know the shop has it, and sends it again.
+    ResetAfterReading,
+    /// Answers 200, but only after half the servers' event timeout.
+    Slow,
+}
+
+impl EndpointFault {
+    pub const ALL: [EndpointFault; 5] = [
+        EndpointFault::Down,
+        EndpointFault::Error500,
+        EndpointFault::Hang,
+        EndpointFault::ResetAfterReading,
+        EndpointFault::Slow,
+    ];
+
+    /// As the report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointFault::Down => "down",
+            EndpointFault::Error500 => "error_500",
+            EndpointFault::Hang => "hang",
+            EndpointFault::ResetAfterReading => "reset_after_reading",
+            EndpointFault::Slow => "slow",
+        }
+    }
+}
+
+/// A while the shop's endpoint fails: from `at`, for `lasts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointWindow {
+    pub at: Duration,
+    pub lasts: Duration,
+    pub fault: EndpointFault,
+}
+
 /// The stream the customers' choices of PG are drawn from, beside the seed's.
 const PG_CHOICE_STREAM: u64 = 0x6b61_6b61_6f70_6179;
 /// The stream drawing which customers the scripted shop sends, beside both.
 const VIA_CHOICE_STREAM: u64 = 0x7368_6f70_2d61_7069;
+/// The stream drawing the shop's endpoint's faults, beside all of them.
+const ENDPOINT_STREAM: u64 = 0x7765_6268_6f6f_6b73;
 
 /// A campaign's timeline, from its start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +91,8 @@ pub struct Schedule {
     pub vias: Vec<Via>,
     /// What happens when, in order.
     pub chaos: Vec<(Duration, Chaos)>,
+    /// When the shop's endpoint for events fails, and how: in order, one at a time.
+    pub endpoint: Vec<EndpointWindow>,
 }
 
 impl Schedule {
@@ -76,8 +128,45 @@ impl Schedule {
             .iter()
             .map(|_| if ways.random::<f64>() < options.shop_share { Via::Shop } else { Via::Cart })
             .collect();
-        Self { arrivals, pgs, vias, chaos }
+        let endpoint = endpoint_windows(options, period);
+        Self { arrivals, pgs, vias, chaos, endpoint }
     }
+}
+
+/// The endpoint's faults: one outage of `--endpoint-down`, and
+/// `--endpoint-faults` windows of `--endpoint-fault-for` of each other kind,
+/// in a random order, one at a time, with healthy spells of random lengths
+/// between them that fill the rest of the arrival period (none if the
+/// windows take it all: then they follow one another, past its end).
+fn endpoint_windows(options: &Options, period: Duration) -> Vec<EndpointWindow> {
+    let mut rng = StdRng::seed_from_u64(options.seed ^ ENDPOINT_STREAM);
+    let down = options.scaled(options.endpoint_down);
+    let other = options.scaled(options.endpoint_fault_for);
+    let mut faults = Vec::new();
+    if !down.is_zero() {
+        faults.push((down, EndpointFault::Down));
+    }
+    if !other.is_zero() {
+        for fault in EndpointFault::ALL.into_iter().filter(|fault| *fault != EndpointFault::Down) {
+            faults.extend((0..options.endpoint_faults).map(|_| (other, fault)));
+        }
+    }
+    // A random order: each window's place drawn as a key.
+    let mut keyed: Vec<(f64, (Duration, EndpointFault))> =
+        faults.into_iter().map(|fault| (rng.random::<f64>(), fault)).collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let healthy = period.saturating_sub(keyed.iter().map(|(_, (lasts, _))| *lasts).sum());
+    // A healthy spell before each window and one after the last, in random shares.
+    let shares: Vec<f64> = (0..=keyed.len()).map(|_| rng.random::<f64>()).collect();
+    let total: f64 = shares.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut at = Duration::ZERO;
+    let mut windows = Vec::new();
+    for ((_, (lasts, fault)), share) in keyed.into_iter().zip(shares) {
+        at += healthy.mul_f64(share / total);
+        windows.push(EndpointWindow { at, lasts, fault });
+        at += lasts;
+    }
+    windows
 }
 
 #[cfg(test)]
@@ -157,5 +246,56 @@ mod tests {
         assert_eq!(end - start, Duration::from_secs(6));
         assert!(end <= period);
         assert!(schedule.chaos.is_sorted_by_key(|(at, _)| *at));
+    }
+
+    #[test]
+    fn the_shops_endpoint_fails_each_way_one_at_a_time_and_the_rest_of_the_campaign_is_the_seeds() {
+        let options = options(&[
+            "--arrival",
+            "5m",
+            "--endpoint-down",
+            "2m",
+            "--endpoint-faults",
+            "2",
+            "--endpoint-fault-for",
+            "20s",
+            "--time-scale",
+            "0.1",
+        ]);
+        let schedule = Schedule::draw(&options, 1);
+        let count = |fault| schedule.endpoint.iter().filter(|window| window.fault == fault).count();
+        assert_eq!(count(EndpointFault::Down), 1, "one outage");
+        for fault in
+            [EndpointFault::Error500, EndpointFault::Hang, EndpointFault::ResetAfterReading, EndpointFault::Slow]
+        {
+            assert_eq!(count(fault), 2, "{fault:?}");
+        }
+        let down = schedule.endpoint.iter().find(|window| window.fault == EndpointFault::Down).unwrap();
+        assert_eq!(down.lasts, Duration::from_secs(12), "two minutes, at a tenth of real time");
+        for pair in schedule.endpoint.windows(2) {
+            assert!(pair[0].at + pair[0].lasts <= pair[1].at, "one at a time: {pair:?}");
+        }
+        let last = schedule.endpoint.last().unwrap();
+        assert!(last.at + last.lasts <= Duration::from_secs(30), "within the period, as they fit in it");
+        assert_eq!(schedule, Schedule::draw(&options, 1), "the seed decides");
+        let healthy = Schedule::draw(
+            &self::options(&[
+                "--arrival",
+                "5m",
+                "--endpoint-down",
+                "0s",
+                "--endpoint-faults",
+                "0",
+                "--time-scale",
+                "0.1",
+            ]),
+            1,
+        );
+        assert!(healthy.endpoint.is_empty());
+        assert_eq!(
+            (&healthy.arrivals, &healthy.pgs, &healthy.vias, &healthy.chaos),
+            (&schedule.arrivals, &schedule.pgs, &schedule.vias, &schedule.chaos),
+            "the endpoint's faults change nothing else"
+        );
     }
 }

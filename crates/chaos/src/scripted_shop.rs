@@ -3,6 +3,9 @@
 //! file the campaign's servers start with, creates one checkout per customer
 //! it sends to pay, and reads its checkouts back once the campaign is over.
 //!
+//! Its events go to its endpoint (`shop_endpoint`), and it reads its feed
+//! (`GET /v1/events`) once the campaign is over.
+//!
 //! It creates as a careful backend does: one `Idempotency-Key` per customer,
 //! made once, and any error or timeout answered by sending the same request
 //! again, with the same key and the same body, to whichever server the load
@@ -13,7 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use payonce_api::{Checkout, CheckoutLine, CheckoutList, CreateCheckoutRequest, IDEMPOTENCY_KEY_HEADER, Names};
+use payonce_api::{
+    Checkout, CheckoutLine, CheckoutList, CreateCheckoutRequest, Event, EventList, IDEMPOTENCY_KEY_HEADER, Names,
+};
 use rand::Rng;
 use reqwest::{Client, StatusCode};
 
@@ -34,13 +39,20 @@ const RETURN_ORIGIN: &str = "https://chaos-shop.example";
 const REQUESTS_PER_MINUTE: u32 = 1_000_000;
 /// Sends of one create, or of one read, before the shop gives up.
 const TRIES: u32 = 10;
+/// Events on a page of the feed the shop reads (the most the feed gives).
+const FEED_PAGE: u32 = 500;
 
 /// What the shop sells: a name and a unit price each (won).
 const PRODUCTS: [(&str, u64); 4] =
     [("Field notebook", 7_500), ("Fountain pen", 32_000), ("Ink, 50 ml", 11_000), ("Paper, 100 sheets", 4_900)];
 
-/// The shops file naming the scripted shop, as the servers read it (`--shops-file`).
-pub fn shops_file() -> String {
+/// The file beside the shops file holding the shop's secret for events.
+pub const EVENTS_SECRET_FILE: &str = "chaos-shop-events.secret";
+
+/// The shops file naming the scripted shop, as the servers read it
+/// (`--shops-file`): its events go to `events_url`, signed with the secret in
+/// [`EVENTS_SECRET_FILE`] beside the file.
+pub fn shops_file(events_url: &str) -> String {
     format!(
         "[[shop]]\n\
          id = \"{SHOP_ID}\"\n\
@@ -50,15 +62,19 @@ pub fn shops_file() -> String {
          return_origins = [\"{RETURN_ORIGIN}\"]\n\
          pay_with = [\"toss\", \"kakaopay\"]\n\
          key_digests = [\"{}\"]\n\
-         requests_per_minute = {REQUESTS_PER_MINUTE}\n",
+         requests_per_minute = {REQUESTS_PER_MINUTE}\n\
+         events_url = \"{events_url}\"\n\
+         events_secret_file = \"{EVENTS_SECRET_FILE}\"\n",
         payonce_server::shops::key_digest(KEY)
     )
 }
 
-/// Writes the shops file into the campaign's work folder; returns its path.
-pub fn write_shops_file(work_dir: &Path) -> std::io::Result<PathBuf> {
+/// Writes the shops file, and the shop's secret for events beside it, into
+/// the campaign's work folder; returns the shops file's path.
+pub fn write_shops_file(work_dir: &Path, events_url: &str, events_secret: &str) -> std::io::Result<PathBuf> {
+    std::fs::write(work_dir.join(EVENTS_SECRET_FILE), format!("{events_secret}\n"))?;
     let path = work_dir.join("shops.toml");
-    std::fs::write(&path, shops_file())?;
+    std::fs::write(&path, shops_file(events_url))?;
     Ok(path)
 }
 
@@ -191,6 +207,26 @@ impl ScriptedShop {
         Ok(list.checkouts)
     }
 
+    /// The shop's whole feed (`GET /v1/events`), from its first event, page by page.
+    pub async fn feed(&self, servers: &(impl Servers + ?Sized)) -> Result<Vec<Event>, Unreadable> {
+        let mut events = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let path = match &after {
+                None => format!("events?limit={FEED_PAGE}"),
+                Some(cursor) => format!("events?after={cursor}&limit={FEED_PAGE}"),
+            };
+            let what = format!("the feed after {}", after.as_deref().unwrap_or("its start"));
+            let page: EventList =
+                self.read(servers, &path, &what).await?.ok_or(Unreadable { what, last: "404".to_owned() })?;
+            if page.events.is_empty() {
+                return Ok(events);
+            }
+            events.extend(page.events);
+            after = Some(page.next_cursor);
+        }
+    }
+
     /// The checkout `id` as the shop sees it; `None` if the shop API says there is none.
     pub async fn checkout(&self, servers: &(impl Servers + ?Sized), id: &str) -> Result<Option<Checkout>, Unreadable> {
         self.read(servers, &format!("checkouts/{id}"), &format!("checkout {id}")).await
@@ -237,11 +273,17 @@ mod tests {
 
     #[test]
     fn the_servers_accept_the_shops_file() {
-        let shops = payonce_server::shops::Shops::parse(&shops_file(), "ord_").expect("a valid shops file");
+        let dir = tempfile::tempdir().unwrap();
+        let secret = payonce_server::shops::new_events_secret();
+        let path = write_shops_file(dir.path(), "http://127.0.0.1:4321/chaos-shop/events", &secret).unwrap();
+        let shops = payonce_server::shops::Shops::read(&path, "ord_").expect("a valid shops file");
         let shop = shops.signed_in(KEY).expect("the key signs in as the shop");
         assert_eq!((shop.id.as_str(), shop.order_id_prefix.as_str()), (SHOP_ID, ORDER_ID_PREFIX));
         assert_eq!(shop.pay_with, payonce_api::Pg::ALL.to_vec(), "customers pay through either PG");
         assert!(shops.of_order("ord_0193f1c2a7b47d9e8c51d3f0a2b4c6e8").is_none(), "a cart order is no shop's");
+        let endpoint = shop.events.as_ref().expect("its events are sent");
+        assert_eq!(endpoint.url.as_str(), "http://127.0.0.1:4321/chaos-shop/events");
+        assert_eq!(endpoint.secrets, [secret], "signed with the secret beside the file");
     }
 
     #[test]

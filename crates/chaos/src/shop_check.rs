@@ -50,6 +50,8 @@ pub struct CheckoutSeen {
     pub answered: Option<String>,
     /// Every checkout the shop API lists for the reference.
     pub listed: Vec<String>,
+    /// The same checkouts as it lists them (their status and history).
+    pub listed_checkouts: Vec<Checkout>,
     /// The answered checkout through the shop's key; `None` if the API says there is none.
     pub shop_view: Option<View>,
     /// Whether the customer's browser opened the link (and so may read the order).
@@ -80,7 +82,8 @@ pub async fn look(
         seen.push(CheckoutSeen {
             reference: journey.reference.clone(),
             answered: journey.checkout_id.clone(),
-            listed: listed.into_iter().map(|checkout| checkout.id).collect(),
+            listed: listed.iter().map(|checkout| checkout.id.clone()).collect(),
+            listed_checkouts: listed,
             shop_view,
             claimed: journey.claimed,
             customer_view,
@@ -172,6 +175,7 @@ mod tests {
             reference: reference.to_owned(),
             answered: Some(id.to_owned()),
             listed: listed.iter().map(|id| (*id).to_owned()).collect(),
+            listed_checkouts: Vec::new(),
             shop_view: Some(shown),
             claimed: true,
             customer_view: Some(shown),

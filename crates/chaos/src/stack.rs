@@ -1,7 +1,8 @@
 //! The system under test: a fake PG for each PG (Toss's, and KakaoPay's,
 //! with every fault at once), and order servers sharing one database, each
 //! on a port it keeps across restarts, each serving the scripted shop's
-//! checkouts (a shops file in the work folder).
+//! checkouts (a shops file in the work folder) and sending its events to the
+//! shop's endpoint (`shop_endpoint`), which runs in this process.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -16,6 +17,7 @@ use crate::ChaosError;
 use crate::cli::Options;
 use crate::processes::{ProcessError, Program, Running};
 use crate::scripted_shop;
+use crate::shop_endpoint::ShopEndpoint;
 
 /// The fake PG's faults in a campaign: every kind at once.
 pub const FAULTS: [(&str, f64); 7] = [
@@ -37,7 +39,23 @@ pub struct Stack {
     urls: Vec<String>,
     next: AtomicUsize,
     pub db: DbLocation,
+    /// The scripted shop's endpoint for events.
+    pub endpoint: ShopEndpoint,
     http: reqwest::Client,
+}
+
+/// The servers' `--event-timeout`: the shipped 10 s at the campaign's scale,
+/// but never under 2 s, so a healthy endpoint on a busy machine answers
+/// within it, while a hang past it still costs little.
+pub fn event_timeout(options: &Options) -> Duration {
+    options.scaled(Duration::from_secs(10)).max(Duration::from_secs(2))
+}
+
+/// The servers' `--event-first-retry`: 2 s at the campaign's scale (200 ms at
+/// a tenth), against the shipped 5 s, so an event fails and is sent again
+/// several times within a short campaign's endpoint faults.
+pub fn event_first_retry(options: &Options) -> Duration {
+    options.scaled(Duration::from_secs(2)).max(Duration::from_millis(50))
 }
 
 impl Stack {
@@ -45,7 +63,8 @@ impl Stack {
     pub async fn start(options: &Options, bin_dir: &Path, work_dir: &Path) -> Result<Self, ChaosError> {
         let pg = pg_program(options, bin_dir, work_dir, Api::Toss).start().await?;
         let kakaopay = pg_program(options, bin_dir, work_dir, Api::KakaoPay).start().await?;
-        let shops_file = scripted_shop::write_shops_file(work_dir)?;
+        let endpoint = ShopEndpoint::start(event_timeout(options)).await?;
+        let shops_file = scripted_shop::write_shops_file(work_dir, &endpoint.url, &endpoint.secret)?;
         let inputs = ServerInputs { toss: &pg.url, kakaopay: &kakaopay.url, shops_file: &shops_file };
         let db = options.db.clone().unwrap_or_else(|| DbLocation::sqlite_file(&work_dir.join("payonce.db")));
         let mut servers = Vec::new();
@@ -61,7 +80,7 @@ impl Stack {
             servers.push(Mutex::new(Some(running)));
         }
         let http = reqwest::Client::new();
-        Ok(Self { pg, kakaopay, servers, programs, urls, next: AtomicUsize::new(0), db, http })
+        Ok(Self { pg, kakaopay, servers, programs, urls, next: AtomicUsize::new(0), db, endpoint, http })
     }
 
     pub fn server_count(&self) -> usize {
@@ -213,6 +232,12 @@ fn server_program(
         // The scripted shop, whose backend creates half the customers' checkouts.
         "--shops-file".to_owned(),
         inputs.shops_file.display().to_string(),
+        // Its events: sent again soon after a failed send, and given up on
+        // soon by a send the endpoint leaves hanging.
+        "--event-first-retry".to_owned(),
+        millis(event_first_retry(options)),
+        "--event-timeout".to_owned(),
+        millis(event_timeout(options)),
     ];
     Program { binary: bin_dir.join("payonce-server"), args, log: work_dir.join(format!("server-{index}.log")) }
 }

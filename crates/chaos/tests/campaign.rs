@@ -4,8 +4,13 @@
 //! and half sent by a scripted shop whose backend creates their checkout
 //! through the shop API (retried under one key while servers are killed);
 //! every PG fault at once at both, five server kills, a freeze and an outage
-//! of both PGs, at a tenth of real time. It needs the `payonce-server` and
-//! `fake-pg` binaries beside this test's (`cargo test --workspace` builds them).
+//! of both PGs, at a tenth of real time. The shop's endpoint for events is
+//! down for two minutes (12 s here), and for 30 s (3 s) each answers 500,
+//! hangs past the servers' event timeout, resets the connection after reading
+//! the event, and answers slowly; once payonce has nothing left to send, every
+//! event the shop received is checked against its checkouts, the feed and
+//! payonce's database. It needs the `payonce-server` and `fake-pg` binaries
+//! beside this test's (`cargo test --workspace` builds them).
 
 use clap::Parser;
 use payonce_chaos::cli::Options;
@@ -43,4 +48,17 @@ async fn a_short_campaign_ends_with_every_order_agreeing_with_the_pg_ledger() {
     assert!(by_via("cart") >= 60 && by_via("shop") >= 60, "both ways in had customers: {:?}", report.customers_by_via);
     let shop_orders = report.orders_by_via.get("shop").copied().unwrap_or(0);
     assert!(shop_orders >= by_via("shop") * 9 / 10, "most of the shop's customers could pay its checkout:\n{report}");
+    let events = &report.events;
+    // That every settled checkout's last event was taken is the verdict's; here, that there were some.
+    assert!(events.events > 0 && events.deliveries >= events.events, "the shop was told:\n{report}");
+    let windows: Vec<u32> = events.fault_windows.values().copied().collect();
+    assert_eq!(windows, [1; 5], "every fault of the endpoint happened: {:?}", events.fault_windows);
+    let sends_failed: u64 = events.sends.iter().filter(|(outcome, _)| *outcome != "HTTP 200").map(|(_, n)| n).sum();
+    assert!(sends_failed > 0, "the endpoint's faults failed some sends, which went again: {:?}", events.sends);
+    assert!(events.drained_ms.is_some(), "nothing left to send once the endpoint was back:\n{report}");
+    // A window may meet no delivery (payonce rests a shop that failed), so
+    // what each met is the report's; what always holds: each event reset
+    // after the shop read it came again, and the shop kept it once.
+    let resets = events.deliveries_by_answer.get("reset_after_reading").copied().unwrap_or(0);
+    assert!(events.duplicates >= resets, "{resets} resets, {} duplicates:\n{report}", events.duplicates);
 }

@@ -45,6 +45,9 @@ async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_
         "8",
         "--contract-limit",
         "60",
+        // Half the arrival period: a backlog built while customers still come.
+        "--endpoint-down",
+        "1m",
         "--time-scale",
         "0.1",
         "--quiet",
@@ -63,4 +66,6 @@ async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_
     assert_eq!(report.kakaopay.overlapping_calls, 0, "two servers asked KakaoPay about one payment at once");
     assert!(report.kakaopay.charges > 0, "KakaoPay charged some orders");
     assert!(report.orders_by_via.get("shop").is_some_and(|orders| *orders > 0), "the shop's checkouts were paid too");
+    assert!(report.events.events > 0, "the shop was told of its checkouts");
+    assert!(report.events.drained_ms.is_some(), "nothing left to send once the endpoint was back:\n{report}");
 }
