@@ -241,16 +241,17 @@ impl Db {
         Ok(told)
     }
 
-    /// Takes the shop's events ready to send now, those waiting longest
-    /// first, at most `limit`, under `holder`'s lease until `until_ms`, in one
-    /// statement; answers them. An event another sender holds is not taken;
+    /// Takes the shop's events ready to send by `due_by_ms` (now; for a
+    /// probe of a shop that fails, any time: its own backoff decides), those
+    /// waiting longest first, at most `limit`, under `holder`'s lease until
+    /// `until_ms`, in one statement; answers them. An event another sender holds is not taken;
     /// were two servers to pick the same one, the row's own condition,
     /// checked again as it is written, gives it to one.
     pub async fn claim_due_events(
         &self,
         shop_id: &str,
         holder: &str,
-        now_ms: i64,
+        (now_ms, due_by_ms): (i64, i64),
         until_ms: i64,
         limit: u32,
     ) -> Result<Vec<EventToSend>, sqlx::Error> {
@@ -272,7 +273,7 @@ impl Db {
                         .bind(until_ms)
                         .bind(&holder)
                         .bind(&shop)
-                        .bind(now_ms)
+                        .bind(due_by_ms)
                         .bind(now_ms)
                         .bind(i64::from(limit))
                         .bind(now_ms)
@@ -377,6 +378,18 @@ impl Db {
             })
         }))
         .await
+    }
+
+    /// Lets go of an event `holder` took and did not send: due again at once.
+    pub async fn let_go_event(&self, event_id: &str, holder: &str) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query(
+            "UPDATE shop_events SET lease_until_ms = 0 WHERE event_id = $1 AND lease_owner = $2 AND delivery = 'PENDING'",
+        )
+        .bind(event_id)
+        .bind(holder)
+        .execute(&self.writer)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// The shop answered again after failing: its events waiting out a

@@ -25,9 +25,10 @@ use crate::shops::EventEndpoint;
 const SWEEP_EVERY: Duration = Duration::from_secs(10);
 /// The longest wait between two sends of one event.
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
-/// The longest a shop that fails rests between two probes: a probe a minute
-/// costs nothing, and a shop back after hours hears within a minute.
-const LONGEST_REST: Duration = Duration::from_secs(60);
+/// The longest a shop that fails rests between two probes, in first
+/// retries: a minute by default, when a probe a minute costs nothing and a
+/// shop back after hours hears within a minute.
+const LONGEST_REST_IN_FIRST_RETRIES: u32 = 12;
 /// The loop looks at least this often, whatever it was told.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// How many waves of a shop's places may be taken ahead of its sends.
@@ -54,6 +55,7 @@ struct ShopSends {
     /// places, so that taking events (a database write) does not hold up
     /// sending them.
     taken: Arc<Semaphore>,
+    place_count: usize,
     health: Mutex<Health>,
 }
 
@@ -63,27 +65,53 @@ struct ShopSends {
 /// event, and no database write for the events it is not sent.
 #[derive(Debug, Default)]
 struct Health {
-    /// Sends that failed in a row; 0 while it takes events.
+    /// Rounds of sends that failed in a row; 0 while it takes events.
     failures: u32,
     /// When the next probe may go.
     probe_at_ms: i64,
     /// A probe is out.
     probing: bool,
+    /// One more each time the shop is found failing, or taking events again:
+    /// a send that started in an earlier round does not count against it
+    /// again (a burst of sends already out when the shop went down is one
+    /// failure, not one each).
+    round: u64,
 }
 
 impl ShopSends {
-    /// How many of its events may go now: its free places while it takes
-    /// events, one when its probe is due, else none.
-    fn may_send(&self, now_ms: i64) -> usize {
+    /// How many of its events may be taken now, and whether they are a probe:
+    /// up to its free places while it takes events, one when its probe is
+    /// due, else none.
+    fn may_send(&self, now_ms: i64) -> (usize, bool) {
         let free = self.taken.available_permits();
         let mut health = self.health.lock().expect("health lock");
         match health.failures {
-            0 => free,
-            _ if health.probing || now_ms < health.probe_at_ms || free == 0 => 0,
+            0 => (free, false),
+            _ if health.probing || now_ms < health.probe_at_ms || free == 0 => (0, false),
             _ => {
                 health.probing = true;
-                1
+                (1, true)
             }
+        }
+    }
+
+    /// Events taken and not yet done with.
+    fn waiting(&self) -> usize {
+        self.place_count * WAVES_TAKEN - self.taken.available_permits()
+    }
+
+    /// Whether an event taken (as a probe, or not) may be sent now, and the
+    /// round it is sent in: an event taken while the shop was taking events
+    /// waits, untried, once it is found failing.
+    fn may_go(&self, probe: bool) -> Option<u64> {
+        let health = self.health.lock().expect("health lock");
+        (probe || health.failures == 0).then_some(health.round)
+    }
+
+    /// A taken event was not sent, or its send's answer was not stored.
+    fn not_sent(&self, probe: bool) {
+        if probe {
+            self.health.lock().expect("health lock").probing = false;
         }
     }
 
@@ -93,16 +121,28 @@ impl ShopSends {
         (health.failures > 0 && !health.probing).then_some(health.probe_at_ms)
     }
 
-    /// Notes how a send went; says whether the shop took events again after failing.
-    fn note(&self, took_it: bool, pacing: &Pacing) -> bool {
+    /// Notes how a send of `round` went; says whether the shop took events
+    /// again after failing.
+    fn note(&self, took_it: bool, probe: bool, round: u64, pacing: &Pacing) -> bool {
         let mut health = self.health.lock().expect("health lock");
-        health.probing = false;
-        if took_it {
-            return std::mem::take(&mut health.failures) > 0;
+        if probe {
+            health.probing = false;
         }
-        let resting = Pacing { longest_wait: LONGEST_REST.max(pacing.first_retry), ..*pacing };
+        if took_it {
+            if health.failures == 0 {
+                return false;
+            }
+            health.failures = 0;
+            health.round += 1;
+            return true;
+        }
+        if round != health.round {
+            return false;
+        }
+        let resting = Pacing { longest_wait: pacing.first_retry * LONGEST_REST_IN_FIRST_RETRIES, ..*pacing };
         let wait = payonce_rules::delivery::retry_wait(health.failures, &resting, &mut rand::rng());
         health.failures = health.failures.saturating_add(1);
+        health.round += 1;
         health.probe_at_ms = now_ms() + lease::millis(wait);
         false
     }
@@ -135,6 +175,7 @@ pub async fn run(app: App, stopping: CancellationToken) {
             id: shop.id.clone(),
             places: Arc::new(Semaphore::new(per_shop)),
             taken: Arc::new(Semaphore::new(per_shop * WAVES_TAKEN)),
+            place_count: per_shop,
             health: Mutex::new(Health::default()),
         })
         .collect();
@@ -190,24 +231,28 @@ async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error
         if let Some(until) = shop.resting_until() {
             next_look = next_look.min(until);
         }
-        let wanted = shop.may_send(now);
+        let (wanted, probe) = shop.may_send(now);
         if wanted == 0 {
             continue;
         }
         let holder = lease::holder(&deliveries.app.worker_id);
-        // Taken events may wait for the waves ahead of theirs.
-        let until = now + lease::millis((deliveries.app.config.event_timeout + LEASE_MARGIN) * WAVES_TAKEN as u32);
+        // Taken events may wait for the waves ahead of theirs, and no longer:
+        // a server that dies holding them holds them up only that long.
+        let waves = (shop.waiting() + wanted).div_ceil(shop.place_count).max(1);
+        let until = now + lease::millis((deliveries.app.config.event_timeout + LEASE_MARGIN) * waves as u32);
         let limit = u32::try_from(wanted).unwrap_or(u32::MAX);
-        let due = match db.claim_due_events(&shop.id, &holder, now, until, limit).await {
+        // A probe is the event waiting longest, whatever its own backoff says.
+        let due_by = if probe { i64::MAX } else { now };
+        let due = match db.claim_due_events(&shop.id, &holder, (now, due_by), until, limit).await {
             Ok(due) => due,
             Err(error) => {
-                shop.health.lock().expect("health lock").probing = false;
+                shop.not_sent(probe);
                 return Err(error);
             }
         };
         if due.is_empty() {
             // A probe with nothing to send is no probe.
-            shop.health.lock().expect("health lock").probing = false;
+            shop.not_sent(probe);
         }
         if due.len() < wanted
             && let Some(due_at) = db.next_event_due_of_shop(&shop.id).await?
@@ -220,17 +265,28 @@ async fn start_due(deliveries: &Arc<Deliveries>) -> Result<Duration, sqlx::Error
             tokio::spawn(async move {
                 let shop = &deliveries.shops[index];
                 let Ok(place) = shop.places.clone().acquire_owned().await else { return };
+                let Some(round) = shop.may_go(probe) else {
+                    // The shop failed meanwhile: the event waits for its probe, untried.
+                    if let Err(error) = deliveries.app.db.let_go_event(&event.event_id, &holder).await {
+                        tracing::warn!(
+                            ?error,
+                            event_id = event.event_id,
+                            "an event not sent stays held until its lease ends"
+                        );
+                    }
+                    return;
+                };
                 let sent = deliver(&deliveries, shop, &event, &holder, place).await;
                 drop(taken);
                 match sent {
                     Ok(Some(took_it)) => {
-                        if shop.note(took_it, &deliveries.pacing) {
+                        if shop.note(took_it, probe, round, &deliveries.pacing) {
                             back_again(&deliveries, shop).await;
                         }
                     }
-                    Ok(None) => shop.health.lock().expect("health lock").probing = false,
+                    Ok(None) => shop.not_sent(probe),
                     Err(error) => {
-                        shop.health.lock().expect("health lock").probing = false;
+                        shop.not_sent(probe);
                         tracing::warn!(
                             ?error,
                             event_id = event.event_id,
@@ -363,4 +419,64 @@ fn without_url(error: &reqwest::Error) -> String {
         words = words.replace(url.as_str(), "the endpoint");
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shop() -> ShopSends {
+        ShopSends {
+            id: "books".into(),
+            places: Arc::new(Semaphore::new(4)),
+            taken: Arc::new(Semaphore::new(4 * WAVES_TAKEN)),
+            place_count: 4,
+            health: Mutex::new(Health::default()),
+        }
+    }
+
+    fn pacing() -> Pacing {
+        Pacing {
+            first_retry: Duration::from_secs(5),
+            longest_wait: LONGEST_WAIT,
+            window: Duration::from_secs(72 * 3600),
+        }
+    }
+
+    #[test]
+    fn a_burst_of_sends_failing_together_is_one_failure_and_the_rest_wait_untried() {
+        let shop = shop();
+        assert_eq!(shop.may_send(0), (4 * WAVES_TAKEN, false));
+        let rounds: Vec<u64> = (0..4).map(|_| shop.may_go(false).expect("healthy: every send goes")).collect();
+        for round in rounds {
+            assert!(!shop.note(false, false, round, &pacing()));
+        }
+        assert_eq!(shop.health.lock().unwrap().failures, 1, "four sends of one round failed: one failure");
+        let resting = shop.resting_until().expect("it rests");
+        assert!((now_ms() + 2_000..=now_ms() + 5_000).contains(&resting), "the first wait: 2.5 to 5 s");
+        assert_eq!(shop.may_go(false), None, "an event taken before it failed waits, untried");
+        assert_eq!(shop.may_send(resting - 1), (0, false));
+
+        // The probe is one event; when it is taken, the shop is back.
+        assert_eq!(shop.may_send(resting), (1, true));
+        assert_eq!(shop.may_send(resting), (0, false), "one probe at a time");
+        let round = shop.may_go(true).expect("a probe goes");
+        assert!(shop.note(true, true, round, &pacing()), "back");
+        assert_eq!(shop.may_send(resting), (4 * WAVES_TAKEN, false));
+        assert_eq!(shop.resting_until(), None);
+    }
+
+    #[test]
+    fn a_failed_probe_doubles_the_rest_up_to_a_minute() {
+        let shop = shop();
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            let (_, probe) = shop.may_send(i64::MAX);
+            let round = shop.may_go(probe).expect("goes");
+            shop.note(false, probe, round, &pacing());
+            waits.push(shop.resting_until().unwrap() - now_ms());
+        }
+        assert!(waits[0] <= 5_000 && waits[3] >= 20_000 && waits[3] <= 40_000, "{waits:?}");
+        assert!(waits.iter().all(|wait| *wait <= 60_000), "{waits:?}");
+    }
 }
