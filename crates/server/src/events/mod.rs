@@ -9,4 +9,5 @@
 pub mod delivery;
 pub mod feed;
 pub mod operator;
+mod shop_pace;
 pub mod signing;
