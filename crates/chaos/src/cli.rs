@@ -50,6 +50,18 @@ pub struct Options {
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub pg_outage: Duration,
 
+    /// The database taken away this long, once, at a random moment of the
+    /// arrival period (before the time scale, but never under 2 s); 0s for
+    /// never. Needs `--postgres`: the servers' PostgreSQL is stopped, then
+    /// started again, while the servers run on.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub database_away: Duration,
+
+    /// The name `scripts/postgres.sh` runs the PostgreSQL server of `--db` under
+    /// (started with `socket`), for `--database-away` to stop and start it.
+    #[arg(long)]
+    pub postgres: Option<String>,
+
     /// Multiplies every duration: the PG's latencies and periods, the server's
     /// timeouts and recovery interval, the page's waits, the arrival period.
     #[arg(long, default_value_t = 1.0)]
@@ -120,6 +132,16 @@ impl Options {
         duration.mul_f64(self.time_scale)
     }
 
+    /// How long the database is away: `--database-away` at the campaign's
+    /// scale, at least 2 s; zero for never.
+    pub fn database_away(&self) -> Duration {
+        if self.database_away.is_zero() {
+            Duration::ZERO
+        } else {
+            self.scaled(self.database_away).max(Duration::from_secs(2))
+        }
+    }
+
     /// Refuses settings that cannot make a campaign.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 10.0) {
@@ -137,6 +159,11 @@ impl Options {
         let shared = self.db.as_ref().is_some_and(|db| db.engine() == Engine::Postgres);
         if self.servers > 1 && !shared {
             return Err("--servers above 1 needs a database servers can share: --db postgres://...".to_owned());
+        }
+        if !self.database_away.is_zero() && (self.postgres.is_none() || !shared) {
+            return Err(
+                "--database-away needs the servers' PostgreSQL by name: --db postgres://... --postgres NAME".to_owned()
+            );
         }
         Ok(())
     }
@@ -166,5 +193,17 @@ mod tests {
         assert!(Options::parse_from(["payonce-chaos", "--customers", "0"]).validate().is_err());
         assert!(Options::parse_from(["payonce-chaos", "--kakaopay-share", "1.5"]).validate().is_err());
         assert!(Options::parse_from(["payonce-chaos", "--shop-share", "1.5"]).validate().is_err());
+        assert!(Options::parse_from(["payonce-chaos", "--database-away", "20s"]).validate().is_err());
+    }
+
+    #[test]
+    fn the_database_is_away_for_its_scaled_time_but_never_under_two_seconds() {
+        let away = |args: &[&str]| {
+            Options::parse_from(std::iter::once("payonce-chaos").chain(args.iter().copied())).database_away()
+        };
+        assert_eq!(away(&[]), Duration::ZERO);
+        assert_eq!(away(&["--database-away", "20s"]), Duration::from_secs(20));
+        assert_eq!(away(&["--database-away", "30s", "--time-scale", "0.1"]), Duration::from_secs(3));
+        assert_eq!(away(&["--database-away", "5s", "--time-scale", "0.1"]), Duration::from_secs(2));
     }
 }

@@ -12,6 +12,7 @@
 //! - `cli`: the campaign's flags.
 //! - `schedule`: arrivals, each customer's PG and way in, and chaos (the endpoint's too), drawn from the seed.
 //! - `processes`: the real binaries as child processes (start, SIGKILL, SIGSTOP).
+//! - `database`: the servers' PostgreSQL, stopped and started again under `scripts/postgres.sh`.
 //! - `stack`: the fake PG and the order servers of a campaign, with the shops file.
 //! - `scripted_shop`: the shop's backend: its shops file entry, creates retried under one key, its feed.
 //! - `shop_endpoint`: the shop's endpoint for events: verifies and keeps each delivery, fails as scheduled.
@@ -27,6 +28,7 @@ pub mod check;
 pub mod cli;
 pub mod confirm_page;
 pub mod customer;
+pub mod database;
 pub mod event_check;
 pub mod processes;
 pub mod report;
@@ -47,9 +49,10 @@ use payonce_api::{CheckoutStatus, ErrorCode, OrderStatus};
 use crate::check::{Truth, quantile};
 use crate::cli::Options;
 use crate::customer::{PageTimings, Told, Via, Visit};
+use crate::database::Postgres;
 use crate::event_check::{CheckoutFacts, PayonceEvents};
 use crate::report::{ChaosApplied, PgFigures, Quantiles, Report, Settings, ShopFigures, WindowFigures};
-use crate::schedule::{Chaos, EndpointWindow, Schedule};
+use crate::schedule::{Chaos, DatabaseWindow, EndpointWindow, Schedule};
 use crate::scripted_shop::ScriptedShop;
 use crate::shop_endpoint::Answered;
 use crate::stack::Stack;
@@ -89,8 +92,12 @@ pub async fn run(options: &Options) -> Result<Report, ChaosError> {
 
     let chaos = tokio::spawn(apply_chaos(stack.clone(), schedule.chaos.clone(), options.scaled(options.freeze_for)));
     let endpoint_faults = tokio::spawn(apply_endpoint_faults(stack.clone(), schedule.endpoint.clone()));
+    let postgres = options.postgres.as_deref().map(Postgres::named);
+    let database_away = tokio::spawn(take_the_database_away(postgres, schedule.database));
     let visits = visit_all(&stack, &shop, options, &schedule, pause, &progress).await;
-    let (applied, outage_ended_at_ms) = chaos.await.unwrap_or_default();
+    let (mut applied, outage_ended_at_ms) = chaos.await.unwrap_or_default();
+    // Back before anything is read from it, whatever happened to the task.
+    (applied.database_away, applied.database_away_s) = database_away.await.unwrap_or(Ok((0, 0.0)))?;
     let endpoint_windows = endpoint_faults.await.unwrap_or_default();
     // Healthy from here on, whatever happened to the task.
     stack.endpoint.set_fault(None);
@@ -303,6 +310,24 @@ async fn apply_chaos(
         let _ = freeze.await;
     }
     (applied, outage_ended_at_ms)
+}
+
+/// Takes the database away for its window, then brings it back; answers how
+/// many times it went away (0 or 1) and for how long. A database that did
+/// not come back ends the campaign: nothing could be checked.
+async fn take_the_database_away(
+    postgres: Option<Postgres>,
+    window: Option<DatabaseWindow>,
+) -> Result<(u32, f64), ChaosError> {
+    let (Some(postgres), Some(window)) = (postgres, window) else { return Ok((0, 0.0)) };
+    tokio::time::sleep(window.at).await;
+    let stopped = tokio::time::Instant::now();
+    let away = postgres.stop().await;
+    tokio::time::sleep_until(stopped + window.lasts).await;
+    // Started again even if stopping failed half way.
+    postgres.resume().await.map_err(|error| ChaosError::Database(error.to_string()))?;
+    away.map_err(|error| ChaosError::Database(error.to_string()))?;
+    Ok((1, stopped.elapsed().as_secs_f64()))
 }
 
 /// Deliveries a window of a fault other than an outage answers its way, at

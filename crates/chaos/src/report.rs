@@ -214,6 +214,9 @@ pub struct ChaosApplied {
     pub kills: u32,
     pub freezes: u32,
     pub outages: u32,
+    /// Times the database was taken away (and brought back), and for how long in all.
+    pub database_away: u32,
+    pub database_away_s: f64,
 }
 
 impl Report {
@@ -260,8 +263,17 @@ impl fmt::Display for Report {
         let s = &self.settings;
         writeln!(
             f,
-            "payonce-chaos: {} customers, {} server(s), {} kills, {} freezes, PG outage {:.0} s, time scale {}, seed {}",
-            s.customers, s.servers, self.chaos.kills, self.chaos.freezes, s.pg_outage_s, s.time_scale, s.seed
+            "payonce-chaos: {} customers, {} server(s), {} kills, {} freezes, PG outage {:.0} s, \
+             database away: {}, for {:.1} s, time scale {}, seed {}",
+            s.customers,
+            s.servers,
+            self.chaos.kills,
+            self.chaos.freezes,
+            s.pg_outage_s,
+            self.chaos.database_away,
+            self.chaos.database_away_s,
+            s.time_scale,
+            s.seed
         )?;
         let v = &self.verdicts;
         let by_pg = |pg: &str| self.customers_by_pg.get(pg).copied().unwrap_or(0);

@@ -80,6 +80,15 @@ const PG_CHOICE_STREAM: u64 = 0x6b61_6b61_6f70_6179;
 const VIA_CHOICE_STREAM: u64 = 0x7368_6f70_2d61_7069;
 /// The stream drawing the shop's endpoint's faults, beside all of them.
 const ENDPOINT_STREAM: u64 = 0x7765_6268_6f6f_6b73;
+/// The stream drawing when the database goes away, beside all of them.
+const DATABASE_STREAM: u64 = 0x6461_7461_6261_7365;
+
+/// A while the database is away: from `at`, for `lasts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseWindow {
+    pub at: Duration,
+    pub lasts: Duration,
+}
 
 /// A campaign's timeline, from its start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +102,8 @@ pub struct Schedule {
     pub chaos: Vec<(Duration, Chaos)>,
     /// When the shop's endpoint for events fails, and how: in order, one at a time.
     pub endpoint: Vec<EndpointWindow>,
+    /// When the database is away, if it goes away: within the arrival period.
+    pub database: Option<DatabaseWindow>,
 }
 
 impl Schedule {
@@ -129,7 +140,13 @@ impl Schedule {
             .map(|_| if ways.random::<f64>() < options.shop_share { Via::Shop } else { Via::Cart })
             .collect();
         let endpoint = endpoint_windows(options, period);
-        Self { arrivals, pgs, vias, chaos, endpoint }
+        // Its own stream: taking the database away changes nothing else of a seed's campaign.
+        let away = options.database_away();
+        let database = (!away.is_zero()).then(|| {
+            let mut rng = StdRng::seed_from_u64(options.seed ^ DATABASE_STREAM);
+            DatabaseWindow { at: period.saturating_sub(away).mul_f64(rng.random::<f64>()), lasts: away }
+        });
+        Self { arrivals, pgs, vias, chaos, endpoint, database }
     }
 }
 
@@ -246,6 +263,21 @@ mod tests {
         assert_eq!(end - start, Duration::from_secs(6));
         assert!(end <= period);
         assert!(schedule.chaos.is_sorted_by_key(|(at, _)| *at));
+    }
+
+    #[test]
+    fn the_database_goes_away_once_within_the_arrivals_and_the_rest_of_the_campaign_is_the_seeds() {
+        let args = ["--arrival", "2m", "--kills", "3", "--time-scale", "0.1", "--db", "postgres://x/y"];
+        let away = Schedule::draw(&options(&[&args[..], &["--database-away", "30s", "--postgres", "p"]].concat()), 3);
+        let window = away.database.expect("the database goes away");
+        assert_eq!(window.lasts, Duration::from_secs(3));
+        assert!(window.at + window.lasts <= Duration::from_secs(12), "within the arrivals: {window:?}");
+        let never = Schedule::draw(&options(&args), 3);
+        assert_eq!(never.database, None);
+        assert_eq!(
+            (&never.arrivals, &never.pgs, &never.vias, &never.chaos, &never.endpoint),
+            (&away.arrivals, &away.pgs, &away.vias, &away.chaos, &away.endpoint)
+        );
     }
 
     #[test]

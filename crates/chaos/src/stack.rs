@@ -38,6 +38,9 @@ pub struct Stack {
     programs: Vec<Program>,
     urls: Vec<String>,
     next: AtomicUsize,
+    /// How long a killed server may take to start again: longer than the
+    /// database is away, since a server does not start without it.
+    restart_within: Duration,
     pub db: DbLocation,
     /// The scripted shop's endpoint for events.
     pub endpoint: ShopEndpoint,
@@ -80,7 +83,9 @@ impl Stack {
             servers.push(Mutex::new(Some(running)));
         }
         let http = reqwest::Client::new();
-        Ok(Self { pg, kakaopay, servers, programs, urls, next: AtomicUsize::new(0), db, endpoint, http })
+        let restart_within = Duration::from_secs(2) + options.database_away() * 2;
+        let next = AtomicUsize::new(0);
+        Ok(Self { pg, kakaopay, servers, programs, urls, next, restart_within, db, endpoint, http })
     }
 
     pub fn server_count(&self) -> usize {
@@ -93,13 +98,12 @@ impl Stack {
         if let Some(running) = running {
             running.kill().await;
         }
-        let mut tries = 0;
+        let deadline = tokio::time::Instant::now() + self.restart_within;
         let restarted = loop {
             match self.programs[index].start().await {
                 Ok(running) => break running,
-                // The port may take a moment to be free again.
-                Err(_) if tries < 20 => {
-                    tries += 1;
+                // The port may take a moment to be free again, the database to come back.
+                Err(_) if tokio::time::Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 Err(error) => return Err(error),

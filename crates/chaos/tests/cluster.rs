@@ -1,30 +1,33 @@
 //! A chaos campaign against a cluster: three order servers sharing one
 //! PostgreSQL database and each PG's limit, customers spread over them (half
 //! sent by the scripted shop, whose retried creates may land on two servers at
-//! once), servers SIGKILLed mid-payment, the fake PG with a contract limit. It needs a
-//! PostgreSQL server, so it runs in the test command's PostgreSQL run
-//! (`PAYONCE_TEST_DATABASE_URL`), on a database of its own.
+//! once), servers SIGKILLed mid-payment, the fake PG with a contract limit, and
+//! the database taken away for a while and brought back, the servers running on.
+//! It needs PostgreSQL installed, so it runs in the test command's PostgreSQL
+//! run, on a PostgreSQL server of its own (`scripts/postgres.sh`, on a Unix
+//! socket), which it stops and starts again, and removes at the end.
 
 use clap::Parser;
 use payonce_chaos::cli::Options;
+use payonce_chaos::database::OwnPostgres;
 use sqlx::{Connection, Executor};
 
-/// A fresh, empty database on the PostgreSQL server the test command started.
-async fn fresh_database() -> String {
-    let server = std::env::var("PAYONCE_TEST_DATABASE_URL")
-        .expect("needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)");
-    let mut admin = sqlx::PgConnection::connect(&server).await.expect("the test PostgreSQL server answers");
-    let name = format!("chaos_{}", std::process::id());
-    admin.execute(format!("DROP DATABASE IF EXISTS {name}").as_str()).await.unwrap();
-    admin.execute(format!("CREATE DATABASE {name}").as_str()).await.unwrap();
-    let (base, _) = server.rsplit_once('/').expect("a URL with a database name");
-    format!("{base}/{name}")
+/// A PostgreSQL server of this test's own, and a fresh, empty database on it.
+async fn own_database() -> (OwnPostgres, String) {
+    let postgres = OwnPostgres::start(&format!("chaos-cluster-{}", std::process::id()))
+        .await
+        .expect("needs PostgreSQL: scripts/postgres.sh starts a server of the test's own");
+    let mut admin = sqlx::PgConnection::connect(&postgres.url).await.expect("its own PostgreSQL server answers");
+    admin.execute("CREATE DATABASE chaos").await.unwrap();
+    let url = postgres.url_of("chaos");
+    (postgres, url)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
 async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_with_the_ledger() {
-    let db = fresh_database().await;
+    // Removed when dropped: at the end, and when the campaign fails.
+    let (postgres, db) = own_database().await;
     let options = Options::parse_from([
         "payonce-chaos",
         "--servers",
@@ -48,6 +51,12 @@ async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_
         // Half the arrival period: a backlog built while customers still come.
         "--endpoint-down",
         "1m",
+        // Stopped for 30 s (3 s at this scale) at a seeded moment of the
+        // arrivals, then started again; the servers are not restarted for it.
+        "--database-away",
+        "30s",
+        "--postgres",
+        &postgres.postgres.name,
         "--time-scale",
         "0.1",
         "--quiet",
@@ -57,6 +66,7 @@ async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_
 
     assert!(!report.failed(), "the campaign found orders that disagree with the ledger:\n{report}");
     assert_eq!(report.chaos.kills, 3, "every kill happened");
+    assert_eq!(report.chaos.database_away, 1, "the database went away and came back");
     // Each PG's limit is the cluster's, and its own: neither PG saw more than 8.
     assert!(report.over_limit().is_empty(), "over the cluster's limit of 8 at {:?}:\n{report}", report.over_limit());
     assert_eq!(report.pg.overlapping_calls, 0, "two servers asked about one payment at once");
