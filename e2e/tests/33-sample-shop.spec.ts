@@ -242,7 +242,7 @@ test('the shop is told by a signed event; an operator sees it delivered and send
   await console.getByRole('button', { name: 'Use' }).click();
   await expect(console.locator('#signed-in')).toContainText('Signed in');
   await console.locator('#status').selectOption('PAID');
-  await console.getByRole('button', { name: 'List' }).first().click();
+  await console.getByRole('button', { name: 'List' }).click();
   await console.locator('#orders tr', { hasText: checkoutId }).getByRole('button').click();
   const event = console.locator('#events tbody tr', { hasText: 'checkout.paid' });
   await expect(event).toContainText('DELIVERED');

@@ -113,6 +113,10 @@ pub enum ErrorCode {
     /// Not enough of a product is left: the order (or its payment) is refused,
     /// and nothing was charged.
     OutOfStock,
+    /// No such event (an operator's resend).
+    EventNotFound,
+    /// No such shop in the shops file.
+    ShopNotFound,
 }
 
 impl ErrorCode {
@@ -162,6 +166,8 @@ impl ErrorCode {
             ErrorCode::CheckoutLinkUsed => "CHECKOUT_LINK_USED",
             ErrorCode::ShopApiOff => "SHOP_API_OFF",
             ErrorCode::OutOfStock => "OUT_OF_STOCK",
+            ErrorCode::EventNotFound => "EVENT_NOT_FOUND",
+            ErrorCode::ShopNotFound => "SHOP_NOT_FOUND",
         }
     }
 }

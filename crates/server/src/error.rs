@@ -98,6 +98,10 @@ pub enum AppError {
     ShopKeyRefused,
     #[error("not enough of {sku} is left for this order; nothing was charged")]
     OutOfStock { sku: String },
+    #[error("no such event")]
+    EventNotFound,
+    #[error("no such shop in the shops file")]
+    ShopNotFound,
     #[error("database error")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -137,6 +141,8 @@ impl AppError {
             AppError::CheckoutLinkUsed => ErrorCode::CheckoutLinkUsed,
             AppError::ShopApiOff => ErrorCode::ShopApiOff,
             AppError::OutOfStock { .. } => ErrorCode::OutOfStock,
+            AppError::EventNotFound => ErrorCode::EventNotFound,
+            AppError::ShopNotFound => ErrorCode::ShopNotFound,
             AppError::OperatorNotAllowed { .. } => ErrorCode::OperatorNotAllowed,
             AppError::UnknownAdminHost { .. } => ErrorCode::UnknownAdminHost,
             AppError::NotUnsettled { .. } => ErrorCode::NotUnsettled,
@@ -183,7 +189,9 @@ impl AppError {
             AppError::OperatorNotAllowed { .. } => StatusCode::FORBIDDEN,
             AppError::UnknownAdminHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             AppError::OperatorApiOff | AppError::ShopApiOff => StatusCode::SERVICE_UNAVAILABLE,
-            AppError::OrderNotFound | AppError::NotFound => StatusCode::NOT_FOUND,
+            AppError::OrderNotFound | AppError::NotFound | AppError::EventNotFound | AppError::ShopNotFound => {
+                StatusCode::NOT_FOUND
+            }
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,

@@ -324,7 +324,11 @@ async fn past_its_window_an_event_is_given_up_and_an_operator_sends_the_shops_fa
         (failed[0]["delivery"].as_str(), failed[0]["order_id"].as_str()),
         (Some("FAILED"), Some(checkout.id.as_str()))
     );
-    assert!(stack.server.metric("payment_event_alerts_total").await.is_some(), "operators are alerted");
+    // The alert follows the FAILED it reports.
+    eventually("operators are alerted", Duration::from_secs(10), || async {
+        stack.server.metric("payment_event_alerts_total").await
+    })
+    .await;
     let sends = stack.books.receiver.deliveries().len();
     assert!(sends >= 2, "sent again within the window: {sends}");
 
@@ -334,10 +338,10 @@ async fn past_its_window_an_event_is_given_up_and_an_operator_sends_the_shops_fa
     assert_eq!((status, resent["resent"].as_u64()), (StatusCode::OK, Some(1)), "{resent}");
     let events = events_taken(&stack.books, 1).await;
     assert_eq!(events[0].data.checkout_id, checkout.id);
-    let (status, _) = admin(&stack.server, reqwest::Method::POST, "/admin/shops/nobody/events/resend").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = admin(&stack.server, reqwest::Method::POST, "/admin/events/evt_none/resend").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, refused) = admin(&stack.server, reqwest::Method::POST, "/admin/shops/nobody/events/resend").await;
+    assert_eq!((status, refused["code"].as_str()), (StatusCode::NOT_FOUND, Some("SHOP_NOT_FOUND")));
+    let (status, refused) = admin(&stack.server, reqwest::Method::POST, "/admin/events/evt_none/resend").await;
+    assert_eq!((status, refused["code"].as_str()), (StatusCode::NOT_FOUND, Some("EVENT_NOT_FOUND")));
 }
 
 #[tokio::test]

@@ -371,6 +371,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("get", "/v1/checkouts/{checkout_id}"),
         ("post", "/v1/checkouts"),
         ("post", "/v1/checkouts/{checkout_id}/refunds"),
+        ("get", "/v1/events"),
     ];
     let mut expected: Vec<(String, String)> =
         expected.iter().map(|(m, p)| ((*m).to_owned(), (*p).to_owned())).collect();

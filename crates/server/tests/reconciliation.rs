@@ -434,20 +434,25 @@ async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_
         .collect();
     operations.sort();
     let expected = [
+        ("get", "/admin/events"),
         ("get", "/admin/operator"),
         ("get", "/admin/orders"),
         ("get", "/admin/orders/{order_id}"),
         ("get", "/admin/reconcile"),
+        ("post", "/admin/events/{event_id}/resend"),
         ("post", "/admin/orders/{order_id}/cancel"),
         ("post", "/admin/orders/{order_id}/recover"),
         ("post", "/admin/reconcile"),
+        ("post", "/admin/shops/{shop_id}/events/resend"),
     ];
     assert_eq!(operations, expected.map(|(method, path)| (method.to_owned(), path.to_owned())));
 
     for (method, path) in &operations {
         // A refund of an order that does not exist: served, and nothing is sent.
         let order_id = if path.ends_with("/cancel") { "ord_missing" } else { order.order_id.as_str() };
-        let url = format!("{}{}", server.admin_url, path.replace("{order_id}", order_id));
+        // An event and a shop that do not exist: served, answered 404 with codes of their own.
+        let path = path.replace("{order_id}", order_id).replace("{event_id}", "evt_missing").replace("{shop_id}", "nobody");
+        let url = format!("{}{path}", server.admin_url);
         let request = |token: Option<&str>| {
             let request = match method.as_str() {
                 "get" => reqwest::Client::new().get(&url),

@@ -12,7 +12,7 @@ const FAILED_LIST_LIMIT: u32 = 500;
 /// Sends the event again: pending once more, due now, with a new retry
 /// window. The shop may get it twice, with its one id.
 pub async fn resend(app: &App, operator: &str, event_id: &str) -> Result<(), AppError> {
-    let events = app.db.event(event_id).await?.ok_or(AppError::NotFound)?;
+    let events = app.db.event(event_id).await?.ok_or(AppError::EventNotFound)?;
     if !app.db.resend_event(event_id).await? {
         return Err(AppError::InvalidRequest {
             message: "this event's shop has no events_url: it reads the feed, and nothing is sent".to_owned(),
@@ -27,7 +27,7 @@ pub async fn resend(app: &App, operator: &str, event_id: &str) -> Result<(), App
 /// Sends every failed event of `shop_id` again; answers how many.
 pub async fn resend_failed(app: &App, operator: &str, shop_id: &str) -> Result<u64, AppError> {
     if app.config.shops.by_id(shop_id).is_none() {
-        return Err(AppError::NotFound);
+        return Err(AppError::ShopNotFound);
     }
     let resent = app.db.resend_failed(shop_id).await?;
     app.db

@@ -354,7 +354,7 @@ async fn admin_events_failed(
         (status = 400, description = "INVALID_REQUEST: its shop has no endpoint (it reads the feed)", body = ApiErrorBody),
         (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
         (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
-        (status = 404, description = "NOT_FOUND: no such event", body = ApiErrorBody),
+        (status = 404, description = "EVENT_NOT_FOUND: no such event", body = ApiErrorBody),
     )
 )]
 async fn admin_event_resend(
@@ -376,7 +376,7 @@ async fn admin_event_resend(
         (status = 200, body = Resent),
         (status = 401, description = "UNAUTHORIZED", body = ApiErrorBody),
         (status = 403, description = "OPERATOR_NOT_ALLOWED: a read-only operator; nothing was done", body = ApiErrorBody),
-        (status = 404, description = "NOT_FOUND: no such shop", body = ApiErrorBody),
+        (status = 404, description = "SHOP_NOT_FOUND: no such shop in the shops file", body = ApiErrorBody),
     )
 )]
 async fn admin_shop_events_resend(
