@@ -451,7 +451,8 @@ async fn the_operators_api_is_published_as_openapi_and_every_operation_in_it_is_
         // A refund of an order that does not exist: served, and nothing is sent.
         let order_id = if path.ends_with("/cancel") { "ord_missing" } else { order.order_id.as_str() };
         // An event and a shop that do not exist: served, answered 404 with codes of their own.
-        let path = path.replace("{order_id}", order_id).replace("{event_id}", "evt_missing").replace("{shop_id}", "nobody");
+        let path =
+            path.replace("{order_id}", order_id).replace("{event_id}", "evt_missing").replace("{shop_id}", "nobody");
         let url = format!("{}{path}", server.admin_url);
         let request = |token: Option<&str>| {
             let request = match method.as_str() {
