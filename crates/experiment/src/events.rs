@@ -26,7 +26,7 @@ use payonce_server::db::now_ms;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::run::RunError;
+use crate::run::{RunError, nearest_rank};
 
 /// The benchmark's settings, at full size (before the scales).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -101,8 +101,7 @@ fn quantiles(mut values: Vec<f64>) -> Quantiles {
         return Quantiles::default();
     }
     values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
-    Quantiles { p50: at(0.5), p99: at(0.99), max: values[values.len() - 1] }
+    Quantiles { p50: nearest_rank(&values, 0.5), p99: nearest_rank(&values, 0.99), max: values[values.len() - 1] }
 }
 
 /// The shop's endpoint: what it received, and whether it is up.

@@ -393,8 +393,12 @@ pub fn spread(mut values: Vec<f64>) -> Spread {
         return Spread::default();
     }
     values.sort_by(f64::total_cmp);
-    let at = |q: f64| values[((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
-    Spread { p50: at(0.5), p95: at(0.95), max: values[values.len() - 1] }
+    Spread { p50: nearest_rank(&values, 0.5), p95: nearest_rank(&values, 0.95), max: values[values.len() - 1] }
+}
+
+/// The `q` quantile of `sorted` (ascending, not empty), by nearest rank.
+pub fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
 /// A customer who keeps reading one order of theirs, timing each read.

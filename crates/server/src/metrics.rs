@@ -153,9 +153,9 @@ pub fn event_lag(seconds: f64) {
     metrics::histogram!("payment_event_lag_seconds").record(seconds);
 }
 
-/// An event was given up past its retry window: operators must look.
-pub fn event_alert() {
-    counter!("payment_event_alerts_total").increment(1);
+/// Events given up past their retry window: operators must look.
+pub fn event_alerts(given_up: u64) {
+    counter!("payment_event_alerts_total").increment(given_up);
 }
 
 /// How long the oldest event not yet delivered has waited.

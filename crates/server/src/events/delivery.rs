@@ -258,9 +258,7 @@ async fn told(deliveries: &Deliveries, event: &EventToSend, next: Next, outcome:
             let window = lease::millis(deliveries.pacing.window);
             let others = deliveries.app.db.give_up_events(shop, now_ms() - window, now_ms()).await?;
             metrics::event_send(shop, "gave_up");
-            for _ in 0..=others {
-                metrics::event_alert();
-            }
+            metrics::event_alerts(others + 1);
             tracing::error!(
                 shop,
                 given_up = others + 1,
