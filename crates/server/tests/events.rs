@@ -268,9 +268,15 @@ async fn a_shop_that_fails_gets_the_event_again_under_its_one_id_until_it_takes_
         "{signed_at:?}"
     );
 
-    // Operators see every send and what the shop answered.
-    let (status, story) = admin(&stack.server, reqwest::Method::GET, &format!("/admin/orders/{}", checkout.id)).await;
-    assert_eq!(status, StatusCode::OK);
+    // Operators see every send and what the shop answered. payonce stores
+    // the shop's 2xx a moment after the shop has the event: wait for it.
+    let story = eventually("the delivery is stored", Duration::from_secs(10), || async {
+        let (status, story) =
+            admin(&stack.server, reqwest::Method::GET, &format!("/admin/orders/{}", checkout.id)).await;
+        assert_eq!(status, StatusCode::OK);
+        (story["events"][0]["sends"].as_array().map(Vec::len) == Some(5)).then_some(story)
+    })
+    .await;
     let event = &story["events"][0];
     assert_eq!((event["type"].as_str(), event["delivery"].as_str()), (Some("checkout.paid"), Some("DELIVERED")));
     let outcomes: Vec<_> =
