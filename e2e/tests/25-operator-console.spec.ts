@@ -2,10 +2,15 @@
 // token, finds a customer's paid order, reads its history, refunds part of it
 // (written to the audit log under the token's operator), and runs a reconciliation.
 import { expect, test } from '../support/fixtures';
-import { checkout } from '../support/pages';
+import { CartPage, checkout } from '../support/pages';
 import { OPERATOR_TOKEN } from '../support/stack';
 
 test('an operator refunds part of a paid order from the console and reconciles the shop', async ({ page, context, stack }) => {
+  // An order left unpaid, listed above the one paid next (longest unchanged first).
+  await new CartPage(page).open();
+  const unpaid = await page.request.post('/api/orders', { data: { items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] } });
+  expect(unpaid.status()).toBe(201);
+  const { order_id: unpaidId } = await unpaid.json();
   const confirm = await checkout(page, 'approve');
   await confirm.expectState('paid');
   const charged = (await stack.pgPaymentFor(confirm.orderId))!.totalAmount;
@@ -24,15 +29,18 @@ test('an operator refunds part of a paid order from the console and reconciles t
   await expect(row).toContainText('PAID');
 
   // A click whose press lands before a refresh of the list and whose release
-  // lands after it still opens the order. The list holds the worker's earlier
-  // journeys' orders too, longest waiting first: this one may be below the fold.
+  // lands after it still opens the order, even when the refresh moved its row:
+  // the unpaid order above it is closed in between, and goes below it. The list
+  // holds the worker's earlier journeys' orders too: this one may be below the fold.
   await row.scrollIntoViewIfNeeded();
   const box = (await row.boundingBox())!;
   await console.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await console.mouse.down();
+  expect((await page.request.post(`/api/orders/${unpaidId}/abandon`, { data: {} })).status()).toBe(200);
   await console.locator('#message').evaluate((message) => (message.textContent = ''));
   await console.locator('#filter').evaluate((form: HTMLFormElement) => form.requestSubmit());
   await expect(console.locator('#message')).toHaveText(/orders\./);
+  expect((await row.boundingBox())!.y, 'the refresh moved the pressed row up').toBeLessThan(box.y);
   await console.mouse.up();
   await expect(console.locator('#detail-status')).toHaveText('PAID');
   // The card payment went through Toss, as its row said.

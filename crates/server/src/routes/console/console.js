@@ -34,6 +34,7 @@ function row(tbody, cells, onClick) {
   const tr = document.createElement("tr");
   if (onClick) {
     tr.className = "pick";
+    tr.opens = onClick;
     tr.addEventListener("click", onClick);
     const opens = document.createElement("button");
     opens.type = "button";
@@ -48,6 +49,22 @@ function row(tbody, cells, onClick) {
   tbody.appendChild(tr);
   return tr;
 }
+
+// A row pressed just before a refresh of its list moves it (an order above it
+// changed) is released over another row, and the browser then clicks neither:
+// the row that was pressed is the one the operator meant, so it opens. A press
+// dragged off a row that did not move opens nothing, as a click would not.
+let pressed = null;
+document.addEventListener("pointerdown", (event) => {
+  const tr = event.target.closest("tr.pick");
+  pressed = tr && { tr, top: tr.getBoundingClientRect().top };
+});
+document.addEventListener("pointerup", (event) => {
+  const was = pressed;
+  pressed = null;
+  if (!was || !was.tr.isConnected || event.target.closest("tr.pick") === was.tr) return;
+  if (was.tr.getBoundingClientRect().top !== was.top) was.tr.opens();
+});
 
 // Sets a row's cells to `cells`: a plain value, or `{ text, className }`.
 function fill(tr, cells) {
