@@ -2,7 +2,8 @@
 //! to (only this machine's names, IP addresses, and `--admin-hosts`: a page
 //! that rebinds its own DNS name to the listener is refused), then the
 //! operator whose bearer token it carries, and whether their role allows the
-//! method. Wrong tokens are logged, counted, and limited per client address.
+//! method. Wrong tokens are logged, counted, and limited per client address;
+//! a request without a token is logged and refused, never counted.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -75,7 +76,11 @@ pub async fn require_operator(
     let Some(operator) = state.operators.signed_in(given) else {
         let token_sent = !given.is_empty();
         tracing::warn!(%peer, token_sent, path = request.uri().path(), "operators' API: a wrong or missing token");
-        if let Some(wait) = state.sign_in_failures.failed(peer) {
+        // Only a wrong token counts against the address. A request without one
+        // guesses nothing, and any web page an operator visits can make their
+        // browser send it (a no-cors fetch, which carries no Authorization):
+        // counted, it would lock every operator on that host out.
+        if token_sent && let Some(wait) = state.sign_in_failures.failed(peer) {
             crate::metrics::operator_sign_in_failed("throttled");
             return Err(too_many(wait));
         }
