@@ -28,6 +28,6 @@ pub mod protocol;
 pub mod state;
 pub mod trace;
 
-pub use check::{Finding, Report, check};
+pub use check::{Finding, Report, check, find};
 pub use old_rules::OldRule;
 pub use protocol::{Bounds, Protocol};

@@ -6,7 +6,7 @@ use payonce_model::properties::{
     EVERY_PAYMENT_SETTLES, FAILED_ONLY_IF_NOTHING_CHARGED, LEDGER_AGREES, ONE_APPROVE_WITHOUT_KEYS, PAGE_TRUTHFUL,
     REFUNDED_AS_ASKED, SHOP_TOLD_TRUTHFULLY,
 };
-use payonce_model::{Bounds, OldRule, Protocol, Report, check};
+use payonce_model::{Bounds, OldRule, Protocol, Report, check, find};
 use payonce_rules::settlement::Resending;
 
 const THREADS: usize = 2;
@@ -27,7 +27,10 @@ fn assert_holds(protocol: &Protocol, what: &str) -> Report {
 
 #[test]
 fn every_interleaving_with_two_faults_and_a_worker_per_server_keeps_the_promises() {
-    let report = assert_keeps_its_promises(Bounds { faults: 2, passes: 2, workers: 1, refunds: true, tabs: 1 });
+    // Without the refund, and one recovery pass between two ticks: a third of
+    // the time the refund's bound takes, which scripts/model.sh runs (the
+    // refund's two-fault double key is also the old-rule test below).
+    let report = assert_keeps_its_promises(Bounds { faults: 2, passes: 1, workers: 1, refunds: false, tabs: 1 });
     assert!(report.unique_states > 5_000_000, "the model explores what it says: {}", report.summary());
 }
 
@@ -73,7 +76,7 @@ fn assert_caught(rule: OldRule, property: &'static str, shows: &str) {
 
 fn assert_caught_within(bounds: Bounds, rule: OldRule, property: &'static str, shows: &str) {
     let protocol = Protocol::new(bounds).with_old_rule(rule).only(property);
-    let report = check(&protocol, THREADS);
+    let report = if bounds == SMALL { check(&protocol, THREADS) } else { find(&protocol, THREADS) };
     let finding = report.finding(property);
     let trace = finding.trace.as_deref().unwrap_or_else(|| panic!("{rule:?} was not caught ({})", report.summary()));
     println!("{rule:?} breaks {property:?}:\n{trace}");
