@@ -4,12 +4,18 @@
 # alone (cart.html), which the order server sends for `/`, and a shop's checkout
 # alone (checkout.html), which it sends for `/checkout/{id}`; both prefetch the
 # whole app for the return from the PG window.
+#
+#   scripts/build.sh              the servers and the page
+#   scripts/build.sh --page-only  the page alone (the test command runs the
+#                                 servers its Rust tests were built with)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-say "building the order server, the fake PG and the sample shop"
-cargo build --quiet -p payonce-server -p fake-pg -p payonce-shop
+if [ "${1:-}" != "--page-only" ]; then
+  say "building the order server, the fake PG and the sample shop"
+  cargo build --quiet -p payonce-server -p fake-pg -p payonce-shop
+fi
 
 # Trunk empties its dist folder on every build, so the cart and the checkout are built beside it and copied in.
 trunk_build() {
@@ -18,16 +24,27 @@ trunk_build() {
   # --minify: the CSS and the HTML (600 bytes less of a first load, gzip).
   trunk build --release --offline --minify "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "trunk build failed (log above)"; }
 }
-say "building the page (trunk, release)"
-trunk_build app
 # The cart and the checkout alone are smaller without `--cfg erase_components` (which
 # pays off only for the whole app; see ARCHITECTURE.md), so they are built without it,
 # in a target folder of their own so that neither flags undo the other's build.
-for page in cart checkout; do
-  CARGO_TARGET_DIR="$REPO_ROOT/target/cart" CARGO_ENCODED_RUSTFLAGS="" \
-    trunk_build "$page" --dist "target/trunk-$page" --html-output "$page.html" "$page.html"
-  cp "target/trunk-$page"/* dist/
-done
+cart_and_checkout() {
+  for page in cart checkout; do
+    CARGO_TARGET_DIR="$REPO_ROOT/target/cart" CARGO_ENCODED_RUSTFLAGS="" \
+      trunk_build "$page" --dist "target/trunk-$page" --html-output "$page.html" "$page.html"
+  done
+}
+say "building the page (trunk, release)"
+# The two target folders build side by side: each ends in a link-time
+# optimisation on one core, which the other's build fills.
+trunk_build app &
+app=$!
+cart_and_checkout &
+cart=$!
+app_status=0 cart_status=0
+wait "$app" || app_status=$?
+wait "$cart" || cart_status=$?
+[ "$app_status" -eq 0 ] && [ "$cart_status" -eq 0 ] || die "the page did not build"
+for page in cart checkout; do cp "target/trunk-$page"/* dist/; done
 node scripts/minify-glue.mjs dist
 node scripts/prefetch-app.mjs dist cart.html checkout.html
 node scripts/precompress.mjs dist

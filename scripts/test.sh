@@ -3,7 +3,8 @@
 # Rust test (the order server's integration tests twice, at the same time: on
 # SQLite, and on a throwaway PostgreSQL with the cluster tests), mutates the
 # rules changed since their recorded mutation run, builds the page, runs the
-# browser journeys, and ends with one line: "N passed, N failed" over all suites.
+# browser journeys beside the Rust tests, and ends with one line: "N passed,
+# N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/postgres.sh"
@@ -70,7 +71,11 @@ rust_counts() { # LOG: "passed failed" of one run; a run that ended without a su
 phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
 rust_failed=0
-if cargo nextest run --workspace --no-run 2>&1 | tee "$logs/cargo-build.log"; then
+# The journeys run the order server and the fake PG this build makes for the
+# server's integration tests, and the sample shop built beside them, with the
+# workspace's features: nothing is linked again while the Rust tests run them.
+if cargo nextest run --workspace --no-run 2>&1 | tee "$logs/cargo-build.log" &&
+  cargo build --workspace --bin payonce-shop 2>&1 | tee -a "$logs/cargo-build.log"; then
   built=1
   # nextest does not run doc tests: cargo does, from the same build.
   cargo test --workspace --doc 2>&1 | tee "$logs/cargo-doc-tests.log"
@@ -82,7 +87,10 @@ else
   built=0
 fi
 
-phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign"
+# Every suite waits on real time as much as on the CPU, so they run side by
+# side: the Rust tests in the background, the page's build and the journeys
+# in the foreground. The journeys' demo, with its hard time bounds, runs last.
+phase "the tests, side by side: Rust on SQLite and on PostgreSQL (the order server's integration tests, the cluster tests and a cluster chaos campaign), and the page's build and the browser journeys (Playwright, Chromium)"
 if [ "$built" -eq 1 ]; then
   rust_run sqlite.log sqlite &
   sqlite_run=$!
@@ -96,6 +104,32 @@ if [ "$built" -eq 1 ]; then
     postgres_remove tests
   ) &
   postgres_run=$!
+fi
+
+results="e2e/test-results/results.json"
+rm -f "$results"
+if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only; then
+  # A forgotten test.only would run that journey alone and look like a pass.
+  (cd e2e && npx playwright test --forbid-only)
+  e2e_status=$?
+  if [ -f "$results" ]; then
+    # A journey that did not run (skipped because one it depends on failed, or
+    # marked to skip) is a failure of the run, not a pass nor nothing.
+    read -r e2e_passed e2e_failed < <(node -e '
+      const stats = require(process.argv[1]).stats;
+      console.log(stats.expected + stats.flaky, stats.unexpected + stats.skipped);
+    ' "$REPO_ROOT/$results")
+  else
+    e2e_passed=0 e2e_failed=1
+  fi
+  if [ "$e2e_status" -ne 0 ] && [ "$e2e_failed" -eq 0 ]; then e2e_failed=1; fi
+else
+  e2e_passed=0 e2e_failed=1
+fi
+passed=$((passed + e2e_passed))
+failed=$((failed + e2e_failed))
+
+if [ "$built" -eq 1 ]; then
   wait "$sqlite_run"
   wait "$postgres_run"
   for run in sqlite postgres; do
@@ -126,30 +160,6 @@ read -r mutated_at_target mutated_below < <(
 )
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
-
-phase "browser journeys (Playwright, Chromium)"
-results="e2e/test-results/results.json"
-rm -f "$results"
-if bash scripts/build.sh; then
-  # A forgotten test.only would run that journey alone and look like a pass.
-  (cd e2e && npx playwright test --forbid-only)
-  e2e_status=$?
-  if [ -f "$results" ]; then
-    # A journey that did not run (skipped because one it depends on failed, or
-    # marked to skip) is a failure of the run, not a pass nor nothing.
-    read -r e2e_passed e2e_failed < <(node -e '
-      const stats = require(process.argv[1]).stats;
-      console.log(stats.expected + stats.flaky, stats.unexpected + stats.skipped);
-    ' "$REPO_ROOT/$results")
-  else
-    e2e_passed=0 e2e_failed=1
-  fi
-  if [ "$e2e_status" -ne 0 ] && [ "$e2e_failed" -eq 0 ]; then e2e_failed=1; fi
-else
-  e2e_passed=0 e2e_failed=1
-fi
-passed=$((passed + e2e_passed))
-failed=$((failed + e2e_failed))
 
 phase ""
 echo
