@@ -140,7 +140,9 @@ pub async fn check_order_waiting(order_id: &str, wait_ms: u64, within: Duration)
 /// Asks the server to close an order that never got a confirm, as FAILED. The
 /// answer is the order as stored: closed, or in whatever state its payment is.
 pub async fn abandon(order_id: &str, within: Duration) -> Result<Order, ApiError> {
-    send_within(Call::post(&format!("/api/orders/{}/abandon", segment(order_id))), within).await.map(Serde::into_inner)
+    // `{}` as JSON: the server asks for that content type, which no other site's form can send.
+    let call = Call::post(&format!("/api/orders/{}/abandon", segment(order_id))).json("{}");
+    send_within(call, within).await.map(Serde::into_inner)
 }
 
 pub async fn catalog() -> Result<Vec<Product>, ApiError> {

@@ -31,7 +31,7 @@ pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use event::{Event, EventData, EventList, EventType};
 pub use order::{
-    ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, KakaoPayWindow, LineItem, OperatorCancelRequest, Order,
+    AbandonRequest, ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, KakaoPayWindow, LineItem, OperatorCancelRequest, Order,
     OrderStatus, OrderSummary, Pg, PlacedOrder, RequestedItem, is_order_id_text,
 };
 

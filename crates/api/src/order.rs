@@ -157,6 +157,14 @@ pub struct RequestedItem {
     pub quantity: u32,
 }
 
+/// Body of `POST /api/orders/{order_id}/abandon`: `{}`. It carries nothing;
+/// it is asked for so that the request needs `Content-Type: application/json`,
+/// which a form on another site (a sibling subdomain included) cannot send.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AbandonRequest {}
+
 /// Body of `POST /api/orders`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -277,7 +277,11 @@ impl Io<'_> {
 
     /// Asks the server to close an order that never got a confirm.
     fn abandon(&self, order_id: String) -> Pending<Answered> {
-        let request = self.post(&format!("/api/orders/{order_id}/abandon")).timeout(self.check_timeout);
+        // `{}` as JSON, as the page sends it.
+        let request = self
+            .post(&format!("/api/orders/{order_id}/abandon"))
+            .json(&payonce_api::AbandonRequest::default())
+            .timeout(self.check_timeout);
         Box::pin(async move {
             Answered {
                 event: Event::AbandonReplied { check: check_of(request).await, now: now_ms() },

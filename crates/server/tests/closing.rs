@@ -11,8 +11,36 @@ use serde_json::{Value, json};
 use support::{FakePg, Server, assert_charges_agree};
 
 async fn abandon(server: &Server, client: &reqwest::Client, order_id: &str) -> (StatusCode, Value) {
-    let response = client.post(format!("{}/api/orders/{order_id}/abandon", server.url)).send().await.unwrap();
+    let response =
+        client.post(format!("{}/api/orders/{order_id}/abandon", server.url)).json(&json!({})).send().await.unwrap();
     (response.status(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_close_without_its_json_body_is_refused_and_the_order_stays_open() {
+    let pg = FakePg::start().await;
+    let server = Server::start(&pg.url).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+    let url = format!("{}/api/orders/{order_id}/abandon", server.url);
+
+    // What a form on a sibling subdomain can send with the customer's cookie:
+    // no body, a form's body, or text; and JSON that is not `{}`.
+    let form = server.http.post(&url).header("Content-Type", "application/x-www-form-urlencoded").body("a=1");
+    let text = server.http.post(&url).header("Content-Type", "text/plain").body("{}");
+    let fields = server.http.post(&url).json(&json!({"status": "FAILED"}));
+    for (what, request) in [("no body", server.http.post(&url)), ("a form", form), ("text", text), ("fields", fields)] {
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{what}: {body}");
+        assert!(!body["message"].as_str().unwrap().is_empty(), "{what}: {body}");
+    }
+    assert_eq!(server.order(order_id).await.status, OrderStatus::Created, "still open, still payable");
+    assert_eq!(server.history(order_id).await, Vec::<String>::new());
+
+    let (status, closed) = abandon(&server, &server.http, order_id).await;
+    assert_eq!((status, closed["status"].as_str()), (StatusCode::OK, Some("FAILED")));
 }
 
 #[tokio::test]
@@ -78,7 +106,7 @@ async fn a_confirm_and_a_close_racing_for_one_order_settle_it_one_way_only() {
         let created = server.create_order().await;
         let order_id = created.order.order_id.clone();
         let confirm = server.confirm_request(&created.order, &format!("key-race-{round}")).send();
-        let close = server.http.post(format!("{}/api/orders/{order_id}/abandon", server.url)).send();
+        let close = server.http.post(format!("{}/api/orders/{order_id}/abandon", server.url)).json(&json!({})).send();
         let (confirmed, closed) = tokio::join!(confirm, close);
         let closed: Order = closed.unwrap().json().await.unwrap();
         let confirmed: Value = confirmed.unwrap().json().await.unwrap();

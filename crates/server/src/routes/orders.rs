@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
-use payonce_api::{ApiErrorBody, CreateOrderRequest, CreatedOrder, Order};
+use payonce_api::{AbandonRequest, ApiErrorBody, CreateOrderRequest, CreatedOrder, Order};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -129,12 +129,20 @@ mod tests {
     path = "/orders/{order_id}/abandon",
     tag = "orders",
     params(("order_id" = String, Path, description = "The order")),
-    responses((status = 200, body = Order), (status = 404, body = ApiErrorBody), (status = 429, body = ApiErrorBody))
+    request_body = AbandonRequest,
+    responses(
+        (status = 200, body = Order),
+        (status = 400, description = "INVALID_REQUEST: not `{}` sent as application/json", body = ApiErrorBody),
+        (status = 404, body = ApiErrorBody),
+        (status = 429, body = ApiErrorBody),
+    )
 )]
 async fn orders_abandon(
     State(state): State<AppState>,
     customer: Customer,
     OrderIdPath(order_id): OrderIdPath,
+    // Nothing in it is read: see `AbandonRequest`.
+    Json(AbandonRequest {}): Json<AbandonRequest>,
 ) -> Result<Json<Order>, AppError> {
     Ok(Json(abandon(&state, &customer, &order_id).await?))
 }
