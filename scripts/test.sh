@@ -2,8 +2,8 @@
 # Sets up what is missing, builds the book and checks its links, runs every
 # Rust test (the order server's integration tests twice, at the same time: on
 # SQLite, and on a throwaway PostgreSQL with the cluster tests), mutates the
-# rules changed since their recorded mutation run, builds the page, runs the
-# browser journeys beside the Rust tests, and ends with one line: "N passed,
+# rules changed since their recorded mutation run, builds the page (beside the
+# Rust tests), runs the browser journeys, and ends with one line: "N passed,
 # N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -87,10 +87,13 @@ else
   built=0
 fi
 
-# Every suite waits on real time as much as on the CPU, so they run side by
-# side: the Rust tests in the background, the page's build and the journeys
-# in the foreground. The journeys' demo, with its hard time bounds, runs last.
-phase "the tests, side by side: Rust on SQLite and on PostgreSQL (the order server's integration tests, the cluster tests and a cluster chaos campaign), and the page's build and the browser journeys (Playwright, Chromium)"
+phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign; beside them, at the lowest priority, the page's build"
+# The page's build takes only the CPU the Rust tests leave: the chaos campaign
+# and the flash sale measure a load they make themselves, and a build, or the
+# journeys, at the same priority take their CPU away (then fewer customers
+# could order, and the flash sale's checks wait).
+nice -n 19 bash scripts/build.sh --page-only >"$logs/page-build.log" 2>&1 &
+page_build=$!
 if [ "$built" -eq 1 ]; then
   rust_run sqlite.log sqlite &
   sqlite_run=$!
@@ -104,32 +107,6 @@ if [ "$built" -eq 1 ]; then
     postgres_remove tests
   ) &
   postgres_run=$!
-fi
-
-results="e2e/test-results/results.json"
-rm -f "$results"
-if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only; then
-  # A forgotten test.only would run that journey alone and look like a pass.
-  (cd e2e && npx playwright test --forbid-only)
-  e2e_status=$?
-  if [ -f "$results" ]; then
-    # A journey that did not run (skipped because one it depends on failed, or
-    # marked to skip) is a failure of the run, not a pass nor nothing.
-    read -r e2e_passed e2e_failed < <(node -e '
-      const stats = require(process.argv[1]).stats;
-      console.log(stats.expected + stats.flaky, stats.unexpected + stats.skipped);
-    ' "$REPO_ROOT/$results")
-  else
-    e2e_passed=0 e2e_failed=1
-  fi
-  if [ "$e2e_status" -ne 0 ] && [ "$e2e_failed" -eq 0 ]; then e2e_failed=1; fi
-else
-  e2e_passed=0 e2e_failed=1
-fi
-passed=$((passed + e2e_passed))
-failed=$((failed + e2e_failed))
-
-if [ "$built" -eq 1 ]; then
   wait "$sqlite_run"
   wait "$postgres_run"
   for run in sqlite postgres; do
@@ -160,6 +137,33 @@ read -r mutated_at_target mutated_below < <(
 )
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
+
+phase "the rest of the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
+results="e2e/test-results/results.json"
+rm -f "$results"
+page_built=1
+wait "$page_build" || page_built=0
+cat "$logs/page-build.log"
+if [ "$built" -eq 1 ] && [ "$page_built" -eq 1 ]; then
+  # A forgotten test.only would run that journey alone and look like a pass.
+  (cd e2e && npx playwright test --forbid-only)
+  e2e_status=$?
+  if [ -f "$results" ]; then
+    # A journey that did not run (skipped because one it depends on failed, or
+    # marked to skip) is a failure of the run, not a pass nor nothing.
+    read -r e2e_passed e2e_failed < <(node -e '
+      const stats = require(process.argv[1]).stats;
+      console.log(stats.expected + stats.flaky, stats.unexpected + stats.skipped);
+    ' "$REPO_ROOT/$results")
+  else
+    e2e_passed=0 e2e_failed=1
+  fi
+  if [ "$e2e_status" -ne 0 ] && [ "$e2e_failed" -eq 0 ]; then e2e_failed=1; fi
+else
+  e2e_passed=0 e2e_failed=1
+fi
+passed=$((passed + e2e_passed))
+failed=$((failed + e2e_failed))
 
 phase ""
 echo
