@@ -33,7 +33,11 @@ async fn a_close_without_its_json_body_is_refused_and_the_order_stays_open() {
         let response = request.send().await.unwrap();
         let status = response.status();
         let body: Value = response.json().await.unwrap();
-        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{what}: {body}");
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")),
+            "{what}: {body}"
+        );
         assert!(!body["message"].as_str().unwrap().is_empty(), "{what}: {body}");
     }
     assert_eq!(server.order(order_id).await.status, OrderStatus::Created, "still open, still payable");
