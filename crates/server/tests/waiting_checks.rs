@@ -19,7 +19,8 @@ async fn check(server: &Server, order_id: &str, wait: &str) -> (StatusCode, Valu
 }
 
 async fn close(server: &Server, order_id: &str) {
-    let response = server.http.post(format!("{}/api/orders/{order_id}/abandon", server.url)).send().await.unwrap();
+    let url = format!("{}/api/orders/{order_id}/abandon", server.url);
+    let response = server.http.post(url).json(&serde_json::json!({})).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
 
