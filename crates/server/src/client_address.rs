@@ -5,13 +5,14 @@
 //! own proxies, to the first address the shop does not run: everything left of
 //! that was written by the client and proves nothing. Without a trusted proxy
 //! configured, the header is never read, so a client cannot choose its own
-//! rate-limit bucket by sending one.
+//! rate-limit bucket by sending one. An IPv6 client is its /64 (a host is
+//! given a whole one), or the prefix `--ipv6-client-prefix` says.
 //!
 //! `axum-client-ip` was weighed: it takes the header from whatever peer sends
 //! it (trust is all or nothing, by deployment), while here trust belongs to the
 //! peer's address, which is what stops a forged header from an untrusted peer.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, FromRequestParts, Request};
@@ -75,8 +76,9 @@ impl TrustedProxies {
             .collect();
         let mut nearest = canonical(peer);
         for hop in hops.iter().rev() {
-            let Ok(address) = hop.parse::<IpAddr>() else {
-                // Garbled past this point: the nearest address a trusted proxy vouched for.
+            let Some(address) = hop_address(hop) else {
+                // Garbled past this point (or `unknown`: a proxy that hides its
+                // client): the nearest address a trusted proxy vouched for.
                 return nearest;
             };
             nearest = canonical(address);
@@ -85,6 +87,27 @@ impl TrustedProxies {
             }
         }
         nearest
+    }
+}
+
+/// The address of one `X-Forwarded-For` entry, as proxies write them: bare
+/// (`203.0.113.9`, `2001:db8::1`), with the client's port (`203.0.113.9:41234`,
+/// `[2001:db8::1]:41234`), or bracketed (`[2001:db8::1]`).
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    hop.parse::<IpAddr>()
+        .ok()
+        .or_else(|| hop.parse::<SocketAddr>().ok().map(|address| address.ip()))
+        .or_else(|| hop.strip_prefix('[')?.strip_suffix(']')?.parse::<Ipv6Addr>().ok().map(IpAddr::V6))
+}
+
+/// What one client is, for the limits: an IPv4 address, or the network of
+/// `ipv6_prefix` bits an IPv6 address is in (its first address stands for it).
+pub fn network_of(address: IpAddr, ipv6_prefix: u8) -> IpAddr {
+    match canonical(address) {
+        IpAddr::V6(address) => {
+            IpAddr::V6(ipnet::Ipv6Net::new(address, ipv6_prefix).map_or(address, |network| network.network()))
+        }
+        v4 => v4,
     }
 }
 
@@ -102,14 +125,15 @@ pub fn parse_network(value: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{value:?} is neither an IP address nor a network such as 10.0.0.0/8"))
 }
 
-/// Middleware: puts the request's [`ClientIp`] in its extensions. Requests
-/// served without a peer (in-process tests) are all one unspecified client.
-pub async fn identify(trusted: TrustedProxies, mut request: Request, next: Next) -> Response {
+/// Middleware: puts the request's [`ClientIp`] in its extensions: the client's
+/// IPv4 address, or its IPv6 network of `ipv6_prefix` bits. Requests served
+/// without a peer (in-process tests) are all one unspecified client.
+pub async fn identify(trusted: TrustedProxies, ipv6_prefix: u8, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(peer)| peer.ip());
-    let client = trusted.client(peer, request.headers());
+    let client = network_of(trusted.client(peer, request.headers()), ipv6_prefix);
     request.extensions_mut().insert(ClientIp(client));
     next.run(request).await
 }
@@ -175,6 +199,25 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_with_the_clients_port_or_in_brackets_is_its_address() {
+        for (entry, client) in [
+            ("203.0.113.9:41234", "203.0.113.9"),
+            ("[2001:db8::1]:41234", "2001:db8::1"),
+            ("[2001:db8::1]", "2001:db8::1"),
+            ("[::ffff:203.0.113.9]:443", "203.0.113.9"),
+        ] {
+            assert_eq!(haproxy().client(ip("127.0.0.1"), &forwarded(&[entry])), ip(client), "{entry}");
+        }
+        // A client's own entry with a port is still skipped when a proxy appended another.
+        let headers = forwarded(&["192.0.2.1:80, 203.0.113.9:41234, 10.1.2.3:5000"]);
+        assert_eq!(haproxy().client(ip("127.0.0.1"), &headers), ip("203.0.113.9"));
+        // `unknown`, or a port without an address, says nothing of the client.
+        for entry in ["unknown", "[unknown]:80", ":80", "203.0.113.9:port", "[203.0.113.9]"] {
+            assert_eq!(haproxy().client(ip("127.0.0.1"), &forwarded(&[entry])), ip("127.0.0.1"), "{entry}");
+        }
+    }
+
+    #[test]
     fn a_trusted_peer_without_the_header_is_its_own_client() {
         assert_eq!(haproxy().client(ip("127.0.0.1"), &HeaderMap::new()), ip("127.0.0.1"));
     }
@@ -182,6 +225,17 @@ mod tests {
     #[test]
     fn ipv4_mapped_addresses_are_their_ipv4_client() {
         assert_eq!(haproxy().client(ip("::ffff:127.0.0.1"), &forwarded(&["::ffff:203.0.113.9"])), ip("203.0.113.9"));
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_network_and_an_ipv4_client_its_address() {
+        assert_eq!(network_of(ip("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), 64), ip("2001:db8:1:2::"));
+        assert_eq!(network_of(ip("2001:db8:1:2::9"), 64), network_of(ip("2001:db8:1:2:ffff::1"), 64));
+        assert_ne!(network_of(ip("2001:db8:1:2::9"), 64), network_of(ip("2001:db8:1:3::9"), 64));
+        assert_eq!(network_of(ip("2001:db8:1:3::9"), 48), ip("2001:db8:1::"));
+        assert_eq!(network_of(ip("2001:db8:1:3::9"), 128), ip("2001:db8:1:3::9"));
+        assert_eq!(network_of(ip("203.0.113.9"), 64), ip("203.0.113.9"));
+        assert_eq!(network_of(ip("::ffff:203.0.113.9"), 64), ip("203.0.113.9"), "IPv4 over IPv6 is its IPv4 client");
     }
 
     #[test]

@@ -190,3 +190,28 @@ async fn without_trusted_proxies_every_client_behind_the_balancer_is_the_balance
     // What the flag is for: without it the header is ignored, and haproxy's one address shares one bucket.
     assert_eq!(served(&first) + served(&second), 5, "{first:?} {second:?}");
 }
+
+/// One host is routinely given a whole IPv6 /64: every address in it is one
+/// client, so new addresses do not make new buckets. Sent by a trusted proxy
+/// (the test, from the balancer's address) naming each client.
+#[tokio::test]
+async fn every_address_of_one_ipv6_64_is_one_client_and_other_networks_are_others() {
+    let pg = FakePg::start().await;
+    let server = server_behind_haproxy(&pg).await;
+    let proxy = client_from("127.0.0.1");
+
+    let one_host = eight_reads(&proxy, &server.url, |n| Some(format!("2001:db8:1:2::{}", n + 1))).await;
+    assert_eq!(served(&one_host), 5, "eight addresses of one /64 share its burst: {one_host:?}");
+    let other_hosts = eight_reads(&proxy, &server.url, |n| Some(format!("2001:db8:2:{}::1", n + 1))).await;
+    assert_eq!(served(&other_hosts), 8, "each /64 has a bucket of its own: {other_hosts:?}");
+
+    // A shop whose clients are sites (a /48 each) says so.
+    let server = Server::start_with(&pg.url, |config| {
+        config.rate_limit_address_reads = 20;
+        config.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+        config.ipv6_client_prefix = 48;
+    })
+    .await;
+    let one_site = eight_reads(&proxy, &server.url, |n| Some(format!("2001:db8:3:{}::1", n + 1))).await;
+    assert_eq!(served(&one_site), 5, "eight /64s of one /48: {one_site:?}");
+}

@@ -54,6 +54,12 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::client_address::parse_network)]
     pub trusted_proxies: Vec<ipnet::IpNet>,
 
+    /// How much of an IPv6 address is one client, for every per-client limit:
+    /// a host is routinely given a whole /64 (a site a /56 or a /48), and
+    /// counted address by address it would have a bucket for each.
+    #[arg(long, env = "PAYONCE_IPV6_CLIENT_PREFIX", default_value_t = 64, value_parser = clap::value_parser!(u8).range(32..=128))]
+    pub ipv6_client_prefix: u8,
+
     /// PG webhook events the shop takes per minute, all senders together (Toss
     /// sends every shop's events from a few addresses, so they are kept apart
     /// from customers' limits); over it, 429 and the PG sends the event again
@@ -85,6 +91,11 @@ pub struct ServerConfig {
     /// one server, or a `postgres://` URL for several servers sharing it.
     #[arg(long, env = "PAYONCE_DB", default_value = "payonce.db", hide_env_values = true)]
     pub db: DbLocation,
+
+    /// A file holding `--db` (one line), read at start-up: a `postgres://` URL's
+    /// password in a flag shows in `ps`, one in a file does not.
+    #[arg(long, env = "PAYONCE_DB_URL_FILE", conflicts_with = "db")]
+    pub db_url_file: Option<PathBuf>,
 
     /// Most database connections open at once. A confirm never holds one while
     /// it waits for the PG, so a small pool serves many payments in flight.

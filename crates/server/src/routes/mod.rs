@@ -116,10 +116,11 @@ pub fn router(state: AppState) -> Router {
     let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref(), &sdk_origins);
     let hsts = security::hsts(&state.config.public_base_url());
     let trusted_proxies = TrustedProxies::new(state.config.trusted_proxies.iter().copied());
+    let ipv6_prefix = state.config.ipv6_client_prefix;
     app.with_state(state)
         // Around every route: each limit and handler sees the real client.
         .layer(middleware::from_fn(move |request, next| {
-            crate::client_address::identify(trusted_proxies.clone(), request, next)
+            crate::client_address::identify(trusted_proxies.clone(), ipv6_prefix, request, next)
         }))
         .layer(option_layer(hsts))
         .layer(CompressionLayer::new())

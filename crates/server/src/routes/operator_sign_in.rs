@@ -65,7 +65,8 @@ pub async fn require_operator(
     if state.operators.is_empty() {
         return Err(AppError::OperatorApiOff.into_response());
     }
-    let peer = peer(&request);
+    // An IPv6 guesser is its whole network, as a customer is.
+    let peer = crate::client_address::network_of(peer(&request), state.config.ipv6_client_prefix);
     // Past its failures an address is refused before its token is looked at:
     // a guesser learns nothing, however many it sends.
     if let Some(wait) = state.sign_in_failures.refused(peer) {
