@@ -1,6 +1,6 @@
-//! What is given as files: the PG's keys, the operators' token and file, the
-//! keys that sign customers' cookies, the shops and the catalog, read into
-//! their settings.
+//! What is given as files: the PG's keys, the database's URL, the operators'
+//! token and file, the keys that sign customers' cookies, the shops and the
+//! catalog, read into their settings.
 
 use secrecy::{ExposeSecret, SecretString};
 
@@ -19,6 +19,12 @@ impl ServerConfig {
         }
         if let Some(path) = &self.kakaopay_secret_key_file {
             self.kakaopay_secret_key = read_secret("kakaopay-secret-key-file", path)?;
+        }
+        if let Some(path) = &self.db_url_file {
+            let url = read_secret("db-url-file", path)?;
+            self.db = url.expose_secret().parse().map_err(|error: crate::db::DbLocationError| {
+                ConfigError::SecretFile { flag: "db-url-file", path: path.clone(), reason: error.to_string() }
+            })?;
         }
         if let Some(path) = &self.admin_token_file {
             self.admin_token = Some(read_secret("admin-token-file", path)?);

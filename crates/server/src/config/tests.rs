@@ -315,6 +315,26 @@ fn customer_cookie_keys_come_from_files_of_at_least_32_characters() {
 }
 
 #[test]
+fn the_database_url_is_read_from_its_file_and_never_shown_with_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db-url");
+    std::fs::write(&file, "postgres://payonce:s3cret@db.internal:5432/shop\n").unwrap();
+    let mut config = ServerConfig::parse_from(["payonce-server", "--db-url-file", file.to_str().unwrap()]);
+    config.read_secret_files().unwrap();
+    assert_eq!(config.db.engine(), crate::db::Engine::Postgres);
+    assert_eq!(config.db.url(), "postgres://payonce:s3cret@db.internal:5432/shop");
+    assert_eq!(config.db.to_string(), "postgres://payonce:***@db.internal:5432/shop");
+
+    let both = ["payonce-server", "--db", "other.db", "--db-url-file", file.to_str().unwrap()];
+    assert!(ServerConfig::try_parse_from(both).is_err(), "--db and --db-url-file together");
+    std::fs::write(&file, "mysql://payonce:s3cret@db.internal/shop\n").unwrap();
+    let mut config = ServerConfig::parse_from(["payonce-server", "--db-url-file", file.to_str().unwrap()]);
+    let error = config.read_secret_files().unwrap_err();
+    assert!(matches!(&error, ConfigError::SecretFile { flag: "db-url-file", .. }), "{error}");
+    assert!(!error.to_string().contains("s3cret"), "the password is never shown: {error}");
+}
+
+#[test]
 fn a_missing_or_empty_secret_file_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
