@@ -101,11 +101,21 @@ for package in $(for module in "${modules[@]}"; do echo "${crate[$module]}"; don
     for pattern in ${files[$module]}; do args+=(--file "$pattern"); done
   done
   say "mutating $package (${args[*]})"
+  # An earlier run's results must never stand for this one's.
+  rm -rf "$out/$package/mutants.out" "$out/$package/mutants.out.old"
   cargo mutants --package "$package" "${args[@]}" --output "$out/$package" \
     --cargo-test-arg=--lib >"$out/$package.log" 2>&1
-  # cargo-mutants exits non-zero when a mutant is missed: the report below says which.
-  # A mutant that makes the tests hang past cargo-mutants' timeout (a multiple of the
-  # unmutated run's time) is counted as caught: the tests did not pass.
+  exit_status=$?
+  # 0: every mutant caught; 2: some missed; 3: some made the tests hang (the
+  # report below counts each). Anything else (the unmutated tests failing, a
+  # usage or internal error) means the run did not finish: it has no results.
+  case "$exit_status" in
+    0 | 2 | 3) ;;
+    *)
+      echo "cargo mutants --package $package ended with exit status $exit_status: no results (see $out/$package.log)"
+      rm -rf "$out/$package/mutants.out"
+      ;;
+  esac
 done
 
 # A mutant's name without its line and column, which move with every edit.
@@ -124,17 +134,21 @@ for module in "${modules[@]}"; do
   fi
   # The module's files, as a pattern over the report's paths.
   pattern="^($(echo "${files[$module]}" | sed -E 's/\./\\./g; s/\*/[^\/]*/g; s/ +/|/g')):"
-  caught=$(names "$dir/caught.txt" "$dir/timeout.txt" | grep -cE "$pattern")
+  caught=$(names "$dir/caught.txt" | grep -cE "$pattern")
   unviable=$(names "$dir/unviable.txt" | grep -cE "$pattern")
-  missed_all=$(names "$dir/missed.txt" | grep -E "$pattern")
-  listed=$(grep -v '^#' "$accepted" 2>/dev/null | sed -E 's/ +#.*$//' | grep -v '^$' || true)
-  missed=$(grep -vxF -f <(printf '%s\n' "$listed") <<<"$missed_all" | grep -c . || true)
-  accepted_count=$(grep -xF -f <(printf '%s\n' "$listed") <<<"$missed_all" | grep -c . || true)
+  # A mutant that makes the tests hang past cargo-mutants' timeout is not
+  # caught: no test said it was wrong. It is missed, unless accepted.
+  missed_all=$(names "$dir/missed.txt" "$dir/timeout.txt" | grep -E "$pattern" | sort)
+  listed=$(grep -v '^#' "$accepted" 2>/dev/null | sed -E 's/ +#.*$//' | grep -v '^$' | sort || true)
+  # Each accepted line accepts one mutant: two identical mutants in one
+  # function (their names differ only by line) need two lines.
+  missed=$(comm -23 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | grep -c . || true)
+  accepted_count=$(comm -12 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | grep -c . || true)
   tested=$((caught + missed + accepted_count))
   share=$(awk -v c="$caught" -v t="$tested" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')
   printf '%-12s %7d %7d %9d %9d %8s%%\n' "$module" "$caught" "$missed" "$accepted_count" "$unviable" "$share"
   if [ "$missed" -gt 0 ] || [ "$tested" -eq 0 ]; then
-    grep -vxF -f <(printf '%s\n' "$listed") <<<"$missed_all" | grep . | sed 's/^/    missed: /'
+    comm -23 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | sed 's/^/    missed: /'
     status=1 below=$((below + 1))
   else
     # Clean: this is the module's recorded run now.
