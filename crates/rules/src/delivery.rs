@@ -137,6 +137,8 @@ mod tests {
         while let Next::Retry(wait) = after_send(Answer::None, sends - 1, elapsed, &pacing(), &mut rng) {
             elapsed += wait;
             sends += 1;
+            // A rule that never gives up, or never waits, fails here instead of hanging.
+            assert!(sends <= 1_000, "still sending after {sends} sends, {elapsed:?} into the window");
         }
         assert!((60..=150).contains(&sends), "{sends} sends over {elapsed:?}");
         assert!(elapsed <= pacing().window && elapsed > pacing().window - HOUR);
