@@ -4,7 +4,7 @@
 //! An operator's request is written to the audit log in the same transaction.
 
 use payonce_api::{OrderStatus, Pg};
-use sqlx::FromRow;
+use sqlx::{AnyConnection, FromRow};
 
 use super::history::Actor;
 use super::status::{Lease, Writer};
@@ -319,12 +319,37 @@ impl Db {
         last_pg_answer: &str,
         actor: Actor,
     ) -> Result<Option<OrderStatus>, sqlx::Error> {
+        // In the ordered writes (`Db::write`), as every status change is: the
+        // cancel's PG call, queued when the PG answered, is then committed with
+        // this change or before it, never after a reader could see the refund.
+        let db = self.clone();
+        let (refund_row, outcome, answer) = (refund.clone(), outcome.clone(), last_pg_answer.to_owned());
+        let settled = self
+            .write(Box::new(move |transaction| {
+                let (db, refund, outcome, answer) = (db.clone(), refund_row.clone(), outcome.clone(), answer.clone());
+                Box::pin(async move { db.settle_refund_in(transaction, &refund, &outcome, &answer, actor).await })
+            }))
+            .await?;
+        if settled.is_some() {
+            self.changes.notify(&refund.order_id);
+        }
+        Ok(settled)
+    }
+
+    /// `settle_refund`'s writes, in `transaction`.
+    async fn settle_refund_in(
+        &self,
+        transaction: &mut AnyConnection,
+        refund: &Refund,
+        outcome: &RefundOutcome,
+        last_pg_answer: &str,
+        actor: Actor,
+    ) -> Result<Option<OrderStatus>, sqlx::Error> {
         let now = now_ms();
         let (status, failure_code) = match outcome {
             RefundOutcome::Done { .. } => (RefundStatus::Done, None),
             RefundOutcome::Refused { code } => (RefundStatus::Failed, Some(code.as_str())),
         };
-        let mut transaction = self.writer.begin().await?;
         let settled = sqlx::query(
             "UPDATE refunds SET status = $1, failure_code = $2, last_pg_answer = $3, lease_until_ms = 0, \
              updated_at_ms = $4 WHERE refund_id = $5 AND status = 'REQUESTED'",
@@ -351,7 +376,7 @@ impl Db {
         let from = OrderStatus::CancelRequested;
         let moved = self
             .write_status(
-                &mut transaction,
+                transaction,
                 order_id,
                 from,
                 &transition,
@@ -366,8 +391,6 @@ impl Db {
                 refund.refund_id, refund.order_id
             )));
         };
-        transaction.commit().await?;
-        self.changes.notify(&refund.order_id);
         Ok(Some(to))
     }
 
