@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use support::{FakePg, Server, assert_charges_agree};
 
 async fn abandon(server: &Server, client: &reqwest::Client, order_id: &str) -> (StatusCode, Value) {
-    let response =
-        client.post(format!("{}/api/orders/{order_id}/abandon", server.url)).json(&json!({})).send().await.unwrap();
+    let response = server.close_request(client, order_id).send().await.unwrap();
     (response.status(), response.json().await.unwrap())
 }
 
@@ -110,7 +109,7 @@ async fn a_confirm_and_a_close_racing_for_one_order_settle_it_one_way_only() {
         let created = server.create_order().await;
         let order_id = created.order.order_id.clone();
         let confirm = server.confirm_request(&created.order, &format!("key-race-{round}")).send();
-        let close = server.http.post(format!("{}/api/orders/{order_id}/abandon", server.url)).json(&json!({})).send();
+        let close = server.close_request(&server.http, &order_id).send();
         let (confirmed, closed) = tokio::join!(confirm, close);
         let closed: Order = closed.unwrap().json().await.unwrap();
         let confirmed: Value = confirmed.unwrap().json().await.unwrap();

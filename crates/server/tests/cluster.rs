@@ -305,8 +305,7 @@ async fn a_check_waiting_on_one_server_is_answered_when_another_server_settles_i
                 .then_some(())
         })
         .await;
-        let url = format!("{}/api/orders/{}/abandon", first.url, order.order_id);
-        let closed = first.http.post(url).json(&serde_json::json!({})).send().await;
+        let closed = first.close_request(&first.http, &order.order_id).send().await;
         assert_eq!(closed.unwrap().status(), StatusCode::OK);
         Instant::now()
     };

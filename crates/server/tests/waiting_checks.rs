@@ -19,8 +19,7 @@ async fn check(server: &Server, order_id: &str, wait: &str) -> (StatusCode, Valu
 }
 
 async fn close(server: &Server, order_id: &str) {
-    let url = format!("{}/api/orders/{order_id}/abandon", server.url);
-    let response = server.http.post(url).json(&serde_json::json!({})).send().await.unwrap();
+    let response = server.close_request(&server.http, order_id).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
 

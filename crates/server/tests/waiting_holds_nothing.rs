@@ -50,8 +50,7 @@ async fn waiting_checks_hold_no_connection_and_end_when_the_server_stops() {
     // While they wait, the one connection serves a new order and closes the watched one.
     let other = server.create_order().await.order;
     assert_eq!(server.order(&other.order_id).await.order_id, other.order_id);
-    let url = format!("{}/api/orders/{}/abandon", server.url, watched.order_id);
-    let closed = server.http.post(url).json(&serde_json::json!({})).send().await;
+    let closed = server.close_request(&server.http, &watched.order_id).send().await;
     assert_eq!(closed.unwrap().status(), StatusCode::OK);
     for check in checks {
         let (status, body) = check.await.unwrap();

@@ -320,6 +320,11 @@ impl Server {
         response.json().await.unwrap()
     }
 
+    /// The page's close of an order that never got a confirm: `{}` as JSON, by `client`.
+    pub fn close_request(&self, client: &reqwest::Client, order_id: &str) -> reqwest::RequestBuilder {
+        client.post(format!("{}/api/orders/{order_id}/abandon", self.url)).json(&json!({}))
+    }
+
     pub fn confirm_request(&self, order: &Order, idempotency_key: &str) -> reqwest::RequestBuilder {
         self.confirm_with_key(order, &payment_key_for(order), idempotency_key)
     }
