@@ -142,13 +142,14 @@ for module in "${modules[@]}"; do
   listed=$(grep -v '^#' "$accepted" 2>/dev/null | sed -E 's/ +#.*$//' | grep -v '^$' | sort || true)
   # Each accepted line accepts one mutant: two identical mutants in one
   # function (their names differ only by line) need two lines.
-  missed=$(comm -23 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | grep -c . || true)
-  accepted_count=$(comm -12 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | grep -c . || true)
+  not_accepted=$(comm -23 <(grep . <<<"$missed_all") <(grep . <<<"$listed"))
+  missed=$(grep -c . <<<"$not_accepted" || true)
+  accepted_count=$(comm -12 <(grep . <<<"$missed_all") <(grep . <<<"$listed") | grep -c . || true)
   tested=$((caught + missed + accepted_count))
   share=$(awk -v c="$caught" -v t="$tested" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')
   printf '%-12s %7d %7d %9d %9d %8s%%\n' "$module" "$caught" "$missed" "$accepted_count" "$unviable" "$share"
   if [ "$missed" -gt 0 ] || [ "$tested" -eq 0 ]; then
-    comm -23 <(printf '%s\n' "$missed_all" | grep .) <(printf '%s\n' "$listed" | grep .) | sed 's/^/    missed: /'
+    [ -z "$not_accepted" ] || sed 's/^/    missed: /' <<<"$not_accepted"
     status=1 below=$((below + 1))
   else
     # Clean: this is the module's recorded run now.

@@ -24,7 +24,7 @@ async fn own_database() -> (OwnPostgres, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs PostgreSQL: PAYONCE_TEST_DATABASE_URL (scripts/test.sh sets it)"]
+#[ignore = "needs PostgreSQL installed: the test command's PostgreSQL run (scripts/test.sh)"]
 async fn a_cluster_campaign_keeps_one_limit_never_asks_twice_at_once_and_agrees_with_the_ledger() {
     // Removed when dropped: at the end, and when the campaign fails.
     let (postgres, db) = own_database().await;
