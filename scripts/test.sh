@@ -2,9 +2,8 @@
 # Sets up what is missing, builds the book and checks its links, runs every
 # Rust test (the order server's integration tests twice, at the same time: on
 # SQLite, and on a throwaway PostgreSQL with the cluster tests), mutates the
-# rules changed since their recorded mutation run, builds the page (beside the
-# Rust tests), runs the browser journeys, and ends with one line: "N passed,
-# N failed" over all suites.
+# rules changed since their recorded mutation run, builds the page, runs the
+# browser journeys, and ends with one line: "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/postgres.sh"
@@ -87,13 +86,10 @@ else
   built=0
 fi
 
-phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign; beside them, at the lowest priority, the page's build"
-# The page's build takes only the CPU the Rust tests leave: the chaos campaign
-# and the flash sale measure a load they make themselves, and a build, or the
-# journeys, at the same priority take their CPU away (then fewer customers
-# could order, and the flash sale's checks wait).
-nice -n 19 bash scripts/build.sh --page-only >"$logs/page-build.log" 2>&1 &
-page_build=$!
+# Nothing runs beside the Rust tests: the chaos campaign and the flash sale
+# measure a load they make themselves, and a page build beside them, even at
+# the lowest priority, took enough CPU for the flash sale's checks to wait.
+phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign"
 if [ "$built" -eq 1 ]; then
   rust_run sqlite.log sqlite &
   sqlite_run=$!
@@ -138,13 +134,10 @@ read -r mutated_at_target mutated_below < <(
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
 
-phase "the rest of the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
+phase "the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
 results="e2e/test-results/results.json"
 rm -f "$results"
-page_built=1
-wait "$page_build" || page_built=0
-cat "$logs/page-build.log"
-if [ "$built" -eq 1 ] && [ "$page_built" -eq 1 ]; then
+if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only; then
   # A forgotten test.only would run that journey alone and look like a pass.
   (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?
