@@ -1,6 +1,6 @@
 //! The admin API over real HTTP, and shutting the server down.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! be canceled, idempotency, Toss's one-cancel-a-second rule, callers that
 //! hang up, and faults.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The confirm endpoint over real HTTP: approval, idempotency, callers that
 //! hang up, the contract limit, and every way a request is refused.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Injected faults over real HTTP: what the caller sees, what was charged,
 //! and what a retry with the same idempotency key gets.
 
-mod common;
+use crate::common;
 
 use common::{Pg, body, causes, error_code, fast_config, is_connection_reset, start};
 use fake_pg::Payment;

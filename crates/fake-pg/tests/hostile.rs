@@ -4,7 +4,7 @@
 //! never 5xx: the API and admin ones as Toss's `{code, message}`, the window's
 //! as a readable page; and a refused request leaves the payments as they were.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

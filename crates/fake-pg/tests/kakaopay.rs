@@ -2,7 +2,7 @@
 //! order and cancel, as a shop's server and a browser would see them, with
 //! the same latency, faults and counters as the Toss face.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

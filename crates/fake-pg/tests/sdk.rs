@@ -3,7 +3,7 @@
 //! the window's language. The SDK's own checks in the page run in Chromium
 //! (the browser journeys).
 
-mod common;
+use crate::common;
 
 use common::{SHOP, fast_config, start};
 use fake_pg::DEFAULT_CLIENT_KEY;

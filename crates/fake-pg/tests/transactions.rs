@@ -1,7 +1,7 @@
 //! The transaction listing and direct charges over real HTTP: every approval
 //! and cancel is a transaction, listed by date a page at a time.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

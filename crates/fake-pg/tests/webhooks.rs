@@ -3,7 +3,7 @@
 //! fails gets it again on Toss's schedule (time-scaled), and never more than
 //! seven resends.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,7 @@
 //! The payment window over real HTTP: each scenario from the button press to
 //! the confirm's outcome, as a browser and the shop's server would see it.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

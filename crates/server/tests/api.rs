@@ -1,6 +1,6 @@
 //! The API's everyday surface: bad input, customers, the page's files, config and metrics.
 
-mod support;
+use crate::support;
 
 use payonce_api::{OrderStatus, Product, ShopConfig};
 use reqwest::StatusCode;

@@ -4,7 +4,7 @@
 //! does not trust changes nothing. Clients get addresses of their own on the
 //! loopback network (127.0.0.2, 127.0.0.3, ...), which all reach 127.0.0.1.
 
-mod support;
+use crate::support;
 
 use std::net::IpAddr;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! charged", and only when it is true. Also the recent-order warning, which
 //! covers every payment still in progress however old.
 
-mod support;
+use crate::support;
 
 use payonce_api::{Order, OrderStatus};
 use payonce_server::db::now_ms;

@@ -5,7 +5,7 @@
 //! SQLite is one server's database, so these run on PostgreSQL only: the test
 //! command's PostgreSQL run includes them (`PAYONCE_TEST_DATABASE_URL`).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! The test stops and starts a PostgreSQL server of its own (scripts/postgres.sh),
 //! so it runs in the test command's PostgreSQL run only.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! closes the connection after taking it; the feed lists the same events; an
 //! event given up is sent again by an operator.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

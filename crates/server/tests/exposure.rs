@@ -3,7 +3,7 @@
 //! the security headers, slow and oversized requests are cut off, and rate
 //! limits answer in the API's own shape.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

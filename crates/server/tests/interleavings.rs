@@ -7,7 +7,7 @@
 //! there too, the breaker's probe deadline in `resilience/breaker.rs`; all of
 //! them in every interleaving by the model.)
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

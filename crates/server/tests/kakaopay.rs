@@ -3,7 +3,7 @@
 //! `pg_token`, and an approve whose answer was lost settled by looking the
 //! payment up, never by approving again.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

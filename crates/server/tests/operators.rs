@@ -4,7 +4,7 @@
 //! POST with nothing changed, wrong tokens throttled per client address, and
 //! the listener answering only to its own host names.
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, Ipv4Addr};
 

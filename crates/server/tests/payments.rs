@@ -1,7 +1,7 @@
 //! Confirms against a real fake PG: each row of the classification table, the
 //! confirm semantics, the concurrency limit, and recovery with the same key.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

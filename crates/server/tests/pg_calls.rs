@@ -2,7 +2,7 @@
 //! `GET /admin/orders/{id}`: against the fake PG over HTTP, one row per call,
 //! oldest first, with who made it, the key it carried and what came back.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

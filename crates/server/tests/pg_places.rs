@@ -2,7 +2,7 @@
 //! on SQLite by default, and on PostgreSQL in the test command's PostgreSQL
 //! run (`PAYONCE_TEST_DATABASE_URL`), so both schemas' migrations are run.
 
-mod support;
+use crate::support;
 
 use std::borrow::Cow;
 

@@ -1,7 +1,7 @@
 //! The `payonce-server` binary as an operator runs it: killed mid-payment, and
 //! refusing a configuration that would report payments wrongly.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

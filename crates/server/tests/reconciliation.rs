@@ -6,7 +6,7 @@
 //! list unsettled orders first, tell an order's story, ask the PG on demand,
 //! and write every action to the audit log.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

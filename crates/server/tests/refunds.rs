@@ -3,7 +3,7 @@
 //! answer the PG refused for now or lost, which go out once all the same.
 //! Every test ends with the PG's ledger agreeing with the server.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

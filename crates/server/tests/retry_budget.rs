@@ -5,7 +5,7 @@
 //!
 //! The server runs as its own process, so the metrics it shows are its own.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

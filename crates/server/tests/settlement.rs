@@ -3,7 +3,7 @@
 //! payments expire, and only a lookup tells what became of a payment. Every
 //! test ends with the order agreeing with the PG's ledger.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! checkout, its customer's browser opens the link and pays, the shop reads
 //! and refunds it; keys, idempotency, expiry and the one-time link hold.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! that would pass the stock is refused before it reaches the PG, and a
 //! failed payment gives its units back.
 
-mod support;
+use crate::support;
 
 use payonce_api::CreatedOrder;
 use payonce_server::catalog::{Catalog, Format};

@@ -3,7 +3,7 @@
 //! stranded PENDING for recovery to find. The confirm request is dropped after
 //! each of its await points in turn, with no recovery running.
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::pin::Pin;

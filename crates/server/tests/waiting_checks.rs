@@ -1,7 +1,7 @@
 //! `GET /api/orders/:id?wait=`: a check that answers the moment its order's
 //! status changes, or when its wait is over, and refuses waits it cannot honour.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! that stops answers them at once. Alone in its test binary: it counts the
 //! waiting checks with a process-wide gauge.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

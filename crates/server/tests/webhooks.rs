@@ -3,7 +3,7 @@
 //! the truth. Recovery here would first look after five minutes, so what
 //! settles these payments within the test's wait is the webhook's lookup.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,5 @@
 //! A fake PG started in-process on a free port, and a client for it.
 
-#![allow(dead_code)] // each test file uses its own part of this
-
 use std::future::Future;
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,4 @@
 //! A real fake PG and a real order server on loopback ports, for one test each.
-#![allow(dead_code)] // each test binary uses its own part of the kit
 
 use std::future::Future;
 use std::time::{Duration, Instant};
