@@ -109,6 +109,17 @@ pub struct SendRow {
     pub outcome: String,
 }
 
+/// An event and one of its sends (none when it was never sent).
+#[derive(FromRow)]
+struct EventAndSend {
+    #[sqlx(flatten)]
+    event: EventRow,
+    send_at_ms: Option<i64>,
+    send_took_ms: Option<i64>,
+    send_http_status: Option<i64>,
+    send_outcome: Option<String>,
+}
+
 const SELECT_EVENT_ROW: &str = "SELECT event_id, shop_id, order_id, sequence, type, created_at_ms, delivery, \
      delivered_at_ms, next_attempt_at_ms, recovery_passes, last_pg_answer FROM shop_events";
 
@@ -420,17 +431,32 @@ impl Db {
         .await
     }
 
-    /// An order's events, oldest first, and every send of each.
+    /// An order's events, oldest first, and every send of each, read by one
+    /// statement: two would each see their own moment on PostgreSQL, and an
+    /// operator could see an event still pending beside the send that
+    /// delivered it (a send and its event's state are written together).
     pub async fn events_of_order(&self, order_id: &str) -> Result<(Vec<EventRow>, Vec<SendRow>), sqlx::Error> {
-        let query = format!("{SELECT_EVENT_ROW} WHERE order_id = $1 ORDER BY sequence");
-        let events = sqlx::query_as(&query).bind(order_id).fetch_all(&self.pool).await?;
-        let sends = sqlx::query_as(
-            "SELECT s.event_id, s.at_ms, s.took_ms, s.http_status, s.outcome FROM shop_event_sends s \
-             JOIN shop_events e ON e.event_id = s.event_id WHERE e.order_id = $1 ORDER BY s.id",
+        let rows: Vec<EventAndSend> = sqlx::query_as(
+            "SELECT e.event_id, e.shop_id, e.order_id, e.sequence, e.type, e.created_at_ms, e.delivery, \
+             e.delivered_at_ms, e.next_attempt_at_ms, e.recovery_passes, e.last_pg_answer, \
+             s.at_ms AS send_at_ms, s.took_ms AS send_took_ms, s.http_status AS send_http_status, \
+             s.outcome AS send_outcome FROM shop_events e \
+             LEFT JOIN shop_event_sends s ON s.event_id = e.event_id WHERE e.order_id = $1 ORDER BY e.sequence, s.id",
         )
         .bind(order_id)
         .fetch_all(&self.pool)
         .await?;
+        let mut events: Vec<EventRow> = Vec::new();
+        let mut sends = Vec::new();
+        for row in rows {
+            if let (Some(at_ms), Some(took_ms), Some(outcome)) = (row.send_at_ms, row.send_took_ms, row.send_outcome) {
+                let event_id = row.event.event_id.clone();
+                sends.push(SendRow { event_id, at_ms, took_ms, http_status: row.send_http_status, outcome });
+            }
+            if events.last().is_none_or(|last| last.event_id != row.event.event_id) {
+                events.push(row.event);
+            }
+        }
         Ok((events, sends))
     }
 
