@@ -8,11 +8,12 @@ export default defineConfig({
   testDir: './tests',
   workers: Number(process.env.PAYONCE_E2E_WORKERS ?? 6),
   projects: [
+    // The demo holds the page to its time bounds in real time (checking 15-17 s
+    // after the POST, paid within 43 s). Listed first, it starts first, beside
+    // the other journeys: in Chromium's headless shell they leave the CPU a
+    // quarter idle, and a timer of the page fires within milliseconds.
+    { name: 'demo', testMatch: /02-demo-40s/ },
     { name: 'journeys', fullyParallel: true, testIgnore: /02-demo-40s/ },
-    // The demo holds the page to hard time bounds (checking 15-17 s after the POST,
-    // paid within 43 s): it runs alone, after the other journeys, so that nothing
-    // competes with it for the CPU. It does not run when a journey failed.
-    { name: 'demo, alone', testMatch: /02-demo-40s/, fullyParallel: false, workers: 1, dependencies: ['journeys'] },
   ],
   retries: 0,
   timeout: 60_000,
