@@ -47,6 +47,11 @@ pub struct ShopConfig {
     pub payment_sdk: PaymentSdk,
     #[serde(default)]
     pub kakaopay: bool,
+    /// The server takes payments with test keys at a public https address
+    /// (`--allow-test-keys`, a staging shop): no money moves, and every page
+    /// says so.
+    #[serde(default)]
+    pub test_payments: bool,
 }
 
 /// The longest a check may wait on the server for its order to change.

@@ -246,6 +246,10 @@ fn server_program(
         "0".to_owned(),
         "--max-waiting-checks-per-client".to_owned(),
         "1000000".to_owned(),
+        "--max-connections".to_owned(),
+        "1000000".to_owned(),
+        "--max-connections-per-client".to_owned(),
+        "1000000".to_owned(),
     ];
     let log = work_dir.join(format!("server-{}.log", slug(condition.name)));
     Program { binary: bin_dir.join("payonce-server"), args, log }

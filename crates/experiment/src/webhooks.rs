@@ -126,6 +126,10 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
             "0".into(),
             "--max-waiting-checks-per-client".into(),
             "1000000".into(),
+            "--max-connections".into(),
+            "1000000".into(),
+            "--max-connections-per-client".into(),
+            "1000000".into(),
         ]
         .into_iter()
         .chain((learning == Learning::Webhooks).then(|| "--pg-webhooks".to_owned()))

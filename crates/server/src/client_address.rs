@@ -57,7 +57,7 @@ impl TrustedProxies {
         Self(networks.into_iter().collect())
     }
 
-    fn trusts(&self, address: IpAddr) -> bool {
+    pub fn trusts(&self, address: IpAddr) -> bool {
         let address = canonical(address);
         self.0.iter().any(|network| network.contains(&address))
     }

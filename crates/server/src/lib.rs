@@ -34,6 +34,7 @@ pub mod catalog;
 pub mod checkouts;
 pub mod client_address;
 pub mod config;
+pub mod connections;
 pub mod customer;
 pub mod db;
 pub mod error;
@@ -125,15 +126,27 @@ pub async fn run(
         signal.cancel();
     });
     let client_timeout = state.config.client_timeout;
+    // Each listener has caps of its own: a flood of customers' connections
+    // never keeps the operators out.
+    let limits = || {
+        let trusted = client_address::TrustedProxies::new(state.config.trusted_proxies.iter().copied());
+        connections::ConnectionLimits::new(
+            state.config.max_connections,
+            state.config.max_connections_per_client,
+            trusted,
+            state.config.ipv6_client_prefix,
+        )
+    };
     let admin = tokio::spawn(serve::serve(
         routes::admin_router(state.clone()),
         admin_listener,
+        limits(),
         client_timeout,
         stopping.clone().cancelled_owned(),
         SHUTDOWN_GRACE,
     ));
     let public = routes::router(state.clone());
-    let serve = serve::serve(public, listener, client_timeout, stopping.cancelled(), SHUTDOWN_GRACE);
+    let serve = serve::serve(public, listener, limits(), client_timeout, stopping.cancelled(), SHUTDOWN_GRACE);
     tokio::select! {
         served = serve => served?,
         // A confirm can wait a minute for the PG; do not hold shutdown for it.

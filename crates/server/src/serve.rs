@@ -1,11 +1,15 @@
 //! The accept loop, ours rather than `axum::serve`'s, so that what a client
-//! may send is bounded where hyper reads it: the request head must arrive
-//! within the client timeout and fit in [`MAX_HEAD_BYTES`] (a slow or endless
-//! header ends the connection, not a task held forever), and each request
-//! carries its peer's address for the rate limits. Bodies are bounded by the
-//! routes (size, and the same timeout).
+//! may send is bounded where hyper reads it: a connection must bring its first
+//! request within the client timeout (whether it sends nothing, half of
+//! HTTP/2's preface, or the preface and then nothing: hyper-util's auto builder
+//! times none of these while it decides between HTTP/1 and HTTP/2), each request
+//! head must arrive within the same timeout and fit in [`MAX_HEAD_BYTES`], the
+//! connections held open are capped in all and per client
+//! ([`crate::connections`]), and each request carries its peer's address for
+//! the rate limits. Bodies are bounded by the routes (size, and the same timeout).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -14,8 +18,12 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 use tower::ServiceExt;
+
+use crate::connections::{ConnectionLimits, TurnedAway};
 
 /// The largest request head read (hyper may take up to one more read past it);
 /// a browser sends a few hundred bytes.
@@ -28,6 +36,7 @@ pub const MAX_HEADERS: usize = 64;
 pub async fn serve(
     app: Router,
     listener: TcpListener,
+    limits: ConnectionLimits,
     head_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send,
     drain: Duration,
@@ -38,9 +47,21 @@ pub async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    let admitted = match limits.admit(peer.ip()) {
+                        Ok(admitted) => admitted,
+                        Err(turned_away) => {
+                            tracing::debug!(%peer, ?turned_away, "connection turned away");
+                            tokio::spawn(answer_and_close(stream, turned_away, head_timeout));
+                            continue;
+                        }
+                    };
+                    // Told once the connection's first request arrives: until then, the
+                    // client timeout runs (below).
+                    let first_request = Arc::new(Notify::new());
                     let service = hyper::service::service_fn({
-                        let app = app.clone();
+                        let (app, first_request) = (app.clone(), Arc::clone(&first_request));
                         move |mut request: Request<Incoming>| {
+                            first_request.notify_one();
                             request.extensions_mut().insert(ConnectInfo(peer));
                             app.clone().oneshot(request)
                         }
@@ -55,8 +76,18 @@ pub async fn serve(
                     let connection = builder.serve_connection(TokioIo::new(stream), service).into_owned();
                     let watched = graceful.watch(connection);
                     tokio::spawn(async move {
-                        if let Err(error) = watched.await {
-                            tracing::debug!(%error, %peer, "connection ended with an error");
+                        let _admitted = admitted;
+                        let silent = async {
+                            if tokio::time::timeout(head_timeout, first_request.notified()).await.is_ok() {
+                                std::future::pending::<()>().await;
+                            }
+                        };
+                        tokio::select! {
+                            served = watched => if let Err(error) = served {
+                                tracing::debug!(%error, %peer, "connection ended with an error");
+                            },
+                            // Dropping the connection closes it.
+                            () = silent => tracing::debug!(%peer, "connection closed: no request within the client timeout"),
                         }
                     });
                 }
@@ -75,3 +106,32 @@ pub async fn serve(
     }
     Ok(())
 }
+
+/// Writes a turned-away connection its answer, and closes it.
+async fn answer_and_close(mut stream: TcpStream, turned_away: TurnedAway, within: Duration) {
+    let answer = turned_away.answer();
+    // A client that does not read its answer gets no more time than one that
+    // sends nothing; nor, being over a cap, more than a second.
+    let _ = tokio::time::timeout(within.min(LINGER), async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        // What the client sent meanwhile is read and dropped before closing: a
+        // socket closed with unread bytes is reset, and a reset can discard the
+        // answer before the client reads it.
+        let mut discarded = [0; 4096];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match stream.read(&mut discarded).await? {
+                0 => break,
+                read => left = left.saturating_sub(read),
+            }
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+/// How long a turned-away connection is kept to read what its client sent.
+const LINGER: Duration = Duration::from_secs(1);
+/// The most read from it meanwhile.
+const LINGER_BYTES: usize = 64 * 1024;

@@ -15,7 +15,7 @@ use reqwest::header::{
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use support::{FakePg, Server};
+use support::{FakePg, Server, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -72,11 +72,45 @@ async fn the_page_and_the_api_carry_the_security_headers_and_the_policy_allows_e
     }
 }
 
+/// A staging shop: an https address, and the fake PG's test keys allowed there.
+fn https_with_test_keys(config: &mut payonce_server::ServerConfig) {
+    config.public_url = Some("https://shop.example".to_owned());
+    config.allow_test_keys = true;
+}
+
+#[tokio::test]
+async fn a_staging_shop_on_test_keys_says_on_every_page_and_in_its_config_that_payments_are_tests() {
+    let pg = FakePg::start().await;
+    let page = tempfile::tempdir().unwrap();
+    for name in ["index.html", "cart.html", "checkout.html"] {
+        std::fs::write(page.path().join(name), format!("<!doctype html><html><body>{name}</body></html>")).unwrap();
+    }
+    let staging = Server::start_with(&pg.url, |config| {
+        https_with_test_keys(config);
+        config.static_dir = Some(page.path().to_owned());
+    })
+    .await;
+    let demo = Server::start_with(&pg.url, |config| config.static_dir = Some(page.path().to_owned())).await;
+
+    let config_of = |server: &Server| {
+        let (http, url) = (server.http.clone(), format!("{}/api/config", server.url));
+        async move { http.get(url).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    assert_eq!(config_of(&staging).await["test_payments"], true);
+    assert_eq!(config_of(&demo).await["test_payments"], false, "on its own machine, test keys are the demo's");
+    for path in ["/", "/checkout/ord_books_0193f1c2", "/orders/ord_1"] {
+        let text = staging.http.get(format!("{}{path}", staging.url)).send().await.unwrap().text().await.unwrap();
+        assert!(text.contains("Test payments: no money moves at this shop."), "{path}: {text}");
+        assert!(text.contains("테스트 결제"), "{path}: in Korean too");
+        let text = demo.http.get(format!("{}{path}", demo.url)).send().await.unwrap().text().await.unwrap();
+        assert!(!text.contains("Test payments"), "{path}");
+    }
+}
+
 #[tokio::test]
 async fn the_customer_cookie_is_secure_when_the_shop_is_served_over_https() {
     let pg = FakePg::start().await;
-    let server =
-        Server::start_with(&pg.url, |config| config.public_url = Some("https://shop.example".to_owned())).await;
+    let server = Server::start_with(&pg.url, https_with_test_keys).await;
 
     let response = server.http.get(format!("{}/api/orders", server.url)).send().await.unwrap();
 
@@ -87,7 +121,7 @@ async fn the_customer_cookie_is_secure_when_the_shop_is_served_over_https() {
 #[tokio::test]
 async fn a_shop_served_over_https_tells_browsers_to_keep_to_https_and_one_over_http_does_not() {
     let pg = FakePg::start().await;
-    let https = Server::start_with(&pg.url, |config| config.public_url = Some("https://shop.example".to_owned())).await;
+    let https = Server::start_with(&pg.url, https_with_test_keys).await;
     let plain = Server::start(&pg.url).await;
 
     for path in ["/api/catalog", "/healthz"] {
@@ -168,6 +202,144 @@ async fn read_until_closed(stream: &mut TcpStream, within: Duration) -> Option<S
     let mut received = Vec::new();
     let read = tokio::time::timeout(within, stream.read_to_end(&mut received)).await;
     read.ok().map(|_| String::from_utf8_lossy(&received).into_owned())
+}
+
+/// A connection to `server` from `from`, one of this machine's loopback
+/// addresses: each is a client of its own to the server's per-client caps.
+async fn connect_from(server: &Server, from: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    socket.connect(server.url.trim_start_matches("http://").parse().unwrap()).await.unwrap()
+}
+
+/// What a client that never brings a request sends: nothing, half of HTTP/2's
+/// preface, or the preface (and its SETTINGS frame) and then nothing.
+const SILENT_OPENINGS: [&[u8]; 3] =
+    [b"", b"PRI * HTTP/2.0\r\n", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"];
+
+#[tokio::test]
+async fn connections_that_never_bring_a_request_are_closed_within_the_client_timeout_on_both_listeners() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.client_timeout = Duration::from_millis(500);
+        config.admin_token = Some("operators-token-of-32-characters-or-more".into());
+    })
+    .await;
+    let mut held = Vec::new();
+    for url in [&server.url, &server.admin_url] {
+        for opening in SILENT_OPENINGS {
+            for _ in 0..10 {
+                let mut stream = TcpStream::connect(url.trim_start_matches("http://")).await.unwrap();
+                stream.write_all(opening).await.unwrap();
+                held.push((url.clone(), opening, stream));
+            }
+        }
+    }
+
+    for (url, opening, stream) in &mut held {
+        let closed = read_until_closed(stream, Duration::from_secs(10)).await;
+        assert!(closed.is_some(), "{url}: a connection that sent {opening:?} is still open");
+    }
+    let catalog = server.http.get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+    assert_eq!(catalog.status(), StatusCode::OK, "a client that sends its request is served");
+}
+
+/// Sends a health check on `stream`, keeping the connection open, and reads
+/// the answer: the server's whole answer to it (a turned-away connection's
+/// 429, sent before anything is read, included).
+async fn health_on(stream: &mut TcpStream) -> String {
+    let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: shop\r\n\r\n").await;
+    let mut received = Vec::new();
+    let mut chunk = [0; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&received).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_owned))
+                .and_then(|length| length.trim().parse::<usize>().ok());
+            if length.is_some_and(|length| body.len() >= length) {
+                return text;
+            }
+        }
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk)).await {
+            Ok(Ok(read)) if read > 0 => received.extend_from_slice(&chunk[..read]),
+            _ => return String::from_utf8_lossy(&received).into_owned(),
+        }
+    }
+}
+
+fn turned_away(answer: &str) -> bool {
+    let Some((head, body)) = answer.split_once("\r\n\r\n") else {
+        return false;
+    };
+    head.starts_with("HTTP/1.1 429 ")
+        && head.contains("retry-after: 1")
+        && serde_json::from_str::<Value>(body).is_ok_and(|body| body["code"] == "RATE_LIMITED")
+}
+
+#[tokio::test]
+async fn a_client_holding_its_share_of_connections_is_answered_429_and_another_client_is_served() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.max_connections_per_client = 4;
+        // Long enough that no held connection is closed for idling during the test.
+        config.client_timeout = Duration::from_secs(60);
+    })
+    .await;
+    // One client holds its four connections, each served once and kept open.
+    let mut flood = Vec::new();
+    for _ in 0..4 {
+        let mut stream = connect_from(&server, "127.0.0.2").await;
+        let answer = health_on(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        flood.push(stream);
+    }
+
+    let mut fifth = connect_from(&server, "127.0.0.2").await;
+    let answer = health_on(&mut fifth).await;
+    assert!(turned_away(&answer), "the fifth: {answer}");
+    assert!(read_until_closed(&mut fifth, Duration::from_secs(10)).await.is_some(), "and closed");
+    let catalog = server.http.get(format!("{}/api/catalog", server.url)).send().await.unwrap();
+    assert_eq!(catalog.status(), StatusCode::OK, "another client (127.0.0.1) is served");
+
+    drop(flood.pop());
+    eventually("a closed connection's place is the client's again", Duration::from_secs(10), || async {
+        let mut stream = connect_from(&server, "127.0.0.2").await;
+        health_on(&mut stream).await.starts_with("HTTP/1.1 200").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn past_its_total_of_connections_the_server_answers_429_until_one_closes() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.max_connections = 3;
+        config.client_timeout = Duration::from_secs(60);
+    })
+    .await;
+    // Clients of their own, served and kept open, until the server turns one
+    // away (the test's own client may hold one of the three).
+    let mut held = Vec::new();
+    let mut answer = String::new();
+    for from in ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] {
+        let mut stream = connect_from(&server, from).await;
+        answer = health_on(&mut stream).await;
+        if !answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        held.push(stream);
+    }
+    assert!(turned_away(&answer), "{} held, then: {answer}", held.len());
+    assert!((2..=3).contains(&held.len()), "{} held", held.len());
+
+    drop(held.pop());
+    eventually("a closed connection's place is free again", Duration::from_secs(10), || async {
+        let mut stream = connect_from(&server, "127.0.0.6").await;
+        health_on(&mut stream).await.starts_with("HTTP/1.1 200").then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -36,6 +36,8 @@ async fn recovery_calls_the_pg_no_more_than_its_budget_allows_and_settles_the_re
         ("--rate-limit-address", "0"),
         ("--rate-limit-customer-reads", "0"),
         ("--rate-limit-address-reads", "0"),
+        // Every confirm at once, from this one address.
+        ("--max-connections-per-client", "1000"),
     ];
     let args: Vec<&str> = args.iter().flat_map(|(flag, value)| [*flag, *value]).collect();
     let http = reqwest::Client::builder().cookie_store(true).build().unwrap();

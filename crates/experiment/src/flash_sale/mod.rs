@@ -581,6 +581,8 @@ fn server_program(
         ("--rate-limit-customer-reads", "0".to_owned()),
         ("--rate-limit-address-reads", "0".to_owned()),
         ("--max-waiting-checks-per-client", "1000000".to_owned()),
+        ("--max-connections", "1000000".to_owned()),
+        ("--max-connections-per-client", "1000000".to_owned()),
     ];
     let mut args: Vec<String> = flags.into_iter().flat_map(|(flag, value)| [flag.to_owned(), value]).collect();
     if settings.pg_http2 {

@@ -50,6 +50,17 @@ pub enum ConfigError {
     InvalidKakaoPayCid(String),
     #[error("a live secret key (live_sk_...) goes only to https://{TOSS_API_HOST}, not to {0:?}")]
     LiveKeyOffToss(String),
+    #[error(
+        "--pg-client-key is a {client} key and the secret key a {secret} one: Toss's keys go in pairs, \
+         test_ck_ with test_sk_ and live_ck_ with live_sk_ (the client key's default is the fake PG's test key)"
+    )]
+    KeyPairMismatch { client: KeyKind, secret: KeyKind },
+    #[error(
+        "{which} takes no money, yet --public-url {public_url:?} is https: customers would be told their orders \
+         are paid while nothing is charged. Give live keys, or --allow-test-keys for a staging shop (every page \
+         then says that payments are tests)"
+    )]
+    TestKeysInPublic { which: &'static str, public_url: String },
     #[error("cannot read --{flag} {path:?}: {reason}")]
     SecretFile { flag: &'static str, path: PathBuf, reason: String },
     #[error(
@@ -69,6 +80,39 @@ pub enum ConfigError {
     #[error("--admin-hosts {0:?} is not a host name (letters, digits, `-` and `.`, no port)")]
     InvalidAdminHost(String),
 }
+
+/// Whether a PG key moves money, by Toss's prefixes: `test_` (`test_ck_`,
+/// `test_sk_`, and the payment widget's `test_gck_`, `test_gsk_`) or `live_`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Test,
+    Live,
+}
+
+impl std::fmt::Display for KeyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KeyKind::Test => "test",
+            KeyKind::Live => "live",
+        })
+    }
+}
+
+impl KeyKind {
+    /// The kind of a Toss key; none for a key of another form (another PG's).
+    pub fn of_toss_key(key: &str) -> Option<KeyKind> {
+        if key.starts_with("test_") {
+            Some(KeyKind::Test)
+        } else if key.starts_with("live_") {
+            Some(KeyKind::Live)
+        } else {
+            None
+        }
+    }
+}
+
+/// KakaoPay's merchant code for test payments (its developer guide's).
+const KAKAOPAY_TEST_CID: &str = "TC0ONETIME";
 
 /// The longest order-id prefix: the rest of the PG's 64 characters is the id's 32.
 pub const ORDER_ID_PREFIX_MAX: usize = 32;
@@ -174,6 +218,12 @@ impl ServerConfig {
         if key.starts_with("live_sk_") && !(url.scheme() == "https" && url.host_str() == Some(TOSS_API_HOST)) {
             return Err(ConfigError::LiveKeyOffToss(self.pg_url.clone()));
         }
+        let (client, secret) = (KeyKind::of_toss_key(&self.pg_client_key), KeyKind::of_toss_key(key));
+        if let (Some(client), Some(secret)) = (client, secret)
+            && client != secret
+        {
+            return Err(ConfigError::KeyPairMismatch { client, secret });
+        }
         if let Some(kakaopay_url) = &self.kakaopay_url {
             credentials_go_to(("kakaopay-url", "kakaopay-secret-key"), kakaopay_url, &self.kakaopay_secret_key)?;
             let cid = &self.kakaopay_cid;
@@ -181,7 +231,31 @@ impl ServerConfig {
                 return Err(ConfigError::InvalidKakaoPayCid(cid.clone()));
             }
         }
+        let public_url = self.public_url.as_deref().unwrap_or_default();
+        if let Some(which) = self.test_keys()
+            && public_url.starts_with("https://")
+            && !self.allow_test_keys
+        {
+            return Err(ConfigError::TestKeysInPublic { which, public_url: public_url.to_owned() });
+        }
         Ok(())
+    }
+
+    /// Which of the PGs' keys take no money, if any: Toss's (or the fake PG's)
+    /// test keys, or KakaoPay's test merchant code.
+    pub fn test_keys(&self) -> Option<&'static str> {
+        let toss = [self.pg_secret_key.expose_secret(), self.pg_client_key.as_str()];
+        if toss.iter().any(|key| KeyKind::of_toss_key(key) == Some(KeyKind::Test)) {
+            return Some("a Toss test key (test_...)");
+        }
+        (self.kakaopay_url.is_some() && self.kakaopay_cid == KAKAOPAY_TEST_CID)
+            .then_some("KakaoPay's test cid TC0ONETIME")
+    }
+
+    /// Whether this server takes test payments in public (`--allow-test-keys`
+    /// at an https address): every page and `/api/config` then say so.
+    pub fn test_payments_in_public(&self) -> bool {
+        self.allow_test_keys && self.test_keys().is_some() && self.public_base_url().starts_with("https://")
     }
 }
 

@@ -23,9 +23,22 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
 
     /// How long a client may take to send a request's head, and then its body;
-    /// a slower one is cut off rather than holding a connection open.
+    /// a slower one is cut off rather than holding a connection open. A new
+    /// connection must bring its first request within it too.
     #[arg(long, env = "PAYONCE_CLIENT_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     pub client_timeout: Duration,
+
+    /// Most connections each listener holds open; past it, a new one is
+    /// answered 429 and closed. Keep it under the process's open-files limit
+    /// (`ulimit -n`), less the database pool's and the PG client's.
+    #[arg(long, env = "PAYONCE_MAX_CONNECTIONS", default_value_t = 800, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub max_connections: usize,
+
+    /// Most connections one client (an address; an IPv6 client's network) holds
+    /// open; past it, 429 and closed. The shop's trusted proxies count only in
+    /// `--max-connections`. A browser opens six at most to one shop.
+    #[arg(long, env = "PAYONCE_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub max_connections_per_client: usize,
 
     /// POSTs (orders, confirms) a customer may make per minute; 0 turns the limit off.
     #[arg(long, env = "PAYONCE_RATE_LIMIT_CUSTOMER", default_value_t = 30)]
@@ -150,9 +163,19 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_KAKAOPAY_SESSION_LIFETIME", default_value = "15m", value_parser = parse_duration)]
     pub kakaopay_session_lifetime: Duration,
 
-    /// The merchant's PG client key, given to the page for the PG's SDK (public).
+    /// The merchant's PG client key, given to the page for the PG's SDK
+    /// (public). Toss's test and live keys come in pairs: `test_ck_` with
+    /// `test_sk_`, `live_ck_` with `live_sk_`; a mixed pair is refused.
     #[arg(long, env = "PAYONCE_PG_CLIENT_KEY", default_value = "test_ck_payonce_fake_pg_0000")]
     pub pg_client_key: String,
+
+    /// Takes payments with test keys (Toss's `test_…`, KakaoPay's cid
+    /// `TC0ONETIME`, the fake PG's) at an https `--public-url`, as a staging
+    /// shop does. Without it such a server refuses to start: its orders would
+    /// be PAID while no money moves. With it, every page and `/api/config` say
+    /// that payments here are tests.
+    #[arg(long, env = "PAYONCE_ALLOW_TEST_KEYS")]
+    pub allow_test_keys: bool,
 
     /// The PG's JavaScript SDK, loaded by the page; its origin is the only other
     /// one the page's Content-Security-Policy lets scripts come from.

@@ -11,7 +11,7 @@ mod secrets;
 #[cfg(test)]
 mod tests;
 
-pub use checks::{ConfigError, ORDER_ID_PREFIX_MAX};
+pub use checks::{ConfigError, KeyKind, ORDER_ID_PREFIX_MAX};
 pub use derived::SdkOrigins;
 pub use flags::{
     Concurrency, CustomerKeyFiles, FAKE_PG_SECRET_KEY, MAX_FIXED_CONCURRENCY, ServerConfig, parse_duration,

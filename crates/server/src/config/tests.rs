@@ -223,7 +223,8 @@ fn the_kakaopay_key_goes_where_tosss_does_and_its_cid_is_checked() {
 
 #[test]
 fn a_live_key_goes_only_to_toss_over_https() {
-    let live = |url| credentials(&["--pg-url", url, "--pg-secret-key", "live_sk_shop"]);
+    let live =
+        |url| credentials(&["--pg-url", url, "--pg-secret-key", "live_sk_shop", "--pg-client-key", "live_ck_shop"]);
     assert_eq!(live("https://api.tosspayments.com"), Ok(()));
     assert_eq!(
         live("https://api.tosspayments.com.example"),
@@ -234,6 +235,90 @@ fn a_live_key_goes_only_to_toss_over_https() {
         live("http://api.tosspayments.com"),
         Err(ConfigError::PlainHttpPg { flag: "pg-url", url: "http://api.tosspayments.com".into() })
     );
+}
+
+#[test]
+fn a_client_key_and_a_secret_key_of_different_kinds_are_refused() {
+    let pair = |client, secret| {
+        credentials(&[
+            "--pg-url",
+            "https://api.tosspayments.com",
+            "--pg-client-key",
+            client,
+            "--pg-secret-key",
+            secret,
+            "--public-url",
+            "https://shop.example",
+        ])
+    };
+    assert_eq!(pair("live_ck_shop", "live_sk_shop"), Ok(()));
+    assert_eq!(
+        pair("test_ck_shop", "live_sk_shop"),
+        Err(ConfigError::KeyPairMismatch { client: KeyKind::Test, secret: KeyKind::Live })
+    );
+    assert_eq!(
+        pair("live_gck_shop", "test_gsk_shop"),
+        Err(ConfigError::KeyPairMismatch { client: KeyKind::Live, secret: KeyKind::Test })
+    );
+    // The client key's default is the fake PG's test key: a live secret key alone is a mixed pair.
+    let error =
+        credentials(&["--pg-url", "https://api.tosspayments.com", "--pg-secret-key", "live_sk_shop"]).unwrap_err();
+    assert_eq!(error, ConfigError::KeyPairMismatch { client: KeyKind::Test, secret: KeyKind::Live });
+    assert!(error.to_string().contains("--pg-client-key"), "{error}");
+}
+
+#[test]
+fn test_keys_at_an_https_address_are_refused_unless_allowed_and_then_said() {
+    let toss_test = ["--pg-url", "https://api.tosspayments.com", "--pg-client-key", "test_ck_shop"];
+    let secret = ["--pg-secret-key", "test_sk_shop"];
+    let https = ["--public-url", "https://shop.example"];
+    let config = |extra: &[&str]| {
+        ServerConfig::parse_from(
+            ["payonce-server"].iter().chain(&toss_test).chain(&secret).chain(extra.iter()).copied().collect::<Vec<_>>(),
+        )
+    };
+    let refused = config(&https).validate().unwrap_err();
+    assert!(matches!(refused, ConfigError::TestKeysInPublic { which: "a Toss test key (test_...)", .. }), "{refused}");
+    assert!(refused.to_string().contains("--allow-test-keys"), "{refused}");
+    let allowed = config(&[&https[..], &["--allow-test-keys"]].concat());
+    assert_eq!(allowed.validate(), Ok(()));
+    assert!(allowed.test_payments_in_public());
+    // At home (plain http on this machine), test keys are the developer's: nothing to allow, nothing to say.
+    let at_home = config(&["--public-url", "http://127.0.0.1:8080"]);
+    assert_eq!(at_home.validate(), Ok(()));
+    assert!(!at_home.test_payments_in_public());
+    assert!(!config(&["--public-url", "http://127.0.0.1:8080", "--allow-test-keys"]).test_payments_in_public());
+    // The fake PG's own keys are test keys too.
+    let fake = ServerConfig::parse_from(["payonce-server", "--public-url", "https://shop.example"]);
+    assert!(matches!(fake.validate(), Err(ConfigError::TestKeysInPublic { .. })));
+}
+
+#[test]
+fn kakaopays_test_cid_at_an_https_address_is_refused_unless_allowed() {
+    let live_toss = [
+        "--pg-url",
+        "https://api.tosspayments.com",
+        "--pg-client-key",
+        "live_ck_shop",
+        "--pg-secret-key",
+        "live_sk_shop",
+        "--kakaopay-url",
+        "https://open-api.kakaopay.com",
+        "--kakaopay-secret-key",
+        "DEVKEY0123",
+        "--public-url",
+        "https://shop.example",
+    ];
+    let with = |extra: &[&str]| credentials(&[&live_toss[..], extra].concat());
+    assert_eq!(
+        with(&[]),
+        Err(ConfigError::TestKeysInPublic {
+            which: "KakaoPay's test cid TC0ONETIME",
+            public_url: "https://shop.example".into()
+        })
+    );
+    assert_eq!(with(&["--allow-test-keys"]), Ok(()));
+    assert_eq!(with(&["--kakaopay-cid", "CSHOP00001"]), Ok(()), "a merchant's own cid takes money");
 }
 
 #[test]
@@ -271,6 +356,8 @@ fn secrets_are_read_from_their_files_first_line() {
         "https://api.tosspayments.com",
         "--pg-secret-key-file",
         key.to_str().unwrap(),
+        "--pg-client-key",
+        "live_ck_shop",
         "--admin-token-file",
         token.to_str().unwrap(),
     ]);

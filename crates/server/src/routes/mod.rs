@@ -109,7 +109,7 @@ pub fn router(state: AppState) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
     let app = Router::new().nest("/api", api).nest("/v1", shop_api).merge(ops::health_router());
     let app = match &state.config.static_dir {
-        Some(dir) => app.merge(page::router(dir)),
+        Some(dir) => app.merge(page::router(dir, state.config.test_payments_in_public())),
         None => app,
     };
     let sdk_origins = state.config.payment_sdk_origins();

@@ -12,13 +12,16 @@ use axum::extract::Request;
 use axum::http::HeaderValue;
 use axum::http::header::CACHE_CONTROL;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{Html, Response};
+use axum::routing::{MethodRouter, get};
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::state::AppState;
 
-pub fn router(dir: &Path) -> Router<AppState> {
-    pages(dir)
+/// The page's files; with `test_payments`, each HTML page says at its top
+/// that payments here are tests (`--allow-test-keys` at an https address).
+pub fn router(dir: &Path, test_payments: bool) -> Router<AppState> {
+    if test_payments { pages_of_a_test_shop(dir) } else { pages(dir) }
 }
 
 fn pages<S: Clone + Send + Sync + 'static>(dir: &Path) -> Router<S> {
@@ -31,6 +34,40 @@ fn pages<S: Clone + Send + Sync + 'static>(dir: &Path) -> Router<S> {
         }
     }
     router.fallback_service(files).layer(middleware::from_fn(cache_control))
+}
+
+/// What a shop taking test payments in public shows first on every page, in
+/// both languages (before the app, so even a page that fails to run says it).
+const TEST_PAYMENTS_NOTE: &str = "<aside class=\"test-payments\" data-testid=\"test-payments\">\
+    <p lang=\"en\">Test payments: no money moves at this shop.</p>\
+    <p lang=\"ko\">테스트 결제: 이 가게에서는 돈이 오가지 않습니다.</p></aside>";
+
+/// The same files, each HTML page read once and served with the note after
+/// its `<body>` (so not precompressed: about a kilobyte each).
+fn pages_of_a_test_shop<S: Clone + Send + Sync + 'static>(dir: &Path) -> Router<S> {
+    let marked = |page: &str| {
+        let html = std::fs::read_to_string(dir.join(page)).ok()?;
+        let body = html.find("<body")?;
+        let end = body + html[body..].find('>')? + 1;
+        Some(Html(format!("{}{TEST_PAYMENTS_NOTE}{}", &html[..end], &html[end..])))
+    };
+    let Some(index) = marked("index.html") else {
+        return pages(dir);
+    };
+    let mut router = Router::new().route("/index.html", serve(index.clone()));
+    for (paths, page) in [(["/", "/cart.html"], "cart.html"), (["/checkout/{id}", "/checkout.html"], "checkout.html")] {
+        let page = marked(page).unwrap_or_else(|| index.clone());
+        for path in paths {
+            router = router.route(path, serve(page.clone()));
+        }
+    }
+    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip().fallback(serve::<()>(index));
+    router.fallback_service(files).layer(middleware::from_fn(cache_control))
+}
+
+/// Answers a GET with `page`.
+fn serve<S: Clone + Send + Sync + 'static>(page: Html<String>) -> MethodRouter<S> {
+    get(move || std::future::ready(page.clone()))
 }
 
 /// `scripts/build.sh` writes .br and .gz beside each file at the highest levels.
@@ -95,6 +132,32 @@ mod tests {
         for path in ["/", "/checkout/ord_books_0193f1c2"] {
             assert_eq!(page_at(&router, path).await, "index.html", "{path}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_shop_taking_test_payments_says_so_on_every_page_and_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        for page in ["index.html", "cart.html", "checkout.html"] {
+            std::fs::write(dir.path().join(page), format!("<html><body class=\"x\"><p>{page}</p></body></html>"))
+                .unwrap();
+        }
+        std::fs::write(dir.path().join("payonce-page-5f3a9c0e1b2d4f67.js"), "<body>").unwrap();
+        let router: Router = pages_of_a_test_shop(dir.path());
+        let note = |page: &str| format!("<html><body class=\"x\">{TEST_PAYMENTS_NOTE}<p>{page}</p></body></html>");
+        for (path, page) in [
+            ("/", "cart.html"),
+            ("/cart.html", "cart.html"),
+            ("/checkout/ord_books_0193f1c2", "checkout.html"),
+            ("/checkout.html", "checkout.html"),
+            ("/index.html", "index.html"),
+            ("/orders/ord_1", "index.html"),
+            ("/pay/success?orderId=ord_1", "index.html"),
+        ] {
+            assert_eq!(page_at(&router, path).await, note(page), "{path}");
+        }
+        assert_eq!(page_at(&router, "/payonce-page-5f3a9c0e1b2d4f67.js").await, "<body>", "only pages are marked");
+        let usual = pages::<()>(dir.path());
+        assert!(!page_at(&usual, "/").await.contains("test-payments"), "a shop taking money says nothing");
     }
 
     #[test]

@@ -221,6 +221,8 @@ pub fn test_config(pg_url: &str, store: &Store) -> ServerConfig {
     config.rate_limit_address = 0;
     config.rate_limit_customer_reads = 0;
     config.rate_limit_address_reads = 0;
+    config.max_connections = 100_000;
+    config.max_connections_per_client = 100_000;
     config
 }
 
