@@ -246,3 +246,60 @@ async fn a_hint_while_a_pass_holds_the_job_is_still_a_hint_when_the_pass_lets_it
     db.release_job(JobKind::Payment, &order_id, "the-next-pass", Some(now_ms() + 300_000), true, None).await.unwrap();
     assert!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap().is_empty(), "a hint taken is answered");
 }
+
+const WEBHOOK_SECRET: &str = "whk-0123456789abcdef0123456789abcdef";
+
+#[tokio::test]
+async fn behind_a_secret_path_the_pgs_events_settle_and_strangers_find_404_without_spending_the_pgs_limit() {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 2_000})).await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.recovery_interval = Duration::from_secs(3_600);
+        config.pg_read_timeout = Duration::from_secs(1);
+        config.pg_webhook_secret = Some(WEBHOOK_SECRET.to_owned().into());
+        // The PG's own limit: five events a minute, so a stranger's sends
+        // counted there would leave nothing for the PG's.
+        config.rate_limit_webhooks = 5;
+    })
+    .await;
+    pg.configure(json!({"webhook_url": format!("{}/api/webhooks/toss/{WEBHOOK_SECRET}", server.url)})).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+
+    // Strangers: the bare path, a wrong secret, the secret cut short.
+    let event = status_changed(&order_id, "DONE");
+    for path in [
+        "/api/webhooks/toss".to_owned(),
+        "/api/webhooks/toss/whk-guess".to_owned(),
+        format!("/api/webhooks/toss/{}", &WEBHOOK_SECRET[..20]),
+    ] {
+        for _ in 0..5 {
+            let response = server.http.post(format!("{}{path}", server.url)).json(&event).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["code"], "NOT_FOUND", "{path}");
+        }
+    }
+
+    // The PG's own event still finds its limit whole and settles the payment.
+    let (status, body) = server.confirm(&created.order, "key-secret-path").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{body}");
+    server.wait_for(&order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(pg.stats().await.webhooks_delivered, 1);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
+
+#[tokio::test]
+async fn a_shop_at_an_https_address_without_a_secret_takes_no_webhooks() {
+    let pg = FakePg::start().await;
+    let server = Server::start_with(&pg.url, |config| {
+        config.public_url = Some("https://shop.example".to_owned());
+        config.allow_test_keys = true;
+    })
+    .await;
+    let paid = server.paid_order().await;
+
+    let (status, body) = post_event(&server, &status_changed(&paid.order_id, "DONE")).await;
+
+    assert_eq!((status, body["code"].as_str()), (StatusCode::NOT_FOUND, Some("NOT_FOUND")), "{body}");
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use secrecy::{ExposeSecret, SecretString};
 
+use super::derived::WebhookDoor;
 use super::flags::{FAKE_PG_SECRET_KEY, ServerConfig};
 use crate::operators::{AdminTokenClash, Operators, OperatorsFileError};
 
@@ -79,6 +80,11 @@ pub enum ConfigError {
     AdminTokenClash(AdminTokenClash),
     #[error("--admin-hosts {0:?} is not a host name (letters, digits, `-` and `.`, no port)")]
     InvalidAdminHost(String),
+    #[error(
+        "--pg-webhooks at an https address needs --pg-webhook-secret-file: at a path anyone can guess, anyone \
+         could spend the budget the PG's own events need"
+    )]
+    WebhooksWithoutSecret,
 }
 
 /// Whether a PG key moves money, by Toss's prefixes: `test_` (`test_ck_`,
@@ -232,6 +238,10 @@ impl ServerConfig {
             }
         }
         let public_url = self.public_url.as_deref().unwrap_or_default();
+        if self.pg_webhooks && public_url.starts_with("https://") && matches!(self.webhook_door(), WebhookDoor::Closed)
+        {
+            return Err(ConfigError::WebhooksWithoutSecret);
+        }
         if let Some(which) = self.test_keys()
             && public_url.starts_with("https://")
             && !self.allow_test_keys

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use payonce_api::{PageConfig, PaymentSdk};
+use secrecy::SecretString;
 
 use super::flags::{Concurrency, ServerConfig};
 
@@ -77,6 +78,15 @@ impl ServerConfig {
         }
     }
 
+    /// Where the PG's webhook events are taken.
+    pub fn webhook_door(&self) -> WebhookDoor {
+        match &self.pg_webhook_secret {
+            Some(secret) => WebhookDoor::Secret(secret.clone()),
+            None if self.public_base_url().starts_with("https://") => WebhookDoor::Closed,
+            None => WebhookDoor::Open,
+        }
+    }
+
     /// Public base URL without a trailing slash.
     pub fn public_base_url(&self) -> String {
         match &self.public_url {
@@ -104,4 +114,16 @@ pub struct SdkOrigins {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Where the PG's webhook events are taken.
+#[derive(Debug, Clone)]
+pub enum WebhookDoor {
+    /// At `/api/webhooks/toss`, from anyone: a shop on this machine or plain
+    /// http, where the fake PG sends them.
+    Open,
+    /// At `/api/webhooks/toss/<secret>` only.
+    Secret(SecretString),
+    /// Nowhere: a shop at an https address without a secret.
+    Closed,
 }

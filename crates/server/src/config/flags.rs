@@ -212,6 +212,19 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_PG_WEBHOOKS")]
     pub pg_webhooks: bool,
 
+    /// A file whose first line is the secret in the PG's webhook URL, at least
+    /// 32 characters of randomness (`openssl rand -hex 32`): events are then
+    /// taken at `<public-url>/api/webhooks/toss/<secret>` only (register that
+    /// URL with the PG), and anyone else's sends find 404 under a small limit
+    /// of their own, never the PG's. A shop at an https address takes no
+    /// webhooks without it, and `--pg-webhooks` there needs it.
+    #[arg(long, env = "PAYONCE_PG_WEBHOOK_SECRET_FILE")]
+    pub pg_webhook_secret_file: Option<PathBuf>,
+
+    /// The secret read from `--pg-webhook-secret-file`.
+    #[arg(skip)]
+    pub pg_webhook_secret: Option<SecretString>,
+
     /// How long to wait for a TCP connection to the PG. A connect failure means the
     /// request never left, so it is safe to call it a failure.
     #[arg(long, env = "PAYONCE_PG_CONNECT_TIMEOUT", default_value = "3s", value_parser = parse_duration)]

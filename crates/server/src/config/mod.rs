@@ -12,7 +12,7 @@ mod secrets;
 mod tests;
 
 pub use checks::{ConfigError, KeyKind, ORDER_ID_PREFIX_MAX};
-pub use derived::SdkOrigins;
+pub use derived::{SdkOrigins, WebhookDoor};
 pub use flags::{
     Concurrency, CustomerKeyFiles, FAKE_PG_SECRET_KEY, MAX_FIXED_CONCURRENCY, ServerConfig, parse_duration,
 };

@@ -26,6 +26,15 @@ impl ServerConfig {
                 ConfigError::SecretFile { flag: "db-url-file", path: path.clone(), reason: error.to_string() }
             })?;
         }
+        if let Some(path) = &self.pg_webhook_secret_file {
+            let secret = read_secret("pg-webhook-secret-file", path)?;
+            crate::operators::check_strength(secret.expose_secret()).map_err(|reason| ConfigError::SecretFile {
+                flag: "pg-webhook-secret-file",
+                path: path.clone(),
+                reason,
+            })?;
+            self.pg_webhook_secret = Some(secret);
+        }
         if let Some(path) = &self.admin_token_file {
             self.admin_token = Some(read_secret("admin-token-file", path)?);
         }

@@ -322,6 +322,25 @@ fn kakaopays_test_cid_at_an_https_address_is_refused_unless_allowed() {
 }
 
 #[test]
+fn webhooks_at_an_https_address_need_a_strong_secret_path() {
+    let https = ["payonce-server", "--public-url", "https://shop.example", "--allow-test-keys", "--pg-webhooks"];
+    assert_eq!(ServerConfig::parse_from(https).validate(), Err(ConfigError::WebhooksWithoutSecret));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("webhook-secret");
+    let with_file = |secret: &str| {
+        std::fs::write(&file, secret).unwrap();
+        let mut config =
+            ServerConfig::parse_from(https.iter().copied().chain(["--pg-webhook-secret-file", file.to_str().unwrap()]));
+        config.read_secret_files().and_then(|()| config.validate())
+    };
+    assert_eq!(with_file("0123456789abcdef0123456789abcdef\n"), Ok(()));
+    let weak = with_file("short").unwrap_err();
+    assert!(matches!(&weak, ConfigError::SecretFile { flag: "pg-webhook-secret-file", .. }), "{weak}");
+    // At home, the fake PG sends to the bare path.
+    assert_eq!(ServerConfig::parse_from(["payonce-server", "--pg-webhooks"]).validate(), Ok(()));
+}
+
+#[test]
 fn secrets_never_show_in_debug_output() {
     let config = ServerConfig::parse_from([
         "payonce-server",

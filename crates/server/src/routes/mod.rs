@@ -85,10 +85,14 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(RequestBodyTimeoutLayer::new(state.config.client_timeout))
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static(security::NO_STORE)));
+    let door = Arc::new(webhooks::Door::new(&state.config.webhook_door()));
     let webhooks = webhooks
+        .route("/webhooks/toss/{secret}", webhooks::secret_route())
         .route_layer(middleware::from_fn(crate::metrics::track_http))
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
-        .layer(option_layer(state.limits.webhooks()));
+        .layer(option_layer(state.limits.webhooks()))
+        // Outside the PG's limit: a stranger's send never reaches it.
+        .layer(middleware::from_fn_with_state(door, webhooks::door));
     let api = api
         .route("/openapi.json", get(move || async move { axum::Json(spec.as_ref().clone()) }))
         .route_layer(middleware::from_fn(crate::metrics::track_http))
