@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Bench: other customers' API p95 alone, then while one client sends 1,000
-# POSTs a second, then 1,000 checks a second asking to wait, which the rate
-# limits refuse. Prints the three and their ratios.
+# Bench: other customers' API p95 and p99 alone, then while one client sends
+# 1,000 POSTs a second, then 1,000 checks a second asking to wait, which the
+# rate limits refuse, then opens 1,000 connections a second that never bring a
+# request, which the connection caps and the client timeout close. Prints the
+# four and their ratios.
 # Usage: scripts/bench-rate-limit.sh [seconds per phase=20] [flood per second=1000]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
