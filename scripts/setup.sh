@@ -49,6 +49,12 @@ if [ ! -d "$REPO_ROOT/e2e/node_modules/@playwright/test" ] || [ "$REPO_ROOT/e2e/
   (cd "$REPO_ROOT/e2e" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund)
 fi
 
+# Clippy lints the workspace's crates as the test command builds them.
+if ! rustup which clippy-driver >/dev/null 2>&1; then
+  say "adding clippy"
+  rustup component add clippy
+fi
+
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown

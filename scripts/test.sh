@@ -3,7 +3,8 @@
 # Rust test (the order server's integration tests twice, at the same time: on
 # SQLite, and on a throwaway PostgreSQL with the cluster tests), mutates the
 # rules changed since their recorded mutation run, builds the page, runs the
-# browser journeys, and ends with one line: "N passed, N failed" over all suites.
+# browser journeys, with clippy linting every build, and ends with one line:
+# "N passed, N failed" over all suites.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/postgres.sh"
@@ -26,6 +27,12 @@ phase() { # NAME: ends the phase under way (if any) and starts NAME (none: ends 
 
 phase "setting up what is missing"
 bash scripts/setup.sh || die "setup failed"
+# Clippy lints the workspace's own crates as every build below compiles them
+# (the compiler wrapper `cargo clippy` itself uses, here around a real build),
+# the tests and the page's wasm included: the lints cost no second build, and
+# a warning of rustc's or clippy's fails the run (one test, "clippy").
+RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" || die "clippy is missing: rustup component add clippy"
+export RUSTC_WORKSPACE_WRAPPER
 # The Rust tests' runner; the demo has no need of it, so it is installed here.
 if [ "$(cargo nextest --version 2>/dev/null | head -1 | awk '{print $2}')" != "$NEXTEST_VERSION" ]; then
   say "installing cargo-nextest $NEXTEST_VERSION (a few minutes, once)"
@@ -136,7 +143,7 @@ failed=$((failed + ${mutated_below:-1}))
 phase "the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
 results="e2e/test-results/results.json"
 rm -f "$results"
-if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only; then
+if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only 2>&1 | tee "$logs/page-build.log" && [ "${PIPESTATUS[0]}" -eq 0 ]; then
   # A forgotten test.only would run that journey alone and look like a pass.
   (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?
@@ -157,10 +164,23 @@ fi
 passed=$((passed + e2e_passed))
 failed=$((failed + e2e_failed))
 
+# Clippy's verdict on every build above: each crate with warnings ends its
+# output with "warning: `crate` (target) generated N warnings".
+linted=$(cat "$logs/cargo-build.log" "$logs/page-build.log" 2>/dev/null |
+  grep -E '^warning: `[^`]*` \([^)]*\) generated [0-9]+ warnings?' | sort -u)
+if [ "$built" -eq 1 ] && [ -z "$linted" ]; then
+  clippy_passed=1 clippy_failed=0
+else
+  [ -n "$linted" ] && say "clippy or rustc warned (the warnings are above, in the builds' output):" && printf '%s\n' "$linted"
+  clippy_passed=0 clippy_failed=1
+fi
+passed=$((passed + clippy_passed))
+failed=$((failed + clippy_failed))
+
 phase ""
 echo
 say "each phase's time:"
 printf '%s\n' "${phase_times[@]}"
-say "book: $book_passed passed, $book_failed failed; Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
+say "book: $book_passed passed, $book_failed failed; clippy: $clippy_passed passed, $clippy_failed failed; Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

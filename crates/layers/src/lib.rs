@@ -120,9 +120,8 @@ fn read_modules(src: &Path) -> Result<Modules, ReadError> {
 fn module_path(relative: &Path) -> Option<ModulePath> {
     let mut parts: Vec<String> =
         relative.iter().map(|part| part.to_string_lossy().trim_end_matches(".rs").to_owned()).collect();
-    match parts.first().map(String::as_str) {
-        Some("main" | "bin") => return None,
-        _ => {}
+    if let Some("main" | "bin") = parts.first().map(String::as_str) {
+        return None;
     }
     if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
         parts.pop();

@@ -13,12 +13,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::client_address::{TrustedProxies, network_of};
 
+/// How many connections each client holds now.
+type HeldByClient = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
 /// The caps, and the connections each client holds now.
 #[derive(Clone)]
 pub struct ConnectionLimits {
     total: Arc<Semaphore>,
     per_client: usize,
-    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    held: HeldByClient,
     trusted: TrustedProxies,
     ipv6_prefix: u8,
 }
@@ -26,7 +29,7 @@ pub struct ConnectionLimits {
 /// A connection the caps let in; dropping it gives its places back.
 pub struct Admitted {
     _total: OwnedSemaphorePermit,
-    client: Option<(IpAddr, Arc<Mutex<HashMap<IpAddr, usize>>>)>,
+    client: Option<(IpAddr, HeldByClient)>,
 }
 
 impl Drop for Admitted {
