@@ -269,6 +269,12 @@ async fn health_on(stream: &mut TcpStream) -> String {
     }
 }
 
+/// Whether a new connection from `from` is served.
+async fn served_from(server: &Server, from: &str) -> Option<()> {
+    let mut stream = connect_from(server, from).await;
+    health_on(&mut stream).await.starts_with("HTTP/1.1 200").then_some(())
+}
+
 fn turned_away(answer: &str) -> bool {
     let Some((head, body)) = answer.split_once("\r\n\r\n") else {
         return false;
@@ -304,9 +310,8 @@ async fn a_client_holding_its_share_of_connections_is_answered_429_and_another_c
     assert_eq!(catalog.status(), StatusCode::OK, "another client (127.0.0.1) is served");
 
     drop(flood.pop());
-    eventually("a closed connection's place is the client's again", Duration::from_secs(10), || async {
-        let mut stream = connect_from(&server, "127.0.0.2").await;
-        health_on(&mut stream).await.starts_with("HTTP/1.1 200").then_some(())
+    eventually("a closed connection's place is the client's again", Duration::from_secs(10), || {
+        served_from(&server, "127.0.0.2")
     })
     .await;
 }
@@ -335,9 +340,8 @@ async fn past_its_total_of_connections_the_server_answers_429_until_one_closes()
     assert!((2..=3).contains(&held.len()), "{} held", held.len());
 
     drop(held.pop());
-    eventually("a closed connection's place is free again", Duration::from_secs(10), || async {
-        let mut stream = connect_from(&server, "127.0.0.6").await;
-        health_on(&mut stream).await.starts_with("HTTP/1.1 200").then_some(())
+    eventually("a closed connection's place is free again", Duration::from_secs(10), || {
+        served_from(&server, "127.0.0.6")
     })
     .await;
 }
