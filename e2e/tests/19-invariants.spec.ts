@@ -2,7 +2,7 @@
 // for: each test here breaks one invariant on purpose, and passes only if the
 // check after it fails with that invariant's message.
 import type { Page } from '@playwright/test';
-import { expect, test } from '../support/fixtures';
+import { expect, refuseChecksOff, test } from '../support/fixtures';
 import { CartPage, checkout } from '../support/pages';
 
 test('a confirm POST sent twice from the page is caught', async ({ page, invariants }) => {
@@ -37,7 +37,7 @@ test('a confirm POST that did not come from a browser is caught', async ({ page,
     data: { payment_key: 'pk_outside', amount: 1 },
   });
 
-  const caught = /confirm POSTs the server received/;
+  const caught = /confirm POSTs the server received: no more than the browser sent/;
   await expect(invariants.check()).rejects.toThrow(caught);
   invariants.expectViolation(caught);
 });
@@ -86,6 +86,38 @@ test("a charge the shop's order does not show is caught", async ({ page, stack, 
   await stack.chargeAtPg(orderId, amount);
 
   const caught = /CREATED order ord_\w+ in the PG's ledger/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test('an order charged twice at the PG is caught', async ({ page, stack, invariants }) => {
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  const amount = Number(new URL(page.url()).searchParams.get('amount'));
+  // Another system charges the paid order again, under the same order id.
+  await stack.chargeAtPg(confirm.orderId, amount);
+
+  const caught = /no order was charged twice/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test("an order no test customer placed, seen by the server during the test, is caught", async ({
+  page,
+  stack,
+  invariants,
+}) => {
+  const cart = new CartPage(page);
+  await cart.open();
+  // A client the test does not watch (no browser, no cookie of a test customer's) orders.
+  const response = await fetch(`${stack.url}/api/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: [{ sku: 'CERAMIC-MUG', quantity: 1 }] }),
+  });
+  expect(response.status).toBe(201);
+
+  const caught = /order ord_\w+, seen by the server or the PG during the test, is a test customer's/;
   await expect(invariants.check()).rejects.toThrow(caught);
   invariants.expectViolation(caught);
 });
@@ -171,9 +203,28 @@ test('a page that says the order is in another browser after the server showed i
   invariants.expectViolation(caught);
 });
 
-test.describe('a journey that turns the checks off', () => {
-  test.use({ checkInvariants: false });
-  test.fail();
+test('a confirm POST the browser sent that never reached the server is caught', async ({
+  page,
+  confirmPosts,
+  invariants,
+}) => {
+  // Something between the page and the server (not the network failing, which
+  // the checks count as dropped) answers the confirm itself.
+  await page.route('**/api/orders/*/confirm', (route) =>
+    route.fulfill({ status: 503, contentType: 'application/json', body: '{"code":"INTERNAL","message":"a proxy"}' }),
+  );
+  await checkout(page, 'approve');
+  await expect.poll(() => confirmPosts.count).toBe(1);
 
-  test('is refused', async () => {});
+  const caught = /confirm POSTs the server received: at least those that could reach it/;
+  await expect(invariants.check()).rejects.toThrow(caught);
+  invariants.expectViolation(caught);
+});
+
+test("a journey may not turn the checks off; the book's screenshots may", () => {
+  expect(() => refuseChecksOff(false, '/repo/e2e/playwright.config.ts')).toThrow(
+    'checkInvariants can be turned off only by playwright.docs.config.ts, for the screenshots',
+  );
+  expect(() => refuseChecksOff(false, '/repo/e2e/playwright.docs.config.ts')).not.toThrow();
+  expect(() => refuseChecksOff(true, '/repo/e2e/playwright.config.ts')).not.toThrow();
 });

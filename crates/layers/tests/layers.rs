@@ -16,9 +16,9 @@ fn crate_sources(name: &str) -> ImportGraph {
 /// layer (without a circle) and from the layers below it.
 /// (The settlement rules, pure, sit below them all in a crate of their own.)
 const SERVER_LAYERS: &[&[&str]] = &[
-    // Foundations: storage, metrics, the accept loop and who a request is
-    // from, the error type.
-    &["metrics", "serve", "client_address", "db", "error"],
+    // Foundations: storage, metrics, the accept loop and its connection caps,
+    // who a request is from, the error type.
+    &["metrics", "serve", "connections", "client_address", "db", "error"],
     // The PG's client, classification and concurrency; the operators, the
     // shops, the cart's products, and the flags that read them.
     &["pg"],

@@ -125,8 +125,44 @@ fn a_key_of_another_order_looked_up_by_key_only_is_caught() {
     assert_caught(OldRule::LookupByKeyOnly, EVERY_PAYMENT_SETTLES, "OtherOrder");
 }
 
+/// The test above that puts each old rule back: a match without a wildcard,
+/// so that a new old rule does not compile until it has a test of its own.
+fn test_of(rule: OldRule) -> (&'static str, fn()) {
+    match rule {
+        OldRule::ConfirmSettlesWithoutLease => (
+            "a_confirm_task_that_stores_a_failure_without_its_lease_is_caught",
+            a_confirm_task_that_stores_a_failure_without_its_lease_is_caught,
+        ),
+        OldRule::HalfOpenForever => (
+            "a_probe_lost_to_a_breaker_half_open_forever_is_caught",
+            a_probe_lost_to_a_breaker_half_open_forever_is_caught,
+        ),
+        OldRule::NoAgeRule => (
+            "an_attempt_resent_forever_past_its_session_is_caught",
+            an_attempt_resent_forever_past_its_session_is_caught,
+        ),
+        OldRule::PartialRefundWithoutAmount => (
+            "a_partial_refund_recorded_without_its_amount_is_caught",
+            a_partial_refund_recorded_without_its_amount_is_caught,
+        ),
+        OldRule::OneLeaseNamePerServer => {
+            ("tasks_of_one_server_sharing_a_lease_name_are_caught", tasks_of_one_server_sharing_a_lease_name_are_caught)
+        }
+        OldRule::LookupByKeyOnly => (
+            "a_key_of_another_order_looked_up_by_key_only_is_caught",
+            a_key_of_another_order_looked_up_by_key_only_is_caught,
+        ),
+    }
+}
+
 #[test]
 fn every_old_rule_has_a_test_above() {
-    // A new old rule needs a test of its own that the checker catches it.
-    assert_eq!(OldRule::ALL.len(), 6);
+    // Each old rule its own test, and every one of them listed in `ALL` (which
+    // the command line and the mutation record read) once.
+    let tests: std::collections::BTreeSet<&str> = OldRule::ALL.iter().map(|rule| test_of(*rule).0).collect();
+    assert_eq!(tests.len(), OldRule::ALL.len(), "{tests:?}");
+    let source = include_str!("checker.rs");
+    for name in &tests {
+        assert!(source.contains(&format!("#[test]\nfn {name}()")), "{name} is a test of this file");
+    }
 }

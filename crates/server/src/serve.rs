@@ -20,7 +20,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 use crate::connections::{ConnectionLimits, TurnedAway};
@@ -42,6 +42,7 @@ pub async fn serve(
     drain: Duration,
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
+    let answering = Arc::new(Semaphore::new(MAX_ANSWERING));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -51,7 +52,11 @@ pub async fn serve(
                         Ok(admitted) => admitted,
                         Err(turned_away) => {
                             tracing::debug!(%peer, ?turned_away, "connection turned away");
-                            tokio::spawn(answer_and_close(stream, turned_away, head_timeout));
+                            // Past as many answers at once, closed unanswered: answers
+                            // lingering for a flood must not hold every descriptor.
+                            if let Ok(answering) = Arc::clone(&answering).try_acquire_owned() {
+                                tokio::spawn(answer_and_close(stream, turned_away, head_timeout, answering));
+                            }
                             continue;
                         }
                     };
@@ -108,7 +113,12 @@ pub async fn serve(
 }
 
 /// Writes a turned-away connection its answer, and closes it.
-async fn answer_and_close(mut stream: TcpStream, turned_away: TurnedAway, within: Duration) {
+async fn answer_and_close(
+    mut stream: TcpStream,
+    turned_away: TurnedAway,
+    within: Duration,
+    _answering: OwnedSemaphorePermit,
+) {
     let answer = turned_away.answer();
     // A client that does not read its answer gets no more time than one that
     // sends nothing; nor, being over a cap, more than a second.
@@ -131,6 +141,8 @@ async fn answer_and_close(mut stream: TcpStream, turned_away: TurnedAway, within
     .await;
 }
 
+/// The most turned-away connections being answered at once.
+const MAX_ANSWERING: usize = 256;
 /// How long a turned-away connection is kept to read what its client sent.
 const LINGER: Duration = Duration::from_secs(1);
 /// The most read from it meanwhile.
