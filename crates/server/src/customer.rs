@@ -63,7 +63,7 @@ impl CustomerCookies {
     /// The keys of the key files, or the key kept in the database when there
     /// are none; `secure` when the shop is served over https.
     pub async fn load(config: &ServerConfig, db: &Db) -> Result<Self, sqlx::Error> {
-        let secure = config.public_base_url().starts_with("https://");
+        let secure = config.served_over_https();
         Ok(match &config.customer_keys {
             Some(files) => Self::new(
                 secure,

@@ -129,11 +129,10 @@ pub async fn run(
     // Each listener has caps of its own: a flood of customers' connections
     // never keeps the operators out.
     let limits = || {
-        let trusted = client_address::TrustedProxies::new(state.config.trusted_proxies.iter().copied());
         connections::ConnectionLimits::new(
             state.config.max_connections,
             state.config.max_connections_per_client,
-            trusted,
+            state.config.trusted_proxies(),
             state.config.ipv6_client_prefix,
         )
     };

@@ -388,10 +388,7 @@ fn forged_asks() -> impl Strategy<Value = Hostile> {
 /// digests of the database take about twice as long. The requests come from the
 /// same strategies, and the SQLite run of the same tests sends all 256.
 fn cases() -> u32 {
-    match std::env::var(support::TEST_DATABASE_ENV) {
-        Ok(server) if !server.is_empty() => 64,
-        _ => 256,
-    }
+    if support::postgres_server().is_some() { 64 } else { 256 }
 }
 
 proptest! {

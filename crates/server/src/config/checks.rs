@@ -237,16 +237,15 @@ impl ServerConfig {
                 return Err(ConfigError::InvalidKakaoPayCid(cid.clone()));
             }
         }
-        let public_url = self.public_url.as_deref().unwrap_or_default();
-        if self.pg_webhooks && public_url.starts_with("https://") && matches!(self.webhook_door(), WebhookDoor::Closed)
-        {
+        // Closed only at an https address: there, webhooks need their secret.
+        if self.pg_webhooks && matches!(self.webhook_door(), WebhookDoor::Closed) {
             return Err(ConfigError::WebhooksWithoutSecret);
         }
         if let Some(which) = self.test_keys()
-            && public_url.starts_with("https://")
+            && self.served_over_https()
             && !self.allow_test_keys
         {
-            return Err(ConfigError::TestKeysInPublic { which, public_url: public_url.to_owned() });
+            return Err(ConfigError::TestKeysInPublic { which, public_url: self.public_base_url() });
         }
         Ok(())
     }
@@ -265,7 +264,7 @@ impl ServerConfig {
     /// Whether this server takes test payments in public (`--allow-test-keys`
     /// at an https address): every page and `/api/config` then say so.
     pub fn test_payments_in_public(&self) -> bool {
-        self.allow_test_keys && self.test_keys().is_some() && self.public_base_url().starts_with("https://")
+        self.allow_test_keys && self.test_keys().is_some() && self.served_over_https()
     }
 }
 

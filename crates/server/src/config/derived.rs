@@ -82,9 +82,20 @@ impl ServerConfig {
     pub fn webhook_door(&self) -> WebhookDoor {
         match &self.pg_webhook_secret {
             Some(secret) => WebhookDoor::Secret(secret.clone()),
-            None if self.public_base_url().starts_with("https://") => WebhookDoor::Closed,
+            None if self.served_over_https() => WebhookDoor::Closed,
             None => WebhookDoor::Open,
         }
+    }
+
+    /// Whether customers reach the shop over https: a shop in public, not a
+    /// developer's machine.
+    pub fn served_over_https(&self) -> bool {
+        self.public_base_url().starts_with("https://")
+    }
+
+    /// The shop's own proxies, whose `X-Forwarded-For` is believed.
+    pub fn trusted_proxies(&self) -> crate::client_address::TrustedProxies {
+        crate::client_address::TrustedProxies::new(self.trusted_proxies.iter().copied())
     }
 
     /// Public base URL without a trailing slash.

@@ -34,7 +34,6 @@ use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::client_address::TrustedProxies;
 use crate::error::{AppError, BODY_LIMIT_BYTES};
 use crate::state::AppState;
 
@@ -119,7 +118,7 @@ pub fn router(state: AppState) -> Router {
     let sdk_origins = state.config.payment_sdk_origins();
     let [policy, nosniff, referrer, frames] = security::layers(state.config.static_dir.as_deref(), &sdk_origins);
     let hsts = security::hsts(&state.config.public_base_url());
-    let trusted_proxies = TrustedProxies::new(state.config.trusted_proxies.iter().copied());
+    let trusted_proxies = state.config.trusted_proxies();
     let ipv6_prefix = state.config.ipv6_client_prefix;
     app.with_state(state)
         // Around every route: each limit and handler sees the real client.

@@ -34,10 +34,18 @@ pub fn secret_route() -> axum::routing::MethodRouter<AppState> {
 /// everyone else's sends 404 under a small limit of their own, so that no
 /// guess spends the limit the PG's events go under.
 pub struct Door {
-    /// The secret path's SHA-256, compared in constant time; none: the bare path (open) or nothing (closed).
-    secret: Option<[u8; 32]>,
-    open: bool,
+    entry: Entry,
     strangers: DefaultDirectRateLimiter,
+}
+
+/// Which path the PG's events come to.
+enum Entry {
+    /// The bare path.
+    Open,
+    /// The secret path, known by its SHA-256 (compared in constant time).
+    Secret([u8; 32]),
+    /// None.
+    Closed,
 }
 
 /// What strangers may send a minute, all together, before they are answered 429.
@@ -46,24 +54,25 @@ const STRANGERS_PER_MINUTE: u32 = 60;
 impl Door {
     pub fn new(door: &WebhookDoor) -> Self {
         let quota = Quota::per_minute(NonZeroU32::new(STRANGERS_PER_MINUTE).expect("not zero"));
-        let secret = match door {
-            WebhookDoor::Secret(secret) => Some(Sha256::digest(secret.expose_secret().as_bytes()).into()),
-            WebhookDoor::Open | WebhookDoor::Closed => None,
+        let entry = match door {
+            WebhookDoor::Open => Entry::Open,
+            WebhookDoor::Secret(secret) => Entry::Secret(Sha256::digest(secret.expose_secret().as_bytes()).into()),
+            WebhookDoor::Closed => Entry::Closed,
         };
-        Self { secret, open: matches!(door, WebhookDoor::Open), strangers: RateLimiter::direct(quota) }
+        Self { entry, strangers: RateLimiter::direct(quota) }
     }
 
     /// Whether a request to `path` (`/webhooks/toss` or `/webhooks/toss/<secret>`) is the PG's.
     fn lets_in(&self, path: &str) -> bool {
-        match (path.strip_prefix(WEBHOOK_PATH), &self.secret) {
-            (Some(""), _) => self.open,
-            (Some(rest), Some(secret)) => match rest.strip_prefix('/') {
-                Some(given) => {
-                    let given: [u8; 32] = Sha256::digest(given.as_bytes()).into();
-                    bool::from(given.ct_eq(secret))
-                }
-                None => false,
-            },
+        let Some(rest) = path.strip_prefix(WEBHOOK_PATH) else {
+            return false;
+        };
+        match (&self.entry, rest.strip_prefix('/')) {
+            (Entry::Open, None) => rest.is_empty(),
+            (Entry::Secret(secret), Some(given)) => {
+                let given: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+                bool::from(given.ct_eq(secret))
+            }
             _ => false,
         }
     }

@@ -161,12 +161,17 @@ pub struct Store {
 /// Names the PostgreSQL server (any database on it) the tests create their databases on.
 pub const TEST_DATABASE_ENV: &str = "PAYONCE_TEST_DATABASE_URL";
 
+/// The PostgreSQL server `TEST_DATABASE_ENV` names, if this run is on one.
+pub fn postgres_server() -> Option<String> {
+    std::env::var(TEST_DATABASE_ENV).ok().filter(|server| !server.is_empty())
+}
+
 impl Store {
     pub async fn fresh() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let db = match std::env::var(TEST_DATABASE_ENV) {
-            Ok(server) if !server.is_empty() => fresh_postgres_database(&server).await,
-            _ => DbLocation::sqlite_file(&dir.path().join("payonce.db")),
+        let db = match postgres_server() {
+            Some(server) => fresh_postgres_database(&server).await,
+            None => DbLocation::sqlite_file(&dir.path().join("payonce.db")),
         };
         Self { dir, db }
     }
