@@ -520,6 +520,7 @@ mod tests {
                 "KAKAOPAY_DECLINED",
                 "KAKAOPAY_AUTH_FAILED",
                 "KAKAOPAY_EXPIRED",
+                "KAKAOPAY_NOT_APPROVED",
                 "KAKAOPAY_QUIT",
                 "CHECKOUT_EXPIRED",
                 "OUT_OF_STOCK",

@@ -212,13 +212,18 @@ const TOKEN: &str = "test-admin-token-of-32-characters-or-more";
 
 /// A KakaoPay order paid in full, on a shop with an operator.
 async fn paid(pg: &FakePg) -> (Server, CreatedOrder) {
+    paid_as(pg, "approve").await
+}
+
+/// A KakaoPay order paid in full in the window's `choice`, on a shop with an operator.
+async fn paid_as(pg: &FakePg, choice: &str) -> (Server, CreatedOrder) {
     let url = pg.url.clone();
     let server = Server::start_with(&pg.url, move |config| {
         config.kakaopay_url = Some(url);
         config.admin_token = Some(TOKEN.into());
     })
     .await;
-    let (created, token) = authorised(&server, "approve").await;
+    let (created, token) = authorised(&server, choice).await;
     let (status, order) = confirm(&server, &created, &token).await;
     assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
     (server, created)
@@ -270,6 +275,42 @@ async fn a_cancel_whose_answer_is_lost_is_settled_by_a_lookup_and_refunds_once()
 }
 
 #[tokio::test]
+async fn a_partial_refund_kakaopay_refuses_on_its_first_send_ends_refused_at_once() {
+    let pg = kakaopay().await;
+    let (server, created) = paid_as(&pg, "approve_no_partial_refund").await;
+    let order_id = &created.order.order_id;
+    let (status, body) =
+        server.operator_cancel(order_id, Some(TOKEN), json!({"amount": 3_000, "reason": "one mug broke"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PAID")), "{body}");
+    assert_eq!(body["refund_refusal"]["code"], "KAKAOPAY_784", "{body}");
+    assert_eq!(refunded_by_kakaopay(&pg, order_id).await, 0);
+}
+
+#[tokio::test]
+async fn a_refund_refused_on_a_send_after_the_first_ends_refused_instead_of_going_out_for_ever() {
+    let pg = kakaopay().await;
+    let (server, created) = paid_as(&pg, "approve_no_partial_refund").await;
+    let order_id = &created.order.order_id;
+    // The first cancel meets KakaoPay's maintenance (-503): nothing is
+    // processed, and recovery sends it again once a lookup shows the balance
+    // untouched. That send is refused for good.
+    pg.configure(json!({"outage": true})).await;
+    let (status, body) =
+        server.operator_cancel(order_id, Some(TOKEN), json!({"amount": 3_000, "reason": "one mug broke"})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    pg.configure(json!({"outage": false})).await;
+
+    let order = server.wait_for(order_id, OrderStatus::Paid, Duration::from_secs(30)).await;
+    assert_eq!(order.refund_refusal.map(|refusal| refusal.code), Some("KAKAOPAY_784".to_owned()));
+    let refund = &server.db().await.refunds(order_id).await.unwrap()[0];
+    assert_eq!((refund.status.as_str(), refund.failure_code.as_deref()), ("FAILED", Some("KAKAOPAY_784")));
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancel_requests, 1, "after the outage, one cancel went out, refused: {stats:?}");
+    assert!(stats.outage_refusals >= 1, "the first met the outage: {stats:?}");
+    assert_eq!(refunded_by_kakaopay(&pg, order_id).await, 0);
+}
+
+#[tokio::test]
 async fn operators_see_which_pg_each_order_went_to() {
     let pg = kakaopay().await;
     let (server, created) = paid(&pg).await;
@@ -290,7 +331,7 @@ async fn operators_see_which_pg_each_order_went_to() {
 }
 
 #[tokio::test]
-async fn an_approve_that_never_landed_is_never_sent_again_and_fails_once_kakaopays_time_is_over() {
+async fn an_approve_that_never_landed_is_never_sent_again_and_fails_as_not_approved_once_kakaopays_time_is_over() {
     // KakaoPay's fifteen minutes, scaled to 4.5 s; the approve fails inside
     // KakaoPay with a 500 and processes nothing.
     let pg = FakePg::start_with(|config| {
@@ -310,7 +351,10 @@ async fn an_approve_that_never_landed_is_never_sent_again_and_fails_once_kakaopa
     assert_eq!((status, order["status"].as_str()), (StatusCode::ACCEPTED, Some("UNKNOWN")), "{order}");
     let order_id = &created.order.order_id;
     let failed = server.wait_for(order_id, OrderStatus::Failed, Duration::from_secs(30)).await;
-    assert!(failed.failure.is_some_and(|failure| failure.code.starts_with("KAKAOPAY_")), "told why");
+    let failure = failed.failure.expect("told why");
+    // The customer finished in time: not "expired", but not approved.
+    assert_eq!(failure.code, "KAKAOPAY_NOT_APPROVED", "{failure:?}");
+    assert!(failure.message.contains("Nothing was charged"), "{failure:?}");
     assert_eq!(pg.charges(order_id).await, 0);
     let stats = pg.stats().await;
     assert_eq!(stats.confirm_requests, 1, "the approve was sent once, and only looked up after");

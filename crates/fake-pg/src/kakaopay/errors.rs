@@ -169,6 +169,15 @@ impl KakaoError {
             PgError::NotCancelableAmount(message) => Self::over_cancelable(message),
             PgError::NotCancelablePayment(message) => Self::payment(-784, message),
             PgError::AlreadyCanceledPayment => Self::not_cancelable("CANCEL_PAYMENT"),
+            // KakaoPay documents no code of its own for these two: a payment
+            // it refunds only in full, or past its refund period, is one "not
+            // in a state that can be cancelled" (a guess, in docs/kakaopay.md).
+            PgError::NotAllowedPartialRefund => {
+                Self::payment(-784, "The payment can only be canceled in full; nothing was canceled.")
+            }
+            PgError::ExceedMaxRefundDue => {
+                Self::payment(-784, "The payment is past the period it could be canceled in; nothing was canceled.")
+            }
             PgError::InvalidRequest(message) => Self::invalid_param(message),
             _ => Self::internal(),
         }
@@ -197,6 +206,8 @@ mod tests {
             (PgError::RejectCardPayment, -780, 400),
             (PgError::ProviderError, -781, 400),
             (PgError::ForbiddenConsecutiveRequest, -785, 400),
+            (PgError::NotAllowedPartialRefund, -784, 400),
+            (PgError::ExceedMaxRefundDue, -784, 400),
         ];
         for (error, code, status) in faults {
             let kakao = KakaoError::from_store(error);

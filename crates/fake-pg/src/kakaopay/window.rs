@@ -41,7 +41,7 @@ struct Choice {
     ko: (&'static str, &'static str),
 }
 
-const CHOICES: [Choice; 8] = [
+const CHOICES: [Choice; 9] = [
     Choice {
         id: "approve",
         choice: SessionChoice::Authenticate(None),
@@ -92,6 +92,13 @@ const CHOICES: [Choice; 8] = [
             "Charged, then the approve's connection is reset; the order shows SUCCESS_PAYMENT.",
         ),
         ko: ("결제 뒤 연결 끊김", "결제된 뒤 승인 요청의 연결이 끊깁니다. 주문 조회는 SUCCESS_PAYMENT."),
+    },
+    Choice {
+        id: "approve_no_partial_refund",
+        choice: SessionChoice::Authenticate(Some(Scenario::ApproveNoPartialRefund)),
+        charges: true,
+        en: ("Approve, refundable only in full", "Charged; a partial cancel of it is refused (-784)."),
+        ko: ("승인, 전액 취소만 가능", "결제됩니다. 부분 취소는 거절됩니다 (-784)."),
     },
     Choice {
         id: "wrong_password",

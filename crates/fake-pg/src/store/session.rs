@@ -130,6 +130,7 @@ impl Store {
                         .collect();
                     session.pg_token = Some(token);
                     record.scenario = scenario;
+                    record.payment.is_partial_cancelable = scenario.is_none_or(Scenario::partially_cancelable);
                     record.payment.authenticate();
                 }
                 SessionChoice::End(end) => session.ended = Some(end),

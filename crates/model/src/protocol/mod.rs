@@ -253,7 +253,10 @@ impl Model for Protocol {
                                 Task::Idle
                             }
                             RefundStep::Send => Task::AtGate(holder, Call::Cancel),
-                            RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+                            RefundStep::SettleRefused
+                            | RefundStep::NewKey
+                            | RefundStep::LookAgainLater
+                            | RefundStep::LookUpTheRefusal => {
                                 release_refund(&mut state.refund, holder);
                                 Task::Idle
                             }
@@ -278,7 +281,10 @@ impl Model for Protocol {
                                 }
                                 release_refund(&mut state.refund, holder);
                             }
-                            RefundStep::Send | RefundStep::LookAgainLater => release_refund(&mut state.refund, holder),
+                            // Toss's tables never ask for it (a key replays its first answer).
+                            RefundStep::Send | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
+                                release_refund(&mut state.refund, holder)
+                            }
                         }
                         Task::Idle
                     }

@@ -12,6 +12,9 @@ use super::wire::Status;
 pub const DECLINED: &str = "KAKAOPAY_DECLINED";
 /// The payment's 15 minutes ended before it was approved.
 pub const EXPIRED: &str = "KAKAOPAY_EXPIRED";
+/// The customer finished in KakaoPay's window, and the approve sent for it
+/// never completed (its answer lost, nothing approved by the end of its wait).
+pub const NOT_APPROVED: &str = "KAKAOPAY_NOT_APPROVED";
 /// KakaoPay did not take the call (credentials, registration, quota).
 pub const UNAVAILABLE: &str = "KAKAOPAY_UNAVAILABLE";
 /// The customer's password failed in KakaoPay's window.
@@ -30,6 +33,7 @@ pub fn customer_message(code: &str) -> &'static str {
     match code {
         DECLINED => "KakaoPay declined the payment. Nothing was charged.",
         EXPIRED => "The KakaoPay payment was not finished in time. Nothing was charged.",
+        NOT_APPROVED => "KakaoPay did not complete the payment. Nothing was charged.",
         UNAVAILABLE => "KakaoPay could not take the payment right now. Nothing was charged.",
         AUTH_FAILED => "The KakaoPay password was not accepted. Nothing was charged.",
         QUIT => "The KakaoPay payment was left unfinished. Nothing was charged.",
@@ -54,17 +58,46 @@ pub fn approve_failure<T>(kind: ApproveAnswer, answer: &KakaoPayReply<T>) -> Fai
     failure(code, &super::classify::describe(answer))
 }
 
-/// The failure a lookup that shows the payment failed stores.
+/// The failure a lookup that shows the payment failed stores. `FAIL_PAYMENT`
+/// after an approve whose answer was lost says only that the approval did not
+/// complete (a card's refusal, or the payment's time over while the approve
+/// was lost): "declined" or "expired" would each be wrong for one of them.
 pub fn status_failure(status: Option<Status>) -> Failure {
     let code = match status {
         Some(Status::FailAuthPassword) => AUTH_FAILED,
         Some(Status::QuitPayment) => QUIT,
-        _ => DECLINED,
+        _ => NOT_APPROVED,
     };
     failure(code, &format!("KakaoPay shows {status:?}"))
 }
 
-/// The failure of a payment never approved by the end of its 15 minutes.
-pub fn expired_failure() -> Failure {
-    failure(EXPIRED, "never approved within its time")
+/// The failure of a payment whose one approve never completed: the customer
+/// finished in time, so it is not "expired" but not approved.
+pub fn not_approved_failure() -> Failure {
+    failure(NOT_APPROVED, "the approve sent for it was never processed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lookups_failure_names_the_customers_own_exit_or_says_only_not_approved() {
+        let code = |status| status_failure(Some(status)).code;
+        assert_eq!(code(Status::FailAuthPassword), AUTH_FAILED);
+        assert_eq!(code(Status::QuitPayment), QUIT);
+        assert_eq!(code(Status::FailPayment), NOT_APPROVED, "a lost approve's failure is neither declined nor expired");
+        assert_eq!(status_failure(None).code, NOT_APPROVED);
+        assert_eq!(not_approved_failure().code, NOT_APPROVED);
+    }
+
+    #[test]
+    fn every_failure_says_nothing_was_charged() {
+        for code in
+            [DECLINED, EXPIRED, NOT_APPROVED, UNAVAILABLE, AUTH_FAILED, QUIT, WINDOW_FAILED, UNREACHABLE, "OTHER"]
+        {
+            assert!(customer_message(code).ends_with("Nothing was charged."), "{code}");
+        }
+        assert_ne!(customer_message(NOT_APPROVED), customer_message(EXPIRED), "the customer finished in time");
+    }
 }

@@ -17,11 +17,13 @@ mod verdicts;
 
 pub use lifecycle::{Moved, Transition, can_transition};
 pub use payment::{
-    AttemptAge, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup, after_order_lookup,
-    after_resend,
+    AttemptAge, Deadlines, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup,
+    after_order_lookup, after_resend,
 };
 pub use reconcile::{Charge, Disagreement, Finding, OrphanAction, OrphanPolicy, ShopSide, classify, orphan_action};
-pub use refund::{RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup};
+pub use refund::{
+    RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup, after_refund_lookup_of_refusal,
+};
 pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
 pub use timings::Timings;
 pub use told::{Told, event_of};

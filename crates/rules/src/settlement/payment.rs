@@ -11,6 +11,8 @@
 //! FAILED; and a lookup by the customer's paymentKey that shows another
 //! order's payment is decided by a lookup by the order's id.
 
+use std::time::Duration;
+
 use payonce_api::Failure;
 
 use super::lifecycle::Transition;
@@ -43,9 +45,53 @@ pub enum AttemptAge {
 impl AttemptAge {
     /// The age of an attempt stored at `created_ms`, at `now_ms`, when the PG
     /// charges nothing unconfirmed after `session_over_after`.
-    pub fn at(created_ms: i64, now_ms: i64, session_over_after: std::time::Duration) -> Self {
+    pub fn at(created_ms: i64, now_ms: i64, session_over_after: Duration) -> Self {
         let age = u128::try_from(now_ms.saturating_sub(created_ms)).unwrap_or(0);
         if age > session_over_after.as_millis() { AttemptAge::PastSession } else { AttemptAge::Young }
+    }
+}
+
+/// When an attempt's first confirm may still go out, and when nothing
+/// unconfirmed can be charged any more: decided here for every PG from its
+/// `Resending`, so the shell only measures time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// The longest a confirm can be processed once sent, with a margin: the
+    /// lease a confirm task takes with its attempt, and recovery's wait.
+    pub confirm_wait: Duration,
+    /// How long the PG's session lets a confirm charge.
+    pub session_lifetime: Duration,
+}
+
+impl Deadlines {
+    /// Whether the customer's first confirm may still go out, `since_stored`
+    /// after its attempt was stored. Under a key, always: a late one is the
+    /// same request as any resend, and the PG refuses it after the session.
+    /// Without keys, only while the lease the confirm task took with the
+    /// attempt holds: a task that wakes later (frozen, its machine paused)
+    /// sends nothing, because recovery, which may have taken the attempt over
+    /// by then, counts on the one confirm having left within that lease
+    /// (see [`Deadlines::nothing_charges_after`]).
+    pub fn first_call_may_go(&self, since_stored: Duration, resending: Resending) -> bool {
+        match resending {
+            Resending::UnderTheSameKey => true,
+            Resending::Never => since_stored < self.confirm_wait,
+        }
+    }
+
+    /// How old an attempt must be before nothing unconfirmed can be charged.
+    /// Under a key, recovery may resend the confirm until the session's very
+    /// end, and it is processed within its wait after that. Without keys the
+    /// one confirm left within the confirm task's lease and is processed
+    /// within its wait; that alone would end it after two waits, but it rests
+    /// on the PG never taking longer than the wait, which no PG without keys
+    /// documents. So it waits for the session's end as well, plus a wait: the
+    /// slower reading, which never says "not charged" of a slow charge.
+    pub fn nothing_charges_after(&self, resending: Resending) -> Duration {
+        match resending {
+            Resending::UnderTheSameKey => self.session_lifetime + self.confirm_wait,
+            Resending::Never => self.session_lifetime.max(self.confirm_wait) + self.confirm_wait,
+        }
     }
 }
 
@@ -54,7 +100,8 @@ impl AttemptAge {
 pub enum FailedBecause {
     /// The PG shows the payment failed (aborted, expired): its own reason.
     PgSaid,
-    /// Never confirmed, and the PG's session is over.
+    /// Never confirmed, and nothing can charge it any more: the PG's session
+    /// is over (under a key), or the one confirm's wait (without keys).
     SessionOver,
     /// The paymentKey was another order's, and this order has no charge.
     KeyOfAnotherOrder,
@@ -254,9 +301,31 @@ mod tests {
         }
     }
 
+    const DEADLINES: Deadlines =
+        Deadlines { confirm_wait: Duration::from_secs(65), session_lifetime: Duration::from_secs(900) };
+
+    #[test]
+    fn without_keys_the_one_confirm_goes_out_only_while_the_confirm_tasks_lease_holds() {
+        let may_go = |since_stored, resending| DEADLINES.first_call_may_go(since_stored, resending);
+        assert!(may_go(Duration::ZERO, Resending::Never));
+        assert!(may_go(Duration::from_millis(64_999), Resending::Never));
+        assert!(!may_go(Duration::from_secs(65), Resending::Never), "a task that woke late sends nothing");
+        assert!(may_go(Duration::from_secs(3_600), Resending::UnderTheSameKey), "a key makes a late one a resend");
+    }
+
+    #[test]
+    fn nothing_charges_once_the_session_and_the_last_confirms_wait_are_over() {
+        assert_eq!(DEADLINES.nothing_charges_after(Resending::UnderTheSameKey), Duration::from_secs(965));
+        assert_eq!(DEADLINES.nothing_charges_after(Resending::Never), Duration::from_secs(965));
+        // A session shorter than the wait: the one confirm may leave as late as the wait's end.
+        let short = Deadlines { session_lifetime: Duration::from_secs(5), ..DEADLINES };
+        assert_eq!(short.nothing_charges_after(Resending::Never), Duration::from_secs(130));
+        assert_eq!(short.nothing_charges_after(Resending::UnderTheSameKey), Duration::from_secs(70));
+    }
+
     #[test]
     fn an_attempt_is_past_the_session_only_after_it() {
-        let limit = std::time::Duration::from_secs(600);
+        let limit = Duration::from_secs(600);
         assert_eq!(AttemptAge::at(0, 600_000, limit), AttemptAge::Young);
         assert_eq!(AttemptAge::at(0, 600_001, limit), AttemptAge::PastSession);
         assert_eq!(AttemptAge::at(5_000, 0, limit), AttemptAge::Young, "a clock that went back");

@@ -11,6 +11,9 @@ pub enum RefundStep {
     SettleRefunded,
     /// Refused for good: settle it refused, with the PG's code; the order goes back.
     SettleRefused,
+    /// Refused, unless an earlier send went through: look the payment up now,
+    /// and decide with [`after_refund_lookup_of_refusal`].
+    LookUpTheRefusal,
     /// Nothing refunded, and the PG replays that answer for this key: the next
     /// send, after a lookup, goes under a new key.
     NewKey,
@@ -25,6 +28,7 @@ pub fn after_cancel(verdict: CancelVerdict) -> RefundStep {
     match verdict {
         CancelVerdict::Refunded => RefundStep::SettleRefunded,
         CancelVerdict::Refused => RefundStep::SettleRefused,
+        CancelVerdict::RefusedUnlessDone => RefundStep::LookUpTheRefusal,
         CancelVerdict::NewKey => RefundStep::NewKey,
         CancelVerdict::Retry => RefundStep::LookAgainLater,
     }
@@ -50,6 +54,19 @@ pub fn after_refund_lookup(verdict: RefundLookupVerdict) -> RefundStep {
     }
 }
 
+/// What a lookup made right after a refusal of a cancel sent again leads to:
+/// the refund's balance settles it refunded (an earlier send went through),
+/// the balance as before it settles it refused (the PG refused this refund,
+/// and a further send would only be refused again); anything else waits for
+/// a later pass, whose lookup may send it again.
+pub fn after_refund_lookup_of_refusal(verdict: RefundLookupVerdict) -> RefundStep {
+    match verdict {
+        RefundLookupVerdict::Refunded => RefundStep::SettleRefunded,
+        RefundLookupVerdict::Send => RefundStep::SettleRefused,
+        RefundLookupVerdict::Nothing | RefundLookupVerdict::Retry => RefundStep::LookAgainLater,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +77,7 @@ mod tests {
         let table = [
             (CancelVerdict::Refunded, RefundStep::SettleRefunded, RefundStep::SettleRefunded),
             (CancelVerdict::Refused, RefundStep::SettleRefused, RefundStep::SettleRefused),
+            (CancelVerdict::RefusedUnlessDone, RefundStep::LookUpTheRefusal, RefundStep::LookUpTheRefusal),
             (CancelVerdict::NewKey, RefundStep::NewKey, RefundStep::SettleRefused),
             (CancelVerdict::Retry, RefundStep::LookAgainLater, RefundStep::LookAgainLater),
         ];
@@ -75,5 +93,14 @@ mod tests {
         assert_eq!(after_refund_lookup(RefundLookupVerdict::Send), RefundStep::Send);
         assert_eq!(after_refund_lookup(RefundLookupVerdict::Nothing), RefundStep::LookAgainLater);
         assert_eq!(after_refund_lookup(RefundLookupVerdict::Retry), RefundStep::LookAgainLater);
+    }
+
+    #[test]
+    fn a_refusal_of_a_cancel_sent_again_ends_the_refund_only_on_the_balance_before_it() {
+        use RefundLookupVerdict as L;
+        assert_eq!(after_refund_lookup_of_refusal(L::Refunded), RefundStep::SettleRefunded);
+        assert_eq!(after_refund_lookup_of_refusal(L::Send), RefundStep::SettleRefused);
+        assert_eq!(after_refund_lookup_of_refusal(L::Nothing), RefundStep::LookAgainLater);
+        assert_eq!(after_refund_lookup_of_refusal(L::Retry), RefundStep::LookAgainLater);
     }
 }

@@ -45,6 +45,10 @@ pub enum CancelVerdict {
     Refunded,
     /// FAILED with the PG's code: nothing refunded, and nothing will be.
     Refused,
+    /// Refused, to a cancel sent again: nothing refunded by this send, though
+    /// an earlier send may have refunded it. A lookup made at once decides:
+    /// the balance as before the refund settles it refused.
+    RefusedUnlessDone,
     /// Still REQUESTED; a lookup settles it or sends it again, with the same key.
     Retry,
     /// Still REQUESTED; nothing was refunded and the key's answer is spent: the

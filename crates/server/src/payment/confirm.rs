@@ -148,7 +148,8 @@ impl ConfirmJob {
         };
         // The confirm task owns the attempt until its longest call could have ended;
         // recovery takes over only after that.
-        let lease_until_ms = now_ms() + lease::millis(lease::for_confirm(&app.config));
+        let storing = Storing::now();
+        let lease_until_ms = storing.at_ms + lease::millis(lease::for_confirm(&app.config));
         let holder = lease::holder(&app.worker_id);
         // The PG's key is the server's, one per attempt: Toss scopes keys by
         // merchant account, so the browser's key (ours) would share one
@@ -200,7 +201,7 @@ impl ConfirmJob {
                             pg_token,
                             amount: order.amount,
                         };
-                        kakaopay::approve(kakaopay::gateway(&app)?, place, call).await
+                        kakaopay::approve(&app, kakaopay::gateway(&app)?, place, call, storing.elapsed()).await
                     }
                 };
                 self.store_first_answer(&app, outcome, transition, &holder).await
@@ -252,6 +253,25 @@ impl ConfirmJob {
             app.recovery_wake.notify_one();
         }
         Ok(applied.order)
+    }
+}
+
+/// When the confirm task began storing its attempt, by both clocks: the
+/// attempt's own time is no earlier, so the time since is never less than
+/// the attempt's age, whichever clock a pause (SIGSTOP, a VM's) stopped.
+struct Storing {
+    at: std::time::Instant,
+    at_ms: i64,
+}
+
+impl Storing {
+    fn now() -> Self {
+        Self { at: std::time::Instant::now(), at_ms: now_ms() }
+    }
+
+    fn elapsed(&self) -> std::time::Duration {
+        let by_wall = u64::try_from(now_ms().saturating_sub(self.at_ms)).unwrap_or(0);
+        self.at.elapsed().max(std::time::Duration::from_millis(by_wall))
     }
 }
 

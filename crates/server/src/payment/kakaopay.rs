@@ -3,19 +3,20 @@
 //! KakaoPay takes no idempotency key, so an approve is never sent again: an
 //! approve whose answer was lost is settled by looking the payment up by its
 //! tid, and one never approved settles FAILED once its 15 minutes (and the
-//! longest processing) are over. What each answer means is the rules'
+//! longest processing) are over. The approve goes out only while the confirm
+//! task's lease holds, so a task that wakes later sends nothing. What each answer means is the rules'
 //! (`payonce_rules::kakaopay::classify`); this module does the I/O.
 
 use payonce_api::{ErrorCode, KakaoPayWindow, Order, OrderStatus};
 use payonce_rules::kakaopay::classify::{
     Expected, approve_answer, approve_verdict, refunded_total, status_answer, status_verdict,
 };
-use payonce_rules::kakaopay::messages::{approve_failure, expired_failure, status_failure};
+use payonce_rules::kakaopay::messages::{approve_failure, not_approved_failure, status_failure};
 use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
 use payonce_rules::kakaopay::{self as rules, KakaoPayReply};
 use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{
-    AttemptAge, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call, after_lookup,
+    AttemptAge, Deadlines, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_first_call, after_lookup,
 };
 
 use super::pass::{Job, Recovered, look_up_at};
@@ -118,12 +119,27 @@ pub(super) async fn prepared_tid(app: &App, order_id: &str) -> Result<String, Ap
 
 /// The one approve of a stored PENDING attempt, and the transition its answer
 /// leads to (with the metric's label).
+/// The approve goes out only while the confirm task's lease holds
+/// (`since_stored` after the attempt was stored): one that woke later sends
+/// nothing, and the attempt fails as never sent.
 pub(super) async fn approve(
+    app: &App,
     gateway: &PgGateway<KakaoPayClient>,
     place: PgPlace,
     call: KakaoPayApprove<'_>,
+    since_stored: std::time::Duration,
 ) -> (&'static str, Transition) {
-    let answer = gateway.approve(place, call, PgCaller::Customer).await;
+    let answer = if approve_may_go(app, since_stored) {
+        gateway.approve(place, call, PgCaller::Customer).await
+    } else {
+        tracing::error!(
+            order_id = call.order_id,
+            tid = call.tid,
+            since_stored_ms = since_stored.as_millis(),
+            "the confirm task woke after its lease: the approve is not sent, and recovery may have settled the attempt"
+        );
+        KakaoPayReply::NotSent { detail: "the approve was due while the lease held, and was not sent after".to_owned() }
+    };
     let kind = approve_answer(&answer, Expected { tid: call.tid, order_id: call.order_id, amount: call.amount });
     let verdict = approve_verdict(kind);
     tracing::info!(order_id = call.order_id, tid = call.tid, answer = answer.describe(), ?kind, "KakaoPay approve");
@@ -143,7 +159,7 @@ pub(super) async fn look_up(
         AppError::Internal(format!("order {} was paid with KakaoPay, which is no longer configured", attempt.order_id))
     })?;
     let expected = Expected { tid: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
-    let age = AttemptAge::at(attempt.created_at_ms, now_ms(), session_over_after(app));
+    let age = AttemptAge::at(attempt.created_at_ms, now_ms(), nothing_charges_after(app));
     let (order_id, tid) = (attempt.order_id.as_str(), attempt.payment_key.as_str());
     let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
     let usable =
@@ -161,23 +177,33 @@ pub(super) async fn look_up(
         _ => None,
     };
     let step = after_lookup(shown, age, rules::RESENDING, |why| match why {
-        FailedBecause::SessionOver => expired_failure(),
+        FailedBecause::SessionOver => not_approved_failure(),
         FailedBecause::PgSaid | FailedBecause::KeyOfAnotherOrder => status_failure(status),
     });
     Ok(Ok((step, shown.verdict, answer.describe())))
 }
 
-/// When a KakaoPay attempt is past its time (see `session_over_after`), a
+/// When a KakaoPay attempt is past its time (see `nothing_charges_after`), a
 /// moment after it, so that the lookup then sees it over.
 pub(super) fn session_over_at_ms(app: &App, attempt: &Attempt) -> Option<i64> {
-    let past = lease::millis(session_over_after(app)) + lease::millis(lease::margin(&app.config));
+    let past = lease::millis(nothing_charges_after(app)) + lease::millis(lease::margin(&app.config));
     attempt.created_at_ms.checked_add(past)
 }
 
+/// Whether the customer's one approve may still go out, `since_stored` after
+/// its attempt was stored (the rules' `Deadlines`).
+pub(super) fn approve_may_go(app: &App, since_stored: std::time::Duration) -> bool {
+    deadlines(app).first_call_may_go(since_stored, rules::RESENDING)
+}
+
 /// How old a KakaoPay attempt must be before nothing unapproved can be
-/// charged: its 15 minutes, plus the longest an approve sent at their very end
-/// can be processed, plus a margin. Counted from the attempt, stored after the
+/// charged: its 15 minutes, plus the longest an approve can be processed
+/// (the rules' `Deadlines`). Counted from the attempt, stored after the
 /// payment was prepared, so it ends after KakaoPay's own clock does.
-fn session_over_after(app: &App) -> std::time::Duration {
-    app.config.kakaopay_session_lifetime + lease::for_confirm(&app.config)
+fn nothing_charges_after(app: &App) -> std::time::Duration {
+    deadlines(app).nothing_charges_after(rules::RESENDING)
+}
+
+fn deadlines(app: &App) -> Deadlines {
+    lease::deadlines(&app.config, app.config.kakaopay_session_lifetime)
 }

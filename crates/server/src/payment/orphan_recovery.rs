@@ -58,7 +58,7 @@ async fn recover_claimed(
             Ok((Recovered::Settled, Some(described)))
         }
         RefundStep::Send => resend(app, job, refund, amount).await,
-        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
             Ok((Recovered::Unsettled, Some(described)))
         }
     }

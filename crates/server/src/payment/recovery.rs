@@ -83,7 +83,11 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
     };
     // Its age when the lookup goes out: only a lookup made past the session
     // (and the longest processing) shows what can no longer be charged.
-    let age = AttemptAge::at(attempt.created_at_ms, now_ms(), lease::session_over_after(&app.config));
+    let age = AttemptAge::at(
+        attempt.created_at_ms,
+        now_ms(),
+        lease::deadlines(&app.config, app.config.pg_session_lifetime).nothing_charges_after(RESENDING),
+    );
     let ids = (attempt.order_id.as_str(), LookupBy::PaymentKey(&attempt.payment_key));
     let looked_up = look_up(app, job, ids, PgCaller::Recovery, usable).await?;
     let answer = match looked_up.answer() {

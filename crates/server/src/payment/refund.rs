@@ -297,6 +297,9 @@ pub(super) enum Settled {
     NewKey,
     /// Still requested; a lookup decides.
     Unknown,
+    /// Refused, to a cancel sent again: a lookup made now decides whether an
+    /// earlier send refunded it or the refusal ends it.
+    RefusedUnlessDone,
 }
 
 impl Settled {
@@ -309,6 +312,7 @@ impl Settled {
             Settled::Done => "settled",
             Settled::NewKey => "new_key",
             Settled::Unknown => "unknown",
+            Settled::RefusedUnlessDone => "refused_unless_done",
         }
     }
 }
@@ -328,17 +332,14 @@ pub(super) async fn settle_by_answer(
         RefundStep::SettleRefunded => {
             settle_refunded(app, refund, answer.refunded_total(), &answer.describe(), actor).await
         }
-        RefundStep::SettleRefused => {
-            let outcome = RefundOutcome::Refused { code: answer.refusal_code() };
-            settle(app, refund, &outcome, &answer.describe(), actor).await?;
-            Ok(Settled::Done)
-        }
+        RefundStep::SettleRefused => settle_refused(app, refund, answer, &answer.describe(), actor).await,
         RefundStep::NewKey => {
             // The PG refunded nothing and replays that answer for this key: only a new key goes out.
             let new_key = uuid::Uuid::new_v4().to_string();
             app.db.replace_refund_key(&refund.refund_id, holder, &new_key).await?;
             Ok(Settled::NewKey)
         }
+        RefundStep::LookUpTheRefusal => Ok(Settled::RefusedUnlessDone),
         RefundStep::Send | RefundStep::LookAgainLater => Ok(Settled::Unknown),
     }
 }
@@ -355,6 +356,20 @@ pub(super) async fn settle_refunded(
     let refunded_total =
         refunded_total.ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
     settle(app, refund, &RefundOutcome::Done { refunded_total }, described, actor).await?;
+    Ok(Settled::Done)
+}
+
+/// Settles a refund refused for good, with the refusing cancel's code and
+/// what the PG said last.
+pub(super) async fn settle_refused(
+    app: &App,
+    refund: &Refund,
+    refusal: &CancelReply,
+    described: &str,
+    actor: Actor,
+) -> Result<Settled, AppError> {
+    let outcome = RefundOutcome::Refused { code: refusal.refusal_code() };
+    settle(app, refund, &outcome, described, actor).await?;
     Ok(Settled::Done)
 }
 

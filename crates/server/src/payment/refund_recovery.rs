@@ -26,13 +26,13 @@ use payonce_rules::pg_reply::PgReply;
 use super::cancel_reply::{CancelReply, Send, kakaopay_expected, toss_expected};
 use super::kakaopay;
 use super::pass::{Job, Pass, Recovered, look_up, look_up_at, send_under_lease_at};
-use super::refund::{Settled, send, settle_by_answer, settle_refunded};
+use super::refund::{Settled, send, settle_by_answer, settle_refunded, settle_refused};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::{KakaoPayReply, LookupBy, PgPlace, TossReply, refund_lookup, refund_lookup_verdict, refunded_total};
-use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
+use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup, after_refund_lookup_of_refusal};
 
 /// One pass over a refund whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
@@ -46,29 +46,32 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
 
 /// One pass over a claimed refund: what it came to, and the PG's last answer.
 async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
-    let looked_up = match refund.pg {
-        Pg::Toss => look_up_at_toss(app, job, refund).await?,
-        Pg::KakaoPay => look_up_at_kakaopay(app, job, refund).await?,
-    };
-    let (step, refunded_total, described) = match looked_up {
+    let (verdict, refunded_total, described) = match look_up_refund(app, job, refund).await? {
         Ok(looked_up) => looked_up,
         Err(ended) => return Ok(ended),
     };
-    match step {
+    match after_refund_lookup(verdict) {
         RefundStep::SettleRefunded => {
             settle_refunded(app, refund, refunded_total, &described, Actor::Recovery).await?;
             Ok((Recovered::Settled, Some(described)))
         }
         RefundStep::Send => resend(app, job, refund).await,
-        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater => {
+        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
             Ok((Recovered::Unsettled, Some(described)))
         }
     }
 }
 
-/// What a lookup showed of a refund: the step it leads to, how much the PG
-/// shows refunded in all, and what it said; or what the pass came to without one.
-type RefundLooked = Result<(RefundStep, Option<u64>, String), (Recovered, Option<String>)>;
+/// What a lookup showed of a refund: its verdict, how much the PG shows
+/// refunded in all, and what it said; or what the pass came to without one.
+type RefundLooked = Result<(RefundLookupVerdict, Option<u64>, String), (Recovered, Option<String>)>;
+
+async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
+    match refund.pg {
+        Pg::Toss => look_up_at_toss(app, job, refund).await,
+        Pg::KakaoPay => look_up_at_kakaopay(app, job, refund).await,
+    }
+}
 
 async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
     let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
@@ -80,27 +83,27 @@ async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<Ref
     };
     let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
     Ok(look_up(app, job, ids, PgCaller::Recovery, usable).await?.answer().map(|answer| {
-        let step = after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected)));
-        (step, refunded_total(&answer), answer.describe())
+        (refund_lookup_verdict(refund_lookup(&answer, expected)), refunded_total(&answer), answer.describe())
     }))
 }
 
 async fn look_up_at_kakaopay(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
     let gateway = kakaopay::gateway(app)?;
     let expected = kakaopay_expected(refund);
+    let verdict_of = |answer: &KakaoPayReply<KakaoPayOrder>| {
+        kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected))
+    };
     let usable = |answer: &KakaoPayReply<KakaoPayOrder>| {
-        let verdict = kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected));
+        let verdict = verdict_of(answer);
         metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
         verdict != RefundLookupVerdict::Retry
     };
     let (order_id, tid) = (refund.order_id.as_str(), refund.payment_key.as_str());
     let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
-    Ok(look_up_at(app, gateway, job, lookup, usable).await?.answer().map(|answer| {
-        let step = after_refund_lookup(kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(
-            &answer, expected,
-        )));
-        (step, kakaopay_tables::refunded_total(&answer), answer.describe())
-    }))
+    Ok(look_up_at(app, gateway, job, lookup, usable)
+        .await?
+        .answer()
+        .map(|answer| (verdict_of(&answer), kakaopay_tables::refunded_total(&answer), answer.describe())))
 }
 
 /// Sends the cancel again with the refund's key, after a lookup showed it not done.
@@ -128,11 +131,43 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
     metrics::refund_call(refund.pg, "resend", resend_label(settled, &answer));
     let recovered = match settled {
         Settled::Done => Recovered::Settled,
+        Settled::RefusedUnlessDone => return look_up_the_refusal(app, job, &refund, &answer).await,
         Settled::NewKey => Recovered::Unsettled,
         Settled::Unknown if answer.shows_pg_unavailable() => Recovered::Unavailable,
         Settled::Unknown => Recovered::Unsettled,
     };
     Ok((recovered, Some(answer.describe())))
+}
+
+/// A cancel sent again was refused: looks the payment up at once, under the
+/// same lease, and settles the refund as the balance shows (the rules'
+/// `after_refund_lookup_of_refusal`). Without this a refusal of a send after
+/// the first would be looked up, sent again and refused for ever.
+async fn look_up_the_refusal(
+    app: &App,
+    job: Job<'_>,
+    refund: &Refund,
+    refusal: &CancelReply,
+) -> Result<(Recovered, Option<String>), AppError> {
+    let (verdict, refunded_total, described) = match look_up_refund(app, job, refund).await? {
+        Ok(looked_up) => looked_up,
+        Err(ended) => return Ok(ended),
+    };
+    let recovered = match after_refund_lookup_of_refusal(verdict) {
+        RefundStep::SettleRefunded => {
+            settle_refunded(app, refund, refunded_total, &described, Actor::Recovery).await?;
+            Recovered::Settled
+        }
+        RefundStep::SettleRefused => {
+            let described = format!("{}; then {described}", refusal.describe());
+            settle_refused(app, refund, refusal, &described, Actor::Recovery).await?;
+            Recovered::Settled
+        }
+        RefundStep::Send | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
+            Recovered::Unsettled
+        }
+    };
+    Ok((recovered, Some(described)))
 }
 
 fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
@@ -148,6 +183,7 @@ fn resend_label(settled: Settled, answer: &CancelReply) -> &'static str {
     match settled {
         Settled::Done => "settled",
         Settled::NewKey => "new_key",
+        Settled::RefusedUnlessDone => "refused_unless_done",
         Settled::Unknown if answer.shows_pg_unavailable() => "unavailable",
         Settled::Unknown => "unknown",
     }

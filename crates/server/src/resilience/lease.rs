@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use payonce_rules::settlement::Deadlines;
+
 use crate::config::ServerConfig;
 
 /// The margin beyond a call's longest wait: time to store what it learned. A
@@ -35,11 +37,10 @@ pub fn holder(worker_id: &str) -> String {
     format!("{worker_id}/{}", uuid::Uuid::new_v4().simple())
 }
 
-/// How old an attempt must be before nothing unconfirmed can be charged any
-/// more: the PG's session lifetime, plus the longest a confirm sent at its
-/// very end can be processed, plus a margin.
-pub fn session_over_after(config: &ServerConfig) -> Duration {
-    config.pg_session_lifetime + for_confirm(config)
+/// An attempt's deadlines at a PG whose session lasts `session_lifetime`
+/// (the rules say what each PG's are made of).
+pub fn deadlines(config: &ServerConfig, session_lifetime: Duration) -> Deadlines {
+    Deadlines { confirm_wait: for_confirm(config), session_lifetime }
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ pub enum ApproveAnswer {
     NotThisRequest,
     /// -780 with the card company's own outcome unknown (`BANK_FIRM_UNKNOWN`).
     OutcomeUnknown,
-    /// 5xx, or KakaoPay's internal error or maintenance.
+    /// 5xx (a documented refusal included), or KakaoPay's internal error or
+    /// maintenance.
     ServerError,
     /// A code KakaoPay does not document, or a body that is neither.
     Undocumented,
@@ -110,6 +111,10 @@ pub fn approve_answer(answer: &KakaoPayReply<Approval>, expected: Expected<'_>) 
         }
         KakaoPayReply::Error { http_status, error_code, .. } => {
             match APPROVE_CODES.iter().find(|(code, _)| code == error_code) {
+                // A refusal under a server error's status proves nothing:
+                // KakaoPay (or what stands before it) failed while answering,
+                // and the one approve may have gone through. A lookup decides.
+                Some((_, kind)) if *http_status >= 500 && approve_verdict(*kind) == V::Failed => A::ServerError,
                 Some((_, kind)) => *kind,
                 None if unavailable(*http_status, *error_code) => A::ServerError,
                 None => A::Undocumented,

@@ -60,12 +60,13 @@ use CancelAnswer as C;
 use CancelVerdict as K;
 
 /// What each kind of cancel answer means for the refund, on its first send
-/// and when sent again after a lookup. Only a first send's refusal ends a
-/// refund refused.
+/// and when sent again after a lookup. A first send's refusal ends a refund
+/// refused; a refusal of one sent again ends it only once a lookup made at
+/// once shows the balance still as before it (else the first went through).
 pub const CANCEL_VERDICTS: [(CancelAnswer, CancelVerdict, CancelVerdict); 10] = [
     // answer          first send   sent again
     (C::Refunded, K::Refunded, K::Refunded),
-    (C::Refused, K::Refused, K::Retry),
+    (C::Refused, K::Refused, K::RefusedUnlessDone),
     (C::MethodRefused, K::Retry, K::Retry),
     (C::Duplicate, K::Retry, K::Retry),
     (C::TurnedAway, K::Retry, K::Retry),
@@ -104,6 +105,8 @@ pub fn cancel_answer(answer: &KakaoPayReply<Cancellation>, expected: ExpectedRef
         }
         KakaoPayReply::Error { http_status, error_code, .. } => {
             match CANCEL_CODES.iter().find(|(code, _)| code == error_code) {
+                // As for the approve: a refusal under a server error's status proves nothing.
+                Some((_, C::Refused)) if *http_status >= 500 => C::ServerError,
                 Some((_, kind)) => *kind,
                 None if unavailable(*http_status, *error_code) => C::ServerError,
                 None => C::Undocumented,

@@ -98,6 +98,23 @@ fn an_approve_fails_only_on_a_documented_refusal() {
 }
 
 #[test]
+fn a_refusal_under_a_server_errors_status_leaves_the_approve_to_a_lookup() {
+    for (code, _) in APPROVE_CODES.iter().filter(|(_, kind)| approve_verdict(*kind) == V::Failed) {
+        for http_status in [500, 502, 503] {
+            let kind = approve_answer(&error(http_status, *code), EXPECTED);
+            assert_eq!(approve_verdict(kind), V::Unknown, "{code} with {http_status}: {kind:?}");
+        }
+    }
+    let declined = KakaoPayReply::<Approval>::Error {
+        http_status: 500,
+        error_code: -780,
+        method_result_code: Some("USER_LOCKED".into()),
+        message: "approval failure!".into(),
+    };
+    assert_eq!(approve_answer(&declined, EXPECTED), A::ServerError, "-780 with a 500 is looked up, never failed");
+}
+
+#[test]
 fn a_card_company_that_does_not_know_its_outcome_leaves_the_approve_unknown() {
     let unknown = KakaoPayReply::<Approval>::Error {
         http_status: 400,
@@ -209,12 +226,13 @@ fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund()
         assert_ne!(first, K::NewKey, "{kind:?}: KakaoPay has no keys");
     }
     #[rustfmt::skip]
-    let table: [(KakaoPayReply<Cancellation>, CancelAnswer, CancelVerdict, CancelVerdict); 9] = [
+    let table: [(KakaoPayReply<Cancellation>, CancelAnswer, CancelVerdict, CancelVerdict); 10] = [
         (cancellation(Status::PartCancelPayment, 10_000), C::Refunded, K::Refunded, K::Refunded),
         (cancellation(Status::PartCancelPayment, 7_100), C::NotThisRefund, K::Retry, K::Retry),
         (cancellation(Status::SuccessPayment, 10_000), C::NotThisRefund, K::Retry, K::Retry),
-        (error(400, -710), C::Refused, K::Refused, K::Retry),
-        (error(400, -784), C::Refused, K::Refused, K::Retry),
+        (error(400, -710), C::Refused, K::Refused, K::RefusedUnlessDone),
+        (error(400, -784), C::Refused, K::Refused, K::RefusedUnlessDone),
+        (error(500, -784), C::ServerError, K::Retry, K::Retry),
         (error(400, -781), C::MethodRefused, K::Retry, K::Retry),
         (error(400, -785), C::Duplicate, K::Retry, K::Retry),
         (error(500, -500), C::ServerError, K::Retry, K::Retry),

@@ -245,6 +245,9 @@ pub fn orphan_cancel(answer: &TossReply, payment_key: &str, order_id: &str, amou
     match after_cancel_of_orphan(cancel_verdict(cancel_answer(answer, expected))) {
         RefundStep::SettleRefunded => OrphanCancel::Refunded,
         RefundStep::SettleRefused => OrphanCancel::Refused(refusal_code(answer)),
-        RefundStep::NewKey | RefundStep::Send | RefundStep::LookAgainLater => OrphanCancel::Retry,
+        // Toss's tables never ask to look a refusal up (a key replays its answer).
+        RefundStep::NewKey | RefundStep::Send | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
+            OrphanCancel::Retry
+        }
     }
 }
