@@ -8,7 +8,10 @@
 //! takes, lately, as long as the longest of the recent calls; and never longer
 //! than our own deadline for a call (what the limit's places are sized by).
 //! Before enough calls have been seen to know "lately", a call is assumed to
-//! take as long as it can.
+//! take as long as it can. Only calls the PG processes (a confirm, an approve,
+//! a cancel) say how long "lately" is: a lookup or a `ready` is answered in a
+//! moment, and counting it would free a reset confirm's place long before the
+//! PG is done with it.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -18,7 +21,16 @@ pub const RECENT_CALLS: usize = 64;
 /// Below this many calls seen, nothing is known of how long the PG takes.
 pub const KNOWN_AFTER: usize = 16;
 
-/// How long the latest calls took, oldest first.
+/// What a call under the limit is, for how long "lately" is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// A call the PG processes, and may go on processing without us.
+    Processing,
+    /// A read (a lookup) or a call answered at once (KakaoPay's `ready`).
+    Quick,
+}
+
+/// How long the latest calls the PG processed took, oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecentCalls {
     took: VecDeque<Duration>,
@@ -31,6 +43,13 @@ impl RecentCalls {
             self.took.pop_front();
         }
         self.took.push_back(took);
+    }
+
+    /// Remembers a call of `kind` that took `took`: only one the PG processed.
+    pub fn remember(&mut self, kind: CallKind, took: Duration) {
+        if kind == CallKind::Processing {
+            self.push(took);
+        }
     }
 
     /// How long a call takes at the PG lately, at most `deadline`: the longest
@@ -85,6 +104,22 @@ mod tests {
         assert_eq!(recent.longest(DEADLINE), Duration::from_secs(2), "64 calls later it is forgotten");
         recent.push(Duration::from_secs(600));
         assert_eq!(recent.longest(DEADLINE), DEADLINE);
+    }
+
+    #[test]
+    fn quick_calls_do_not_make_a_reset_confirms_place_come_back_early() {
+        let mut recent = RecentCalls::default();
+        for _ in 0..RECENT_CALLS {
+            recent.remember(CallKind::Quick, Duration::from_millis(20));
+        }
+        assert_eq!(recent.longest(DEADLINE), DEADLINE, "lookups say nothing of how long a confirm takes");
+        let mut confirms = seen(KNOWN_AFTER, Duration::from_secs(5));
+        for _ in 0..RECENT_CALLS {
+            confirms.remember(CallKind::Quick, Duration::from_millis(20));
+        }
+        assert_eq!(kept_without_answer(Duration::from_millis(10), &confirms, DEADLINE), Duration::from_secs(5));
+        confirms.remember(CallKind::Processing, Duration::from_secs(7));
+        assert_eq!(confirms.longest(DEADLINE), Duration::from_secs(7));
     }
 
     #[test]

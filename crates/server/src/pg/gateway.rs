@@ -92,6 +92,13 @@ impl PgPlace {
             PgPlace::Cluster(place) => place.unanswered(),
         }
     }
+
+    fn processing(&mut self) {
+        match self {
+            PgPlace::Server(place) => place.processing(),
+            PgPlace::Cluster(place) => place.processing(),
+        }
+    }
 }
 
 impl<C> PgGateway<C> {
@@ -138,6 +145,7 @@ impl<C> PgGateway<C> {
         call: Call<'_>,
         sending: impl Future<Output = A>,
     ) -> A {
+        place.processing();
         let started = (now_ms(), Instant::now());
         let answer = match self.policy {
             Policy::Fixed(_) => sending.await,
@@ -288,5 +296,27 @@ mod tests {
         tell_limit(&mut place, &TossReply::NotSent { detail: "connection refused".into() });
         drop(place);
         assert!(limit.try_acquire().is_some(), "a call that never reached the PG frees its place at once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lookups_answered_at_once_do_not_free_a_reset_confirms_place_early() {
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), Duration::from_secs(60));
+        // Many lookups, each answered in a moment: what a recovering shop sees.
+        for _ in 0..payonce_rules::places::RECENT_CALLS {
+            let place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+            tokio::time::advance(Duration::from_millis(20)).await;
+            drop(place);
+        }
+        // A confirm reset at once: the PG may be processing it for as long as a confirm takes.
+        let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+        place.processing();
+        tell_limit(&mut place, &TossReply::NoReply { detail: "connection reset".into(), timed_out: false });
+        drop(place);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        tokio::task::yield_now().await;
+        assert!(limit.try_acquire().is_none(), "a second's lookups say nothing of how long a confirm takes");
+        tokio::time::advance(Duration::from_secs(60)).await;
+        tokio::task::yield_now().await;
+        assert!(limit.try_acquire().is_some(), "back once a confirm's longest wait is over");
     }
 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use payonce_api::Pg;
-use payonce_rules::places::{self, RecentCalls};
+use payonce_rules::places::{self, CallKind, RecentCalls};
 use rand::Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -68,6 +68,7 @@ pub struct ClusterPlace {
     signalled: bool,
     /// The call ended without an answer; the PG may still be processing it.
     unanswered: bool,
+    kind: CallKind,
 }
 
 impl ClusterLimit {
@@ -131,6 +132,7 @@ impl ClusterLimit {
             taken_at: Instant::now(),
             signalled: false,
             unanswered: false,
+            kind: CallKind::Quick,
         }))
     }
 
@@ -186,11 +188,11 @@ impl ClusterLimit {
         Ok(())
     }
 
-    fn release(self: &Arc<Self>, claim: PlaceClaim, ran: Duration, unanswered: bool) {
+    fn release(self: &Arc<Self>, claim: PlaceClaim, ran: Duration, unanswered: bool, kind: CallKind) {
         let kept = {
             let mut recent = self.recent.lock().expect("recent lock");
             let kept = unanswered.then(|| places::kept_without_answer(ran, &recent, self.call_deadline));
-            recent.push(ran);
+            recent.remember(kind, ran);
             kept
         };
         let limit = self.clone();
@@ -270,6 +272,11 @@ impl ClusterPlace {
     pub fn unanswered(&mut self) {
         self.unanswered = true;
     }
+
+    /// The call is one the PG processes: its time says how long "lately" is.
+    pub fn processing(&mut self) {
+        self.kind = CallKind::Processing;
+    }
 }
 
 impl Drop for ClusterPlace {
@@ -279,7 +286,7 @@ impl Drop for ClusterPlace {
             number: self.claim.number,
             call_id: std::mem::take(&mut self.claim.call_id),
         };
-        self.limit.release(claim, self.taken_at.elapsed(), self.unanswered);
+        self.limit.release(claim, self.taken_at.elapsed(), self.unanswered, self.kind);
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use payonce_api::Pg;
-use payonce_rules::places::{self, RecentCalls};
+use payonce_rules::places::{self, CallKind, RecentCalls};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -55,6 +55,7 @@ pub struct Place {
     taken_at: Instant,
     /// The call ended without an answer; the PG may still be processing it.
     unanswered: bool,
+    kind: CallKind,
 }
 
 impl ConcurrencyLimit {
@@ -89,7 +90,13 @@ impl ConcurrencyLimit {
         }
         state.in_flight += 1;
         metrics::pg_in_flight(self.pg, 1.0);
-        Some(Place { limit: self.clone(), signalled: false, taken_at: Instant::now(), unanswered: false })
+        Some(Place {
+            limit: self.clone(),
+            signalled: false,
+            taken_at: Instant::now(),
+            unanswered: false,
+            kind: CallKind::Quick,
+        })
     }
 
     /// A place, waiting for one.
@@ -129,10 +136,10 @@ impl ConcurrencyLimit {
 
     /// Remembers how long a call ran, and how long its place stays taken
     /// after it: `None` when it was answered.
-    fn ended(&self, ran: Duration, unanswered: bool) -> Option<Duration> {
+    fn ended(&self, ran: Duration, unanswered: bool, kind: CallKind) -> Option<Duration> {
         let mut state = self.state.lock().expect("limit lock");
         let kept = unanswered.then(|| places::kept_without_answer(ran, &state.recent, self.call_deadline));
-        state.recent.push(ran);
+        state.recent.remember(kind, ran);
         kept
     }
 
@@ -168,11 +175,16 @@ impl Place {
     pub fn unanswered(&mut self) {
         self.unanswered = true;
     }
+
+    /// The call is one the PG processes: its time says how long "lately" is.
+    pub fn processing(&mut self) {
+        self.kind = CallKind::Processing;
+    }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        let Some(kept) = self.limit.ended(self.taken_at.elapsed(), self.unanswered) else {
+        let Some(kept) = self.limit.ended(self.taken_at.elapsed(), self.unanswered, self.kind) else {
             self.limit.release();
             return;
         };
@@ -315,7 +327,8 @@ mod tests {
     async fn a_call_reset_at_once_keeps_its_place_as_long_as_calls_take_lately() {
         let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), DEADLINE);
         for _ in 0..places::KNOWN_AFTER {
-            let place = limit.try_acquire().unwrap();
+            let mut place = limit.try_acquire().unwrap();
+            place.processing();
             tokio::time::advance(Duration::from_secs(5)).await;
             drop(place);
         }
