@@ -220,8 +220,9 @@ pub struct OperatorCancelRequest {
 }
 
 /// Body of `POST /api/orders/:id/confirm`, from the PG's success redirect:
-/// Toss's `paymentKey` as `payment_key`, or KakaoPay's `pg_token` (the order's
-/// KakaoPay payment is the one the server prepared for it).
+/// Toss's `paymentKey` as `payment_key`, or KakaoPay's `pg_token` with the
+/// `ready` its return URL names (the KakaoPay payment the server prepared for
+/// the order, in the window the token comes from).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConfirmRequest {
@@ -229,6 +230,10 @@ pub struct ConfirmRequest {
     pub payment_key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pg_token: Option<String>,
+    /// KakaoPay's return URL's `ready`: which prepared payment the window was.
+    /// Without it, the order's latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
     pub amount: u64,
 }
 
@@ -288,7 +293,7 @@ mod tests {
         assert_eq!((toss.payment_key.as_str(), toss.pg_token), ("pk", None));
         let kakaopay: ConfirmRequest = serde_json::from_str(r#"{"pg_token":"t","amount":1}"#).unwrap();
         assert_eq!((kakaopay.payment_key.as_str(), kakaopay.pg_token.as_deref()), ("", Some("t")));
-        let sent = ConfirmRequest { payment_key: "pk".into(), pg_token: None, amount: 1 };
+        let sent = ConfirmRequest { payment_key: "pk".into(), pg_token: None, ready: None, amount: 1 };
         assert_eq!(serde_json::to_string(&sent).unwrap(), r#"{"payment_key":"pk","amount":1}"#);
     }
 

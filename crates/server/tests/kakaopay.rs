@@ -41,18 +41,28 @@ async fn press(url: &str, choice: &str) -> String {
     response.headers()["location"].to_str().unwrap().to_owned()
 }
 
-/// The `pg_token` KakaoPay sent the customer back with.
-fn pg_token(location: &str) -> String {
+/// The `pg_token` KakaoPay sent the customer back with, and the `ready` the
+/// return names, as the confirm sends them (`token ready`).
+fn returned(location: &str) -> String {
     let url = reqwest::Url::parse(location).unwrap();
-    url.query_pairs().find(|(name, _)| name == "pg_token").map(|(_, value)| value.into_owned()).expect(location)
+    let field = |wanted: &str| url.query_pairs().find(|(name, _)| name == wanted).map(|(_, value)| value.into_owned());
+    let token = field("pg_token").expect(location);
+    let ready = field("ready").expect(location);
+    format!("{token} {ready}")
 }
 
-async fn confirm(server: &Server, created: &CreatedOrder, pg_token: &str) -> (StatusCode, Value) {
+/// The confirm the page sends for KakaoPay's return: its `pg_token` and the
+/// `ready` it names, as `returned` reads them (`token ready`), or a token alone.
+async fn confirm(server: &Server, created: &CreatedOrder, returned: &str) -> (StatusCode, Value) {
+    let body = match returned.split_once(' ') {
+        Some((pg_token, ready)) => json!({"pg_token": pg_token, "ready": ready, "amount": created.order.amount}),
+        None => json!({"pg_token": returned, "amount": created.order.amount}),
+    };
     let response = server
         .http
         .post(format!("{}/api/orders/{}/confirm", server.url, created.order.order_id))
         .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
-        .json(&json!({"pg_token": pg_token, "amount": created.order.amount}))
+        .json(&body)
         .send()
         .await
         .unwrap();
@@ -65,7 +75,7 @@ async fn authorised(server: &Server, choice: &str) -> (CreatedOrder, String) {
     let window = window(server, &created).await;
     let location = press(&window.mobile_url, choice).await;
     assert!(location.starts_with(&format!("{}/pay/success?", server.url)), "{location}");
-    (created, pg_token(&location))
+    (created, returned(&location))
 }
 
 #[tokio::test]
@@ -84,12 +94,40 @@ async fn a_kakaopay_payment_is_prepared_approved_once_and_paid() {
         assert!(query.iter().any(|(name, value)| (name.as_str(), value.as_str()) == expected), "{location}");
     }
 
-    let (status, order) = confirm(&server, &created, &pg_token(&location)).await;
+    assert!(query.iter().any(|(name, value)| name == "ready" && !value.is_empty()), "the return names its ready");
+
+    let (status, order) = confirm(&server, &created, &returned(&location)).await;
     assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
     assert_eq!(pg.charges(order_id).await, 1);
     assert_eq!(pg.stats().await.confirm_requests, 1, "one approve");
     let again = prepare(&server, order_id).await;
     assert_eq!(again.status(), StatusCode::CONFLICT, "a paid order is not prepared again");
+}
+
+#[tokio::test]
+async fn a_customer_who_finishes_in_an_older_window_is_approved_with_that_windows_payment() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let created = server.create_order().await;
+    let order_id = &created.order.order_id;
+    let older = window(&server, &created).await;
+    // Past half its life, the order's window is prepared again (another tab,
+    // a reload); the older window is still open on the customer's phone.
+    let pool = {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect(server.store.db.url()).await.unwrap()
+    };
+    let eight_minutes_ago = "UPDATE kakaopay_readies SET ready_at_ms = ready_at_ms - 480000 WHERE order_id = $1";
+    sqlx::query(eight_minutes_ago).bind(order_id.as_str()).execute(&pool).await.unwrap();
+    pool.close().await;
+    let newer = window(&server, &created).await;
+    assert_ne!(newer, older, "a window past half its life is prepared again");
+
+    let location = press(&older.mobile_url, "approve").await;
+    let (status, order) = confirm(&server, &created, &returned(&location)).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
+    assert_eq!(pg.charges(order_id).await, 1);
+    assert_eq!(pg.stats().await.confirm_requests, 1, "one approve, of the older window's payment");
 }
 
 #[tokio::test]
@@ -134,6 +172,18 @@ async fn a_declined_card_fails_the_order_with_nothing_charged() {
 }
 
 #[tokio::test]
+async fn a_return_that_names_no_ready_approves_the_orders_latest() {
+    // Returns from windows prepared before returns named their ready.
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let (created, returned) = authorised(&server, "approve").await;
+    let (token, _ready) = returned.split_once(' ').unwrap();
+    let (status, order) = confirm(&server, &created, token).await;
+    assert_eq!((status, order["status"].as_str()), (StatusCode::OK, Some("PAID")), "{order}");
+    assert_eq!(pg.charges(&created.order.order_id).await, 1);
+}
+
+#[tokio::test]
 async fn a_token_the_window_never_gave_is_declined_and_charges_nothing() {
     let pg = kakaopay().await;
     let server = shop(&pg).await;
@@ -159,6 +209,18 @@ async fn a_confirm_with_nothing_prepared_or_both_keys_or_no_kakaopay_is_refused_
         .await
         .unwrap();
     assert_eq!(both.status(), StatusCode::BAD_REQUEST);
+    window(&server, &created).await;
+    let (status, body) = confirm(&server, &created, "token not-a-ready-of-this-order").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("PAYMENT_NOT_PREPARED")), "{body}");
+    let ready_without_token = server
+        .http
+        .post(format!("{}/api/orders/{}/confirm", server.url, created.order.order_id))
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(&json!({"payment_key": "pk", "ready": "r", "amount": created.order.amount}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready_without_token.status(), StatusCode::BAD_REQUEST);
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created, "nothing was stored");
 
     let toss_only = Server::start(&pg.url).await;

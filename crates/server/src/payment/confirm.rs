@@ -37,13 +37,15 @@ pub fn validate_idempotency_key(key: Option<&str>) -> Result<&str, AppError> {
 
 /// Longest `pg_token` accepted (KakaoPay's are 20 characters).
 const PG_TOKEN_MAX_LEN: usize = 100;
+/// Longest `ready` accepted (the server's are 32 characters).
+const READY_MAX_LEN: usize = 64;
 
 /// What the PG's window gave the customer: Toss's paymentKey, or KakaoPay's
 /// `pg_token` (the order's KakaoPay payment is the one prepared for it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Authorised {
     Toss { payment_key: String },
-    KakaoPay { pg_token: String },
+    KakaoPay { pg_token: String, ready: Option<String> },
 }
 
 impl Authorised {
@@ -72,8 +74,14 @@ fn authorised(request: &ConfirmRequest) -> Result<Authorised, AppError> {
         }),
         Some(pg_token) => {
             validate_token("pg_token", pg_token, PG_TOKEN_MAX_LEN)?;
-            Ok(Authorised::KakaoPay { pg_token: pg_token.clone() })
+            if let Some(ready) = &request.ready {
+                validate_token("ready", ready, READY_MAX_LEN)?;
+            }
+            Ok(Authorised::KakaoPay { pg_token: pg_token.clone(), ready: request.ready.clone() })
         }
+        None if request.ready.is_some() => Err(AppError::InvalidRequest {
+            message: "ready names a KakaoPay payment: send it with its pg_token".to_owned(),
+        }),
         None => {
             validate_token("payment_key", &request.payment_key, PAYMENT_KEY_MAX_LEN)?;
             Ok(Authorised::Toss { payment_key: request.payment_key.clone() })
@@ -130,9 +138,9 @@ impl ConfirmJob {
         let pg = self.authorised.pg();
         let (payment_key, place) = match &self.authorised {
             Authorised::Toss { payment_key } => (payment_key.clone(), app.toss.try_place().await?),
-            Authorised::KakaoPay { .. } => {
+            Authorised::KakaoPay { ready, .. } => {
                 let gateway = kakaopay::gateway(&app)?;
-                (kakaopay::prepared_tid(&app, &self.order_id).await?, gateway.try_place().await?)
+                (kakaopay::prepared_tid(&app, &self.order_id, ready.as_deref()).await?, gateway.try_place().await?)
             }
         };
         // Without a place the attempt is stored as failed: it never reached the PG.
@@ -193,7 +201,7 @@ impl ConfirmJob {
                     Authorised::Toss { payment_key } => {
                         self.confirm_at_toss(&app, place, payment_key, order.amount, &pg_idempotency_key).await
                     }
-                    Authorised::KakaoPay { pg_token } => {
+                    Authorised::KakaoPay { pg_token, .. } => {
                         let call = KakaoPayApprove {
                             tid: &payment_key,
                             order_id: &self.order_id,

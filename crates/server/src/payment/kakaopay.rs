@@ -35,7 +35,8 @@ pub(super) fn gateway(app: &App) -> Result<&PgGateway<KakaoPayClient>, AppError>
 /// Where KakaoPay's window is for the order: the payment prepared for it, or
 /// one prepared now. A prepared payment is shown again while less than half its
 /// time has passed (a customer who comes back to the window needs time to pay);
-/// after that a new one replaces it. A ready whose answer is lost leaves a tid
+/// after that a new one replaces it in the order's window, and the old one can
+/// still be finished and approved (its return names it). A ready whose answer is lost leaves a tid
 /// at KakaoPay that nothing here knows and nothing approves: it expires there.
 pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<KakaoPayWindow, AppError> {
     let gateway = gateway(app)?;
@@ -54,8 +55,10 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
     })?;
     let public = app.config.public_base_url();
     let back = format!("pg=kakaopay&orderId={order_id}&amount={}", order.amount);
+    // The return names its ready: the window's pg_token approves only that tid.
+    let ready_id = uuid::Uuid::new_v4().simple().to_string();
     let urls = [
-        format!("{public}/pay/success?{back}"),
+        format!("{public}/pay/success?{back}&ready={ready_id}"),
         format!("{public}/pay/fail?{back}&code={}", rules::messages::QUIT),
         format!("{public}/pay/fail?{back}&code={}", rules::messages::WINDOW_FAILED),
     ];
@@ -74,6 +77,7 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<K
     let ready = match answer {
         KakaoPayReply::Body { body, .. } => StoredReady {
             order_id: order_id.to_owned(),
+            ready_id,
             tid: body.tid,
             pc_url: body.next_redirect_pc_url,
             mobile_url: body.next_redirect_mobile_url,
@@ -109,10 +113,17 @@ fn already_under_way(order: Order) -> AppError {
     }
 }
 
-/// The tid of the payment prepared for `order_id`, while it can still be approved.
-pub(super) async fn prepared_tid(app: &App, order_id: &str) -> Result<String, AppError> {
+/// The tid of the payment prepared for `order_id` as the window's return
+/// names it (`ready`), while it can still be approved: the window's pg_token
+/// was issued for that tid, though a newer ready may have replaced it in the
+/// order's window since. A return that names none (prepared before returns
+/// named theirs) approves the order's latest.
+pub(super) async fn prepared_tid(app: &App, order_id: &str, ready_id: Option<&str>) -> Result<String, AppError> {
     let lifetime = lease::millis(app.config.kakaopay_session_lifetime);
-    let ready = app.db.kakaopay_ready(order_id).await?;
+    let ready = match ready_id {
+        Some(ready_id) => app.db.kakaopay_ready_named(order_id, ready_id).await?,
+        None => app.db.kakaopay_ready(order_id).await?,
+    };
     let usable = ready.filter(|ready| ready.ready_at_ms > now_ms() - lifetime);
     usable.map(|ready| ready.tid).ok_or(AppError::PaymentNotPrepared)
 }
