@@ -12,6 +12,7 @@ use crate::api;
 use crate::i18n::{Lang, fill, use_locale};
 use crate::kakaopay_window;
 use crate::payment_sdk;
+use crate::storage;
 use crate::tr;
 
 /// Why Pay did not lead to the payment window.
@@ -36,6 +37,7 @@ pub type Leaving = Result<(), PayProblem>;
 
 /// Opens Toss's card window for `order`; `opening` runs just before.
 pub async fn open_toss_window(sdk: &PaymentSdk, order: &PlacedOrder, opening: impl FnOnce()) -> Leaving {
+    storage::remember_payment_window(&order.order_id);
     opening();
     // Returns only if the window did not open, or the customer closed it.
     let code = payment_sdk::pay(sdk, order).await;
@@ -49,6 +51,7 @@ pub async fn open_toss_window(sdk: &PaymentSdk, order: &PlacedOrder, opening: im
 /// window in this page's place in the history; `opening` runs once it is prepared.
 pub async fn open_kakaopay_window(order_id: &str, opening: impl FnOnce()) -> Leaving {
     let window = api::prepare_kakaopay(order_id).await.map_err(PayProblem::Api)?;
+    storage::remember_payment_window(order_id);
     opening();
     let address = kakaopay_window::address_for_this_device(&window);
     let on_its_way = web_sys::window().is_some_and(|window| window.location().replace(address).is_ok());

@@ -1,6 +1,7 @@
 //! What the page keeps in `localStorage`: each payment attempt by order id
 //! (written before its POST leaves, so a reload or a second tab finds it), the
-//! claims tabs make on an order where Web Locks are missing, and the cart. Storage can be missing or full; the page then still works, and the
+//! claims tabs make on an order where Web Locks are missing, the cart, and the
+//! orders this browser sent to a payment window. Storage can be missing or full; the page then still works, and the
 //! server's refusal of a second payment per order remains the last guard.
 
 use serde::de::DeserializeOwned;
@@ -13,6 +14,10 @@ use crate::{js_fields, json};
 const ATTEMPT_PREFIX: &str = "payonce.attempt.";
 const CLAIM_PREFIX: &str = "payonce.claim.";
 const CART_KEY: &str = "payonce.cart";
+/// Orders this browser sent to a payment window, each with when (ms).
+const WINDOW_PREFIX: &str = "payonce.window.";
+/// Windows opened longer ago than this are forgotten (a PG's session is minutes).
+const WINDOW_RETENTION_MS: f64 = 24.0 * 60.0 * 60.0 * 1000.0;
 /// Attempts older than this are forgotten; their orders page keeps the truth.
 const ATTEMPT_RETENTION_MS: Millis = 30 * 24 * 60 * 60 * 1000;
 
@@ -119,4 +124,27 @@ pub fn clear_cart() {
     if let Some(storage) = local_storage() {
         let _ = storage.remove_item(CART_KEY);
     }
+}
+
+/// Notes that this browser is sending `order_id` to a payment window, so that
+/// its fail page may close the order without asking (a fail link for any
+/// other order asks first). Forgets windows past their retention.
+pub fn remember_payment_window(order_id: &str) {
+    let Some(storage) = local_storage() else { return };
+    let now = js_sys::Date::now();
+    let length = storage.length().unwrap_or(0);
+    let keys: Vec<String> = (0..length).filter_map(|index| storage.key(index).ok().flatten()).collect();
+    for key in keys.iter().filter(|key| key.starts_with(WINDOW_PREFIX)) {
+        let opened = storage.get_item(key).ok().flatten().and_then(|text| text.parse::<f64>().ok());
+        if opened.is_none_or(|opened| now - opened > WINDOW_RETENTION_MS) {
+            let _ = storage.remove_item(key);
+        }
+    }
+    // Storage that refuses the write only costs the customer a click on the fail page.
+    let _ = storage.set_item(&format!("{WINDOW_PREFIX}{order_id}"), &now.to_string());
+}
+
+/// Whether this browser sent `order_id` to a payment window.
+pub fn opened_payment_window(order_id: &str) -> bool {
+    read_text(&format!("{WINDOW_PREFIX}{order_id}")).is_some()
 }

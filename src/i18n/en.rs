@@ -95,6 +95,8 @@ pub const EN: Texts = Texts {
     still_processing: "A payment for this order is still being processed; its page shows how it ends.",
     other_browser: "This browser cannot see that order: open your orders in the browser you paid with.",
     could_not_check: "We could not check this order just now; its page shows whether it was paid.",
+    close_order_prompt: "This order is still open. If you will not pay for it, close it here.",
+    close_order: "Close the order",
 
     orders_title: "Your orders",
     loading_orders: "Loading your orders…",

@@ -95,6 +95,8 @@ pub const KO: Texts = Texts {
     still_processing: "이 주문의 결제가 아직 처리 중입니다. 결과는 주문 페이지에 표시됩니다.",
     other_browser: "이 브라우저에서는 그 주문을 볼 수 없습니다. 결제한 브라우저에서 주문 내역을 여세요.",
     could_not_check: "지금은 주문을 확인하지 못했습니다. 결제 여부는 주문 페이지에 표시됩니다.",
+    close_order_prompt: "이 주문은 아직 열려 있습니다. 결제하지 않으려면 여기에서 주문을 닫으세요.",
+    close_order: "주문 닫기",
 
     orders_title: "주문 내역",
     loading_orders: "주문 내역을 불러오는 중…",

@@ -331,6 +331,10 @@ pub struct Texts {
     pub still_processing: &'static str,
     pub other_browser: &'static str,
     pub could_not_check: &'static str,
+    /// A fail link for an order this browser did not send to a payment window:
+    /// the page asks before closing it (a link alone closes nothing).
+    pub close_order_prompt: &'static str,
+    pub close_order: &'static str,
 
     // The orders pages.
     pub orders_title: &'static str,

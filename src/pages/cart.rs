@@ -149,6 +149,7 @@ async fn open_toss_window(request: CreateOrderRequest, step: RwSignal<PayStep>) 
     // The SDK is asked for before the order exists: without it there is nothing to pay with.
     let sdk = api::payment_options().await.map_err(PayProblem::Api)?.sdk;
     let created = api::create_order(&request).await.map_err(PayProblem::Api)?;
+    storage::remember_payment_window(&created.order_id);
     step.set(PayStep::Redirecting);
     // Returns only if the window did not open, or the customer closed it.
     let code = payment_sdk::pay(&sdk, &created).await;

@@ -3,7 +3,10 @@
 //! knows, in its own words, and shows no text from the URL. Whether anything was
 //! charged is the server's to say: with an order in the URL, the page asks the
 //! server to close it (it does only if it never received a confirm) and says that
-//! nothing was charged only when the server answers that the order failed.
+//! nothing was charged only when the server answers that the order failed. It
+//! closes it at once only for an order this browser sent to a payment window; a
+//! link naming any other order (one a stranger sent the customer) closes
+//! nothing until the customer presses "Close the order".
 //! An order that is a shop's checkout is not tried again in payonce's cart: the
 //! page offers the way back to the shop instead.
 
@@ -18,6 +21,7 @@ use crate::components::back_to_shop::BackToShopLink;
 use crate::i18n::{Texts, use_locale};
 use crate::loader::Loaded;
 use crate::page_title::name_the_tab;
+use crate::storage;
 
 /// Longest wait for the server's answer about the order.
 const ABANDON_WAIT: Duration = Duration::from_secs(5);
@@ -69,30 +73,44 @@ pub fn PayFailPage() -> impl IntoView {
     let reason = Reason::of(&code);
     let known_code = (reason != Reason::Unknown).then_some(code);
     let order_id = query.get("orderId").filter(|order_id| !order_id.trim().is_empty());
+    // Closed at once only when this browser sent the order to the window.
+    let close_asked = RwSignal::new(order_id.as_deref().is_some_and(storage::opened_payment_window));
     let closed = order_id.clone().map(|order_id| {
         Loaded::new(move || {
             let order_id = order_id.clone();
-            async move { api::abandon(&order_id, ABANDON_WAIT).await }
+            let asked = close_asked.get();
+            async move { if asked { Some(api::abandon(&order_id, ABANDON_WAIT).await) } else { None } }
         })
     });
     // The server's answer about the order, once it came: a shop's checkout carries the way back.
-    let answered = move || closed.and_then(|closed| closed.get()).and_then(Result::ok);
+    let answer = move || closed.and_then(|closed| closed.get()).flatten();
+    let answered = move || answer().and_then(Result::ok);
     let back = move || answered().and_then(|order| order.back);
     let retry = move || retry_from(answered().as_ref());
     let said = move || reason.words(locale.texts(), back().is_some());
+    let order_id_given = order_id.is_some();
     name_the_tab(move || said().0.to_owned());
     view! {
         <section class="card" aria-labelledby="fail-title" data-testid="pay-fail">
             <div class="outcome-icon failed" aria-hidden="true">"!"</div>
             <h1 id="fail-title">{move || said().0}</h1>
             <p>{move || said().1}</p>
-            {closed.map(|closed| view! {
+            {order_id.is_some().then(|| view! {
                 <p data-testid="charge-status" role="status" aria-live="polite">
-                    {move || charge_status(closed.get(), locale.texts())}
+                    {move || if close_asked.get() {
+                        charge_status(answer(), locale.texts())
+                    } else {
+                        locale.texts().close_order_prompt
+                    }}
                 </p>
             })}
             {known_code.map(|code| view! { <p class="muted small">{move || locale.texts().reason_code} " " <code>{code}</code></p> })}
             <div class="actions">
+                {move || (order_id_given && !close_asked.get()).then(|| view! {
+                    <button type="button" class="button secondary" on:click=move |_| close_asked.set(true)>
+                        {move || locale.texts().close_order}
+                    </button>
+                })}
                 // A full page load (`rel="external"`): the checkout page's header is drawn for it.
                 {move || retry().map(|href| view! {
                     <a href=href.clone() rel=href.starts_with("/checkout/").then_some("external") class="button primary">
@@ -121,7 +139,8 @@ fn retry_from(order: Option<&Order>) -> Option<String> {
     }
 }
 
-/// What the server's answer about the order says about a charge.
+/// What the server's answer about the order says about a charge (`None`
+/// while it has not come).
 fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> &'static str {
     let Some(answer) = closed else { return t.checking_order };
     match answer.map(|order| order.status) {
