@@ -305,11 +305,16 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
 
   const customers = await observed.customers();
   const listOrders = async () => (await Promise.all(customers.map((customer) => ordersOf(stack, customer)))).flat();
+  // One deadline for both: a refund waited for after a payment gets what is left of it.
+  const settledBy = Date.now() + settleWait(stack.timings);
+  const left = () => Math.max(settledBy - Date.now(), 1);
+  const inState = async (statuses: string[]) =>
+    (await listOrders()).filter((order) => statuses.includes(order.status)).map((order) => order.order_id);
   await expect
-    .poll(async () => (await listOrders()).filter((order) => ['PENDING', 'UNKNOWN', 'CANCEL_REQUESTED'].includes(order.status)), {
-      message: 'every payment settles',
-      timeout: settleWait(stack.timings),
-    })
+    .poll(() => inState(['PENDING', 'UNKNOWN']), { message: 'every payment settles', timeout: left() })
+    .toEqual([]);
+  await expect
+    .poll(() => inState(['CANCEL_REQUESTED']), { message: 'every refund asked for goes out', timeout: left() })
     .toEqual([]);
   // Counted as they arrive (each server logs a confirm before anything else, so
   // one whose server is killed mid-request is on record too), across restarts.

@@ -60,6 +60,23 @@ test('a payment that does not settle fails the check, not the test timeout', asy
   invariants.expectViolation(/every payment settles/);
 });
 
+test('a refund that does not go out fails the check, not the test timeout', async ({ page, stack, invariants }) => {
+  const started = Date.now();
+  const confirm = await checkout(page, 'approve');
+  await confirm.expectState('paid');
+  // The PG takes the cancel, and answers it long after the server stopped waiting.
+  await stack.configurePg({ latency_ms: 40_000 });
+  const cancel = await page.request.post(`/api/orders/${confirm.orderId}/cancel`, {
+    headers: { 'Idempotency-Key': `refund-${confirm.orderId}` },
+  });
+  expect(cancel.status(), await cancel.text()).toBe(202);
+  expect((await cancel.json()).status).toBe('CANCEL_REQUESTED');
+
+  // As for a payment: only the check's own deadline lets it fail with its message.
+  test.setTimeout(Date.now() - started + 8_000);
+  invariants.expectViolation(/every refund asked for goes out/);
+});
+
 test("anything the shop's Content-Security-Policy blocks is caught", async ({ page, invariants }) => {
   await page.goto('/');
   await expect(page.getByRole('button', { name: /pay/i })).toBeVisible();

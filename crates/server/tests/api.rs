@@ -176,8 +176,10 @@ async fn only_a_cookie_the_shop_signed_reads_its_customers_orders() {
     assert_eq!(orders.len(), 1, "the customer sees their order");
     assert_eq!(reissued, None, "and keeps their cookie");
 
-    // The customer's id is the cookie's last 36 characters, after the signature.
-    let id = &cookie[cookie.len() - 36..];
+    // The customer's id is the 36 characters after the signature, before the time it was signed.
+    let signed = cookie.rsplit_once('.').expect("the cookie carries when it was signed").0;
+    let id = &signed[signed.len() - 36..];
+    uuid::Uuid::parse_str(id).expect("the cookie names its customer");
     let signature_flipped = {
         let (name, value) = cookie.split_once('=').unwrap();
         let first = if value.starts_with('A') { 'B' } else { 'A' };

@@ -133,7 +133,8 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
         std::fs::write(&path, format!("{key}\n")).unwrap();
         path.display().to_string()
     };
-    let (old_key, new_key) = (key_file("old", &"a1".repeat(32)), key_file("new", &"b2".repeat(32)));
+    let (old_key, new_key) =
+        (key_file("old", &"3f9a1c7e5b2d8046".repeat(4)), key_file("new", &"c4e8a2f6b0d9175e".repeat(4)));
     let http = reqwest::Client::new();
     let server = Server::spawn_binary(
         support::Store::fresh().await,
@@ -156,9 +157,12 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
     let order_url = |server: &Server| format!("{}/api/orders/{}", server.url, order.order.order_id);
     let (store, http) = server.kill().await;
 
-    // Rotated: the old key only verifies, and the customer's cookie is signed again.
-    let args = ["--pg-url", &pg.url, "--customer-key-file", &new_key, "--customer-key-previous-file", &old_key];
-    let rotated = Server::spawn_binary(store, http, &args).await;
+    // Rotated: until the rotation's end the old key only verifies, and the customer's cookie is signed again.
+    let rotation = |until: &'static str| {
+        let previous = ["--customer-key-previous-file", &old_key, "--customer-key-previous-until", until];
+        [&["--pg-url", &pg.url, "--customer-key-file", &new_key][..], &previous[..]].concat()
+    };
+    let rotated = Server::spawn_binary(store, http, &rotation("2999-01-01T00:00:00Z")).await;
     let seen = rotated.http.get(order_url(&rotated)).header("cookie", &old_cookie).send().await.unwrap();
     assert_eq!(seen.status(), reqwest::StatusCode::OK, "the customer is the same under the new key");
     let new_cookie = customer_cookie(rotated.http.get(order_url(&rotated)).header("cookie", &old_cookie))
@@ -166,6 +170,15 @@ async fn customers_keep_their_orders_across_a_rotation_of_the_cookie_key_and_old
         .expect("signed again with the new key");
     assert_ne!(new_cookie, old_cookie);
     let (store, http) = rotated.kill().await;
+
+    // Past the rotation's end, with the old key still given: a cookie only it
+    // signed (one forged with it, if it leaked) names nobody.
+    let ended = Server::spawn_binary(store, http, &rotation("2000-01-01T00:00:00Z")).await;
+    let stale = ended.http.get(order_url(&ended)).header("cookie", &old_cookie).send().await.unwrap();
+    assert_eq!(stale.status(), reqwest::StatusCode::NOT_FOUND, "past its end the old key signs in nobody");
+    let seen = ended.http.get(order_url(&ended)).header("cookie", &new_cookie).send().await.unwrap();
+    assert_eq!(seen.status(), reqwest::StatusCode::OK, "the cookie signed again during the rotation still counts");
+    let (store, http) = ended.kill().await;
 
     // The old key dropped: the cookie signed again still names the customer; one only the old key signed, nobody.
     let after = Server::spawn_binary(store, http, &["--pg-url", &pg.url, "--customer-key-file", &new_key]).await;

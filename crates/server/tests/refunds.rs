@@ -409,7 +409,8 @@ async fn a_partial_refund_of_a_payment_refunded_only_in_full_is_refused_up_front
 #[tokio::test]
 async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
     let pg = FakePg::start().await;
-    let server = Server::start(&pg.url).await;
+    // Its own process: the alerts counted are this server's alone.
+    let server = Server::own_process(&pg.url, &[]).await;
     let order = paid_under(&pg, &server, "approve_refund_period_over").await;
 
     let (status, body) = server.cancel(&order.order_id, "cancel-1").await;
@@ -424,9 +425,41 @@ async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
     // The customer's order page reads the same, and a plain paid order carries no refusal.
     assert_eq!(server.order(&order.order_id).await.refund_refusal.unwrap().code, "EXCEED_MAX_REFUND_DUE");
     assert_eq!(server.paid_order().await.refund_refusal, None);
-    // Operators are alerted (in-process servers share one recorder: the
-    // figure is at least this refusal's).
-    let alerts = server.metric("payment_refund_alerts_total").await.expect("the refusal alerted operators");
-    assert!(alerts.parse::<f64>().unwrap() >= 1.0, "{alerts}");
+    // Operators are alerted, once.
+    let alerts = server.metric("payment_refund_alerts_total").await;
+    assert_eq!(alerts.as_deref(), Some("1"), "the refusal alerted operators once");
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+#[tokio::test]
+async fn a_worker_whose_lease_was_taken_over_can_neither_renew_it_nor_give_the_refund_a_new_key() {
+    use payonce_server::db::{JobKind, now_ms};
+    let pg = FakePg::start().await;
+    // Recovery's own passes come an hour apart: the test's workers are the only ones.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    let order = server.paid_order().await;
+    pg.configure(json!({"outage": true})).await;
+    let (status, body) = server.cancel(&order.order_id, "cancel-1").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    let db = server.db().await;
+    let refund = db.refunds(&order.order_id).await.unwrap().remove(0);
+    let key = || async { db.refunds(&order.order_id).await.unwrap().remove(0).pg_idempotency_key };
+
+    // Worker A takes the refund, and is frozen past its lease; worker B takes it over.
+    let later = now_ms() + 3_600_000;
+    let claimed = db.claim_job(JobKind::Refund, &refund.refund_id, "worker-a", later, later + 60_000).await.unwrap();
+    assert!(claimed.is_some(), "A took it");
+    let lapsed = later + 61_000;
+    let taken_over = db.claim_job(JobKind::Refund, &refund.refund_id, "worker-b", lapsed, lapsed + 60_000);
+    assert!(taken_over.await.unwrap().is_some(), "B took it over once A's lease lapsed");
+
+    // A wakes: its lease is gone, and with it the right to the refund's key.
+    let renewed = db.renew_job(JobKind::Refund, &refund.refund_id, "worker-a", lapsed + 120_000).await.unwrap();
+    assert!(!renewed, "A cannot renew a lease B holds, so it calls the PG no more");
+    assert!(!db.replace_refund_key(&refund.refund_id, "worker-a", "a-stale-key").await.unwrap());
+    assert_eq!(key().await, refund.pg_idempotency_key, "A's new key would make B's send a second refund");
+
+    assert!(db.renew_job(JobKind::Refund, &refund.refund_id, "worker-b", lapsed + 120_000).await.unwrap());
+    assert!(db.replace_refund_key(&refund.refund_id, "worker-b", "b-new-key").await.unwrap());
+    assert_eq!(key().await, "b-new-key", "the holder gives it a new key");
 }

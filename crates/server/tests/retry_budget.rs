@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use payonce_api::OrderStatus;
 use serde_json::json;
-use support::{FakePg, Server, Store, assert_charges_agree, eventually};
+use support::{FakePg, Server, assert_charges_agree, eventually};
 
 /// Payments left unknown at once: more than the budget's floor per window.
 const UNKNOWN: usize = 80;
@@ -25,23 +25,18 @@ const WORKERS: usize = 10;
 async fn recovery_calls_the_pg_no_more_than_its_budget_allows_and_settles_the_rest_later() {
     let pg = FakePg::start().await;
     pg.configure(json!({"hold": true})).await;
-    let args = [
-        ("--pg-url", pg.url.as_str()),
-        ("--pg-read-timeout", "1s"),
-        ("--pg-connect-timeout", "500ms"),
-        // The budget's window is the recovery interval.
-        ("--recovery-interval", "10s"),
-        ("--pg-limit", "200"),
-        ("--rate-limit-customer", "0"),
-        ("--rate-limit-address", "0"),
-        ("--rate-limit-customer-reads", "0"),
-        ("--rate-limit-address-reads", "0"),
-        // Every confirm at once, from this one address.
-        ("--max-connections-per-client", "1000"),
-    ];
-    let args: Vec<&str> = args.iter().flat_map(|(flag, value)| [*flag, *value]).collect();
-    let http = reqwest::Client::builder().cookie_store(true).build().unwrap();
-    let server = Server::spawn_binary(Store::fresh().await, http, &args).await;
+    let server = Server::own_process(
+        &pg.url,
+        &[
+            ("--pg-read-timeout", "1s"),
+            // The budget's window is the recovery interval.
+            ("--recovery-interval", "10s"),
+            ("--pg-limit", "200"),
+            // Every confirm at once, from this one address.
+            ("--max-connections-per-client", "1000"),
+        ],
+    )
+    .await;
 
     let mut orders = Vec::new();
     for _ in 0..UNKNOWN {

@@ -5,6 +5,8 @@
 //! to a server: it reaches payonce only in the body of the page's claim, and
 //! so no access log, proxy or Referer ever holds it.
 
+use std::time::SystemTime;
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -23,11 +25,11 @@ const LINK_KEY: &str = "checkout-link";
 const FROM_FILE_LABEL: &[u8] = b"payonce checkout links";
 
 /// The keys that sign checkout links: the current one, and the one before it
-/// (links it signed still open).
+/// (links it signed still open until the rotation's end, as its cookies do).
 #[derive(Clone)]
 pub struct CheckoutLinks {
     current: Vec<u8>,
-    previous: Option<Vec<u8>>,
+    previous: Option<(Vec<u8>, SystemTime)>,
 }
 
 impl std::fmt::Debug for CheckoutLinks {
@@ -43,7 +45,7 @@ impl CheckoutLinks {
         Ok(match &config.customer_keys {
             Some(files) => Self {
                 current: derive(files.current.expose_secret().as_bytes()),
-                previous: files.previous.as_ref().map(|key| derive(key.expose_secret().as_bytes())),
+                previous: files.previous.as_ref().map(|(key, until)| (derive(key.expose_secret().as_bytes()), *until)),
             },
             None => Self { current: db.signing_key(LINK_KEY).await?, previous: None },
         })
@@ -64,7 +66,8 @@ impl CheckoutLinks {
     pub fn opens(&self, order_id: &str, token: &str) -> bool {
         let Ok(given) = URL_SAFE_NO_PAD.decode(token.as_bytes()) else { return false };
         let verifies = |key: &[u8]| mac(key, order_id).verify_slice(&given).is_ok();
-        verifies(&self.current) | self.previous.as_deref().is_some_and(verifies)
+        let previous = self.previous.as_ref().filter(|(_, until)| SystemTime::now() <= *until);
+        verifies(&self.current) | previous.is_some_and(|(key, _)| verifies(key))
     }
 }
 
@@ -86,6 +89,8 @@ fn sign(key: &[u8], order_id: &str) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -101,10 +106,20 @@ mod tests {
     }
 
     #[test]
-    fn a_link_signed_before_a_rotation_still_opens() {
+    fn a_link_signed_before_a_rotation_opens_until_the_rotations_end() {
         let old = CheckoutLinks::random();
-        let rotated = CheckoutLinks { current: CheckoutLinks::random().current, previous: Some(old.current.clone()) };
-        assert!(rotated.opens("ord_1", &old.token("ord_1")));
-        assert_ne!(rotated.token("ord_1"), old.token("ord_1"));
+        let rotated = |until| CheckoutLinks {
+            current: CheckoutLinks::random().current,
+            previous: Some((old.current.clone(), until)),
+        };
+        let during = rotated(SystemTime::now() + Duration::from_secs(3_600));
+        assert!(during.opens("ord_1", &old.token("ord_1")));
+        assert_ne!(during.token("ord_1"), old.token("ord_1"));
+        let after = rotated(SystemTime::now() - Duration::from_secs(1));
+        assert!(
+            !after.opens("ord_1", &old.token("ord_1")),
+            "past its end, a link only the old key signed opens nothing"
+        );
+        assert!(after.opens("ord_1", &after.token("ord_1")));
     }
 }

@@ -8,6 +8,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::derived::WebhookDoor;
 use super::flags::{FAKE_PG_SECRET_KEY, ServerConfig};
+use crate::db::Engine;
 use crate::operators::{AdminTokenClash, Operators, OperatorsFileError};
 
 /// Where a live key may go: Toss's API.
@@ -85,6 +86,13 @@ pub enum ConfigError {
          could spend the budget the PG's own events need"
     )]
     WebhooksWithoutSecret,
+    #[error(
+        "--db names PostgreSQL and --public-url is https, but no --customer-key-file is given: the key that signs \
+         customers' cookies would be kept in the database, in the clear beside every customer's id, and anyone who \
+         reads it (a backup, a replica) could sign in as any customer. Give every server one key file \
+         (`openssl rand -hex 32`)"
+    )]
+    ClusterWithoutCustomerKey,
 }
 
 /// Whether a PG key moves money, by Toss's prefixes: `test_` (`test_ck_`,
@@ -246,6 +254,9 @@ impl ServerConfig {
             && !self.allow_test_keys
         {
             return Err(ConfigError::TestKeysInPublic { which, public_url: self.public_base_url() });
+        }
+        if self.db.engine() == Engine::Postgres && self.served_over_https() && self.customer_key_file.is_none() {
+            return Err(ConfigError::ClusterWithoutCustomerKey);
         }
         Ok(())
     }

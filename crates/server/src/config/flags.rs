@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 use payonce_rules::settlement::OrphanPolicy;
@@ -87,10 +87,27 @@ pub struct ServerConfig {
     pub customer_key_file: Option<PathBuf>,
 
     /// A file holding the key that signed customers' cookies before the
-    /// current one: cookies it signed are still their customers', and are
-    /// signed again with the current key. Drop it once they have come back.
-    #[arg(long, env = "PAYONCE_CUSTOMER_KEY_PREVIOUS_FILE", requires = "customer_key_file")]
+    /// current one: until `--customer-key-previous-until`, cookies it signed
+    /// are still their customers', and are signed again with the current key
+    /// as they come back. Drop it after that.
+    #[arg(
+        long,
+        env = "PAYONCE_CUSTOMER_KEY_PREVIOUS_FILE",
+        requires_all = ["customer_key_file", "customer_key_previous_until"]
+    )]
     pub customer_key_previous_file: Option<PathBuf>,
+
+    /// Until when the previous key's cookies are their customers' (RFC 3339,
+    /// `2027-01-31T00:00:00Z`). After it they name nobody and are never signed
+    /// again: a cookie forged with a leaked previous key stops there, instead
+    /// of being signed with the new key and outliving the rotation.
+    #[arg(
+        long,
+        env = "PAYONCE_CUSTOMER_KEY_PREVIOUS_UNTIL",
+        requires = "customer_key_previous_file",
+        value_parser = parse_time
+    )]
+    pub customer_key_previous_until: Option<SystemTime>,
 
     /// The keys read from `--customer-key-file` and `--customer-key-previous-file`.
     #[arg(skip)]
@@ -442,6 +459,11 @@ impl ServerConfig {
     }
 }
 
+/// Parses an RFC 3339 time: `2027-01-31T00:00:00Z`.
+pub fn parse_time(value: &str) -> Result<SystemTime, String> {
+    humantime::parse_rfc3339_weak(value).map_err(|error| format!("{error} (example: 2027-01-31T00:00:00Z)"))
+}
+
 /// Parses `500ms`, `15s`, `2m`, `1h 30m`.
 pub fn parse_duration(value: &str) -> Result<Duration, String> {
     humantime::parse_duration(value).map_err(|error| format!("{error} (examples: 500ms, 15s, 2m)"))
@@ -452,6 +474,7 @@ pub fn parse_duration(value: &str) -> Result<Duration, String> {
 pub struct CustomerKeyFiles {
     /// Signs every cookie issued, and verifies.
     pub current: SecretString,
-    /// Only verifies: the key before the current one, while its cookies are about.
-    pub previous: Option<SecretString>,
+    /// Only verifies: the key before the current one, while its cookies are
+    /// about, and until when.
+    pub previous: Option<(SecretString, SystemTime)>,
 }

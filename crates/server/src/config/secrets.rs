@@ -54,9 +54,9 @@ impl ServerConfig {
                 Catalog::load(path).map_err(|error| ConfigError::CatalogFile { path: path.clone(), error })?;
         }
         if let Some(path) = &self.customer_key_file {
-            let previous = match &self.customer_key_previous_file {
-                Some(path) => Some(read_key("customer-key-previous-file", path)?),
-                None => None,
+            let previous = match (&self.customer_key_previous_file, self.customer_key_previous_until) {
+                (Some(path), Some(until)) => Some((read_key("customer-key-previous-file", path)?, until)),
+                _ => None,
             };
             self.customer_keys = Some(CustomerKeyFiles { current: read_key("customer-key-file", path)?, previous });
         }
@@ -79,12 +79,15 @@ fn read_secret(flag: &'static str, path: &std::path::Path) -> Result<SecretStrin
 /// derivation takes as 256 bits.
 pub const CUSTOMER_KEY_MIN: usize = 32;
 
-/// A signing key from a file: its first line, at least `CUSTOMER_KEY_MIN` bytes.
+/// A signing key from a file: its first line, at least `CUSTOMER_KEY_MIN`
+/// bytes, and not one an attacker could guess (`aaaa…`, `1234…`: the
+/// operators' tokens' strength check).
 fn read_key(flag: &'static str, path: &std::path::Path) -> Result<SecretString, ConfigError> {
     let key = read_secret(flag, path)?;
+    let failed = |reason: String| ConfigError::SecretFile { flag, path: path.to_owned(), reason };
     if key.expose_secret().len() < CUSTOMER_KEY_MIN {
-        let reason = format!("it is shorter than {CUSTOMER_KEY_MIN} characters (try `openssl rand -hex 32`)");
-        return Err(ConfigError::SecretFile { flag, path: path.to_owned(), reason });
+        return Err(failed(format!("it is shorter than {CUSTOMER_KEY_MIN} characters (try `openssl rand -hex 32`)")));
     }
+    crate::operators::check_strength(key.expose_secret()).map_err(failed)?;
     Ok(key)
 }

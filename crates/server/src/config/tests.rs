@@ -390,34 +390,69 @@ fn secrets_are_read_from_their_files_first_line() {
 }
 
 #[test]
-fn customer_cookie_keys_come_from_files_of_at_least_32_characters() {
+fn customer_cookie_keys_come_from_files_of_at_least_32_characters_an_attacker_cannot_guess() {
     let dir = tempfile::tempdir().unwrap();
-    let (current, previous, short) =
-        (dir.path().join("current"), dir.path().join("previous"), dir.path().join("short"));
-    std::fs::write(&current, format!("{}\n", "c".repeat(64))).unwrap();
-    std::fs::write(&previous, "p".repeat(32)).unwrap();
-    std::fs::write(&short, "p".repeat(31)).unwrap();
-    let with = |files: &[&std::path::PathBuf]| {
-        let mut args = vec!["payonce-server".to_owned()];
-        for (flag, file) in ["--customer-key-file", "--customer-key-previous-file"].iter().zip(files) {
-            args.extend([(*flag).to_owned(), file.display().to_string()]);
+    let file = |name: &str, key: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{key}\n")).unwrap();
+        path.display().to_string()
+    };
+    let current = file("current", &"3f9a1c7e5b2d8046".repeat(4));
+    let previous = file("previous", &"c4e8a2f6b0d9175e".repeat(2));
+    let short = file("short", &"c4e8a2f6b0d9175e".repeat(2)[1..]);
+    let guessable = file("guessable", &"ab".repeat(32));
+    let until = ["--customer-key-previous-until", "2027-01-31T00:00:00Z"];
+    let with = |current: &str, previous: Option<&str>| {
+        let mut args = vec!["payonce-server", "--customer-key-file", current];
+        if let Some(previous) = previous {
+            args.extend(["--customer-key-previous-file", previous]);
+            args.extend(until);
         }
         let mut config = ServerConfig::try_parse_from(args)?;
         Ok::<_, clap::Error>(config.read_secret_files().map(|()| config.customer_keys))
     };
 
-    let keys = with(&[&current, &previous]).unwrap().unwrap().expect("keys from files");
-    assert_eq!(keys.current.expose_secret(), "c".repeat(64));
-    assert_eq!(keys.previous.as_ref().map(|key| key.expose_secret().to_owned()), Some("p".repeat(32)));
-    assert!(with(&[]).unwrap().unwrap().is_none(), "no file: the database's key");
-    let Err(ConfigError::SecretFile { flag, reason, .. }) = with(&[&current, &short]).unwrap() else {
+    let keys = with(&current, Some(&previous)).unwrap().unwrap().expect("keys from files");
+    assert_eq!(keys.current.expose_secret(), "3f9a1c7e5b2d8046".repeat(4));
+    let (previous_key, previous_until) = keys.previous.expect("the previous key, with its end");
+    assert_eq!(previous_key.expose_secret(), "c4e8a2f6b0d9175e".repeat(2));
+    assert_eq!(previous_until, humantime::parse_rfc3339("2027-01-31T00:00:00Z").unwrap());
+    let none = ServerConfig::try_parse_from(["payonce-server"]).unwrap();
+    assert!(none.customer_keys.is_none(), "no file: the database's key");
+    let Err(ConfigError::SecretFile { flag, reason, .. }) = with(&current, Some(&short)).unwrap() else {
         panic!("a short previous key is refused")
     };
     assert_eq!(flag, "customer-key-previous-file");
     assert!(reason.contains("shorter than 32"), "{reason}");
-    let previous_alone =
-        ServerConfig::try_parse_from(["payonce-server", "--customer-key-previous-file", previous.to_str().unwrap()]);
-    assert!(previous_alone.is_err(), "a previous key without a current one");
+    let Err(ConfigError::SecretFile { flag, reason, .. }) = with(&guessable, None).unwrap() else {
+        panic!("a key of two characters is refused")
+    };
+    assert_eq!(flag, "customer-key-file");
+    assert!(reason.contains("different characters"), "{reason}");
+
+    let parse = |args: &[&str]| ServerConfig::try_parse_from([&["payonce-server"][..], args].concat());
+    assert!(parse(&["--customer-key-previous-file", &previous]).is_err(), "a previous key without a current one");
+    let no_end = parse(&["--customer-key-file", &current, "--customer-key-previous-file", &previous]);
+    assert!(no_end.is_err(), "a previous key without the rotation's end");
+    assert!(parse(&["--customer-key-file", &current, "--customer-key-previous-until", until[1]]).is_err());
+    let bad_time = ["--customer-key-previous-file", &previous, "--customer-key-previous-until", "next month"];
+    assert!(parse(&[&["--customer-key-file", &current][..], &bad_time[..]].concat()).is_err());
+}
+
+#[test]
+fn a_public_cluster_refuses_to_keep_the_cookie_key_in_its_database() {
+    let cluster =
+        ["--db", "postgres://shop@db.internal/shop", "--public-url", "https://shop.example", "--allow-test-keys"];
+    let config = |extra: &[&str]| ServerConfig::parse_from([&["payonce-server"][..], &cluster[..], extra].concat());
+    let refused = config(&[]).validate().unwrap_err();
+    assert_eq!(refused, ConfigError::ClusterWithoutCustomerKey);
+    assert!(refused.to_string().contains("--customer-key-file"), "{refused}");
+    assert_eq!(config(&["--customer-key-file", "/run/secrets/cookie-key"]).validate(), Ok(()));
+    // One server on its own file, or a cluster on this machine over plain http, keeps it in the database.
+    let single = ["payonce-server", "--public-url", "https://shop.example", "--allow-test-keys"];
+    assert_eq!(ServerConfig::parse_from(single).validate(), Ok(()));
+    let at_home = ["payonce-server", "--db", "postgres://shop@127.0.0.1/shop", "--public-url", "http://127.0.0.1:8080"];
+    assert_eq!(ServerConfig::parse_from(at_home).validate(), Ok(()));
 }
 
 #[test]

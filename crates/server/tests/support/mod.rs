@@ -288,6 +288,30 @@ impl Server {
         server
     }
 
+    /// The `payonce-server` binary on a fresh database, set as `test_config`
+    /// sets an in-process one, with `extra` flags given instead of those
+    /// defaults: a server whose metrics are its own (in-process servers share
+    /// one recorder), for tests that read exact figures.
+    pub async fn own_process(pg_url: &str, extra: &[(&str, &str)]) -> Self {
+        let defaults = [
+            ("--pg-url", pg_url),
+            ("--pg-read-timeout", "2s"),
+            ("--pg-connect-timeout", "500ms"),
+            ("--recovery-interval", "300ms"),
+            ("--rate-limit-customer", "0"),
+            ("--rate-limit-address", "0"),
+            ("--rate-limit-customer-reads", "0"),
+            ("--rate-limit-address-reads", "0"),
+            ("--max-connections", "100000"),
+            ("--max-connections-per-client", "100000"),
+        ];
+        let given = |flag: &str| extra.iter().any(|(extra_flag, _)| *extra_flag == flag);
+        let kept = defaults.iter().filter(|(flag, _)| !given(flag));
+        let args: Vec<&str> = kept.chain(extra).flat_map(|(flag, value)| [*flag, *value]).collect();
+        let customer = reqwest::Client::builder().cookie_store(true).build().unwrap();
+        Self::spawn_binary(Store::fresh().await, customer, &args).await
+    }
+
     /// SIGKILL: no shutdown code runs. Returns the database and the customer's client.
     pub async fn kill(self) -> (Store, reqwest::Client) {
         let Running::Child(mut child) = self.running else { panic!("only a child process can be killed") };
@@ -423,7 +447,8 @@ impl Server {
     /// The value of a metric, as `/metrics` prints it (named with its labels,
     /// if it has any: `name{label="value"}`), or `None`
     /// when the server has not published it. In-process servers share one
-    /// recorder: only a server run as its own process has figures of its own.
+    /// recorder: only a server run as its own process (`own_process`) has
+    /// figures of its own.
     pub async fn metric(&self, name: &str) -> Option<String> {
         let prefix = format!("{name} ");
         self.metrics().await.lines().find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
