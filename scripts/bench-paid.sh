@@ -19,7 +19,7 @@ for shop in waiting polling; do
   flags=()
   [ "$shop" = polling ] && flags=(--max-waiting-checks 0)
   target/debug/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$work/$shop.db" \
-    --static-dir dist --pg-url "$pg_url" --rate-limit-address 0 --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 "${flags[@]}" >"$work/$shop.out" 2>/dev/null &
+    --static-dir dist --pg-url "$pg_url" --rate-limit-address 0 --rate-limit-address-reads 0 --rate-limit-new-customers 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 "${flags[@]}" >"$work/$shop.out" 2>/dev/null &
   pids+=("$!")
 done
 waiting_url=$(url_in "$work/waiting.out")

@@ -25,7 +25,7 @@ for limit in $((contract * 4 / 5)) $((contract * 8 / 5)); do
   # One address sends every customer's requests here: no per-address limit.
   target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$work/burst-$limit.db" \
     --pg-url "$pg_url" --pg-limit "$limit" --pg-read-timeout "$read_timeout" \
-    --max-checks 100 --rate-limit-address 0 --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 >"$work/server-$limit.out" 2>/dev/null &
+    --max-checks 100 --rate-limit-address 0 --rate-limit-address-reads 0 --rate-limit-new-customers 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 >"$work/server-$limit.out" 2>/dev/null &
   pids+=("$!")
   shop_url=$(url_in "$work/server-$limit.out")
   admin_url=$(url_in "$work/server-$limit.out" 2)

@@ -32,7 +32,7 @@ start_pg() { # name: a fresh fake PG; sets pg_url
 start_server() { # name db: an order server; sets server_url and admin_url
   # One address sends every customer's requests here: no per-address limit.
   target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$2" \
-    --pg-url "$pg_url" --pg-limit "$limit" --max-checks 100 --rate-limit-address 0 --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 \
+    --pg-url "$pg_url" --pg-limit "$limit" --max-checks 100 --rate-limit-address 0 --rate-limit-address-reads 0 --rate-limit-new-customers 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 \
     >"$work/server-$1.out" 2>"$work/server-$1.log" &
   pids+=("$!")
   server_url="$(url_in "$work/server-$1.out")"

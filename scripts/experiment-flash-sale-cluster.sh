@@ -38,7 +38,7 @@ for n in 1 2 3; do
   target/server/payonce-server --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --db "$db" \
     --pg-url "$pg_url" --pg-http2 --pg-limit "$limit" --max-checks 25 --max-waiting-checks 10000 \
     --rate-limit-customer 0 --rate-limit-address 0 --rate-limit-customer-reads 0 \
-    --rate-limit-address-reads 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 \
+    --rate-limit-address-reads 0 --rate-limit-new-customers 0 --max-waiting-checks-per-client 1000000 --max-connections 1000000 --max-connections-per-client 1000000 \
     >"$work/server-$n.out" 2>"$work/server-$n.log" &
   pids+=("$!")
   server_pids="${server_pids:+$server_pids,}$!"

@@ -46,6 +46,7 @@ function optionalServerFlags(): string[] {
       ['--admin-listen', '127.0.0.1:0'],
       ['--rate-limit-address', '0'],
       ['--rate-limit-address-reads', '0'],
+      ['--rate-limit-new-customers', '0'],
       ['--admin-token', OPERATOR_TOKEN],
     ];
     ownFlags = wanted.filter(([flag]) => help.includes(flag)).flat();

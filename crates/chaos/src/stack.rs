@@ -208,6 +208,8 @@ fn server_program(
         "0".to_owned(),
         "--rate-limit-address-reads".to_owned(),
         "0".to_owned(),
+        "--rate-limit-new-customers".to_owned(),
+        "0".to_owned(),
         "--max-waiting-checks-per-client".to_owned(),
         "1000000".to_owned(),
         "--max-connections".to_owned(),

@@ -177,6 +177,8 @@ pub async fn run(settings: Settings, bin_dir: &Path, work_dir: &Path) -> Result<
         "0",
         "--rate-limit-address-reads",
         "0",
+        "--rate-limit-new-customers",
+        "0",
         "--max-connections",
         "1000000",
         "--max-connections-per-client",

@@ -124,6 +124,8 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
             "0".into(),
             "--rate-limit-address-reads".into(),
             "0".into(),
+            "--rate-limit-new-customers".into(),
+            "0".into(),
             "--max-waiting-checks-per-client".into(),
             "1000000".into(),
             "--max-connections".into(),

@@ -39,6 +39,11 @@ const SECURE_COOKIE_NAME: &str = "__Host-payonce_customer";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Customer(pub String);
 
+/// The request came without a cookie the shop signed: its customer was made
+/// for it (`rate_limits::limit_new_customers` counts these per address).
+#[derive(Debug, Clone, Copy)]
+pub struct NewCustomer;
+
 /// A customer the server has not seen for this long is forgotten.
 const FORGOTTEN_AFTER_SECS: u64 = 365 * 24 * 60 * 60;
 /// A cookie signed longer ago than this is signed again when its customer
@@ -140,8 +145,13 @@ impl CustomerCookies {
 /// names, or a new one with a cookie of its own.
 pub async fn identify(cookies: Arc<CustomerCookies>, jar: CookieJar, mut request: Request, next: Next) -> Response {
     let now = unix_secs(SystemTime::now());
-    let (id, sign_again) =
-        cookies.customer_in(&jar, now).unwrap_or_else(|| (Uuid::new_v4().to_string(), SignAgain::Yes));
+    let (id, sign_again) = match cookies.customer_in(&jar, now) {
+        Some(known) => known,
+        None => {
+            request.extensions_mut().insert(NewCustomer);
+            (Uuid::new_v4().to_string(), SignAgain::Yes)
+        }
+    };
     request.extensions_mut().insert(Customer(id.clone()));
     let response = next.run(request).await;
     if sign_again == SignAgain::No {

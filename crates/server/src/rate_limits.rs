@@ -97,6 +97,7 @@ pub struct Limits {
     customer_reads: Config<CustomerKey>,
     address_reads: Config<ClientAddress>,
     webhooks: Config<GlobalKeyExtractor>,
+    new_customers: NewCustomers,
 }
 
 impl std::fmt::Debug for Limits {
@@ -107,6 +108,7 @@ impl std::fmt::Debug for Limits {
             .field("customer_reads", &self.customer_reads.is_some())
             .field("address_reads", &self.address_reads.is_some())
             .field("webhooks", &self.webhooks.is_some())
+            .field("new_customers", &self.new_customers.0.is_some())
             .finish()
     }
 }
@@ -119,6 +121,7 @@ pub struct Rates {
     pub customer_reads: Rate,
     pub address_reads: Rate,
     pub webhooks: Rate,
+    pub new_customers: Rate,
 }
 
 impl Limits {
@@ -129,7 +132,13 @@ impl Limits {
             customer_reads: rates.customer_reads.config(CustomerKey, READS).map(Arc::new),
             address_reads: rates.address_reads.config(ClientAddress, READS).map(Arc::new),
             webhooks: rates.webhooks.config(GlobalKeyExtractor, WRITES).map(Arc::new),
+            new_customers: NewCustomers::new(rates.new_customers),
         }
+    }
+
+    /// The limit on customers made per client address.
+    pub fn new_customers(&self) -> NewCustomers {
+        self.new_customers.clone()
     }
 
     /// The layers of the per-customer limits, writes then reads; they must run
@@ -156,7 +165,53 @@ impl Limits {
         for config in [&self.address, &self.address_reads].into_iter().flatten() {
             config.limiter().retain_recent();
         }
+        if let Some(limiter) = &self.new_customers.0 {
+            limiter.retain_recent();
+        }
     }
+}
+
+/// Customers made per client address: each request without a cookie the
+/// shop signed makes one (`customer::NewCustomer`). A client that never keeps
+/// its cookie is a new customer every time, so no customer's bucket ever fills
+/// for it; this one does, per address, whatever it asks for.
+#[derive(Clone, Default)]
+pub struct NewCustomers(Option<Arc<governor::DefaultKeyedRateLimiter<IpAddr>>>);
+
+impl NewCustomers {
+    pub fn new(rate: Rate) -> Self {
+        if rate.per_minute == 0 {
+            return Self(None);
+        }
+        let burst = std::num::NonZeroU32::new(rate.burst).unwrap_or(std::num::NonZeroU32::MIN);
+        let quota = governor::Quota::with_period(Duration::from_secs(60) / rate.per_minute)
+            .unwrap_or_else(|| governor::Quota::per_minute(std::num::NonZeroU32::MIN))
+            .allow_burst(burst);
+        Self(Some(Arc::new(governor::RateLimiter::keyed(quota))))
+    }
+
+    /// Spends one of the address's new customers, or says how long until it has one.
+    fn spend(&self, address: IpAddr) -> Result<(), Duration> {
+        let Some(limiter) = &self.0 else { return Ok(()) };
+        limiter
+            .check_key(&address)
+            .map_err(|not_until| not_until.wait_time_from(governor::clock::Clock::now(limiter.clock())))
+    }
+}
+
+/// Refuses a request that would make one customer too many for its address;
+/// must run inside the cookie middleware, which marks the customers it makes.
+pub async fn limit_new_customers(
+    limits: NewCustomers,
+    request: Request<Body>,
+    next: axum::middleware::Next,
+) -> Response<Body> {
+    if request.extensions().get::<crate::customer::NewCustomer>().is_some()
+        && let Err(wait) = limits.spend(ClientIp::of(&request).0)
+    {
+        return refusal(GovernorError::TooManyRequests { wait_time: wait.as_secs() + 1, headers: None });
+    }
+    next.run(request).await
 }
 
 /// Each shop's own limit on the shop API, by the shop its key signs in as:

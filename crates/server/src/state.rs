@@ -42,6 +42,7 @@ impl AppState {
             customer_reads: Rate::per_minute(config.rate_limit_customer_reads),
             address_reads: Rate::per_minute(config.rate_limit_address_reads),
             webhooks: Rate::per_minute(config.rate_limit_webhooks),
+            new_customers: Rate::per_minute(config.rate_limit_new_customers),
         });
         // The recorder first: what the app records as it starts (the PG limit's
         // starting value, say) would otherwise go nowhere.

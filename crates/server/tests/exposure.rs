@@ -504,6 +504,38 @@ async fn one_address_reading_without_pause_is_refused_whatever_its_cookies() {
 }
 
 #[tokio::test]
+async fn a_client_that_never_keeps_its_cookie_is_bounded_per_address_and_customers_it_made_earlier_go_on() {
+    let pg = FakePg::start().await;
+    // One new customer a minute, five at once: a refill never comes within the test.
+    let server = Server::start_with(&pg.url, |config| config.rate_limit_new_customers = 1).await;
+    let orders = format!("{}/api/orders", server.url);
+    let cart = json!({"items": [{"sku": "CERAMIC-MUG", "quantity": 1}]});
+    // A browser that came earlier, and keeps its cookie.
+    let browser = server.other_customer();
+    assert_eq!(browser.get(format!("{}/api/catalog", server.url)).send().await.unwrap().status(), StatusCode::OK);
+
+    // A client that keeps no cookie: each request a new customer, each order one more row.
+    let mut created = 0;
+    let mut refused = None;
+    for _ in 0..8 {
+        let response = reqwest::Client::new().post(&orders).json(&cart).send().await.unwrap();
+        match response.status() {
+            StatusCode::CREATED => created += 1,
+            StatusCode::TOO_MANY_REQUESTS => refused = Some(response),
+            other => panic!("{other}"),
+        }
+    }
+
+    assert_eq!(created, 4, "the burst of five, less the browser's own first visit");
+    let refused = refused.expect("the rest refused");
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["code"], "RATE_LIMITED", "{body}");
+    let ordered = browser.post(&orders).json(&cart).send().await.unwrap();
+    assert_eq!(ordered.status(), StatusCode::CREATED, "a customer that keeps its cookie spends none of it");
+}
+
+#[tokio::test]
 async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
     let pg = FakePg::start().await;
     let server = Server::start(&pg.url).await;

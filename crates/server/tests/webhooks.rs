@@ -247,6 +247,41 @@ async fn a_hint_while_a_pass_holds_the_job_is_still_a_hint_when_the_pass_lets_it
     assert!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap().is_empty(), "a hint taken is answered");
 }
 
+#[tokio::test]
+async fn a_hint_for_a_job_already_hinted_costs_nothing_until_a_pass_of_its_own() {
+    // Events sent again and again for one unsettled payment (the PG's
+    // repeats, or a stranger's) would each bring a lookup forward and draw on
+    // the hinted allowance other customers' payments need: only the first does.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 60_000})).await;
+    let server = server_without_early_recovery(&pg).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    assert_eq!(server.confirm(&created.order, "key-hinted-twice").await.0, StatusCode::ACCEPTED);
+    let db = server.db().await;
+    let pass = |holder: &'static str, at: i64| {
+        let (db, order_id) = (db.clone(), order_id.clone());
+        async move { db.claim_job(JobKind::Payment, &order_id, holder, at, at + 60_000).await.unwrap() }
+    };
+    let let_go = |holder: &'static str, next_at: i64| {
+        let (db, order_id) = (db.clone(), order_id.clone());
+        async move { db.release_job(JobKind::Payment, &order_id, holder, Some(next_at), true, None).await.unwrap() }
+    };
+
+    assert!(db.due_now_for_order(&order_id).await.unwrap(), "the first hint");
+    assert_eq!(pass("the-hinted-pass", now_ms()).await, Some(true), "its pass takes the hint");
+    assert!(!db.due_now_for_order(&order_id).await.unwrap(), "a hint while that pass is out costs nothing");
+    let backoff_ends = now_ms() + 300_000;
+    let_go("the-hinted-pass", backoff_ends).await;
+    assert!(!db.due_now_for_order(&order_id).await.unwrap(), "nor one after it");
+    assert!(db.due_jobs(JobKind::Payment, now_ms(), 10).await.unwrap().is_empty(), "its backoff stands");
+
+    // A pass of its own, at its backoff's end: a hint after that counts again.
+    assert_eq!(pass("its-own-pass", backoff_ends).await, Some(false));
+    let_go("its-own-pass", backoff_ends + 600_000).await;
+    assert!(db.due_now_for_order(&order_id).await.unwrap(), "a hint after a pass of its own brings the next forward");
+}
+
 const WEBHOOK_SECRET: &str = "whk-0123456789abcdef0123456789abcdef";
 
 #[tokio::test]

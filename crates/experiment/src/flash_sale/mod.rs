@@ -580,6 +580,7 @@ fn server_program(
         ("--rate-limit-address", "0".to_owned()),
         ("--rate-limit-customer-reads", "0".to_owned()),
         ("--rate-limit-address-reads", "0".to_owned()),
+        ("--rate-limit-new-customers", "0".to_owned()),
         ("--max-waiting-checks-per-client", "1000000".to_owned()),
         ("--max-connections", "1000000".to_owned()),
         ("--max-connections-per-client", "1000000".to_owned()),

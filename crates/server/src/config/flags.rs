@@ -48,6 +48,15 @@ pub struct ServerConfig {
     #[arg(long, env = "PAYONCE_RATE_LIMIT_ADDRESS", default_value_t = 600)]
     pub rate_limit_address: u32,
 
+    /// Customers one client address may be made per minute: each request
+    /// without the shop's cookie makes one. A browser keeps the cookie its
+    /// first answer sets, so a visitor is one; a client that never keeps it is
+    /// a new customer each time, and this bounds what it can create (orders,
+    /// checks) however it spreads them. Over it, 429 with `Retry-After`. 0
+    /// turns it off.
+    #[arg(long, env = "PAYONCE_RATE_LIMIT_NEW_CUSTOMERS", default_value_t = 60)]
+    pub rate_limit_new_customers: u32,
+
     /// Reads (GETs of the API: checks, orders, the catalog) a customer may make
     /// per minute. The page checks an order every 2 s, 30 a minute; over it,
     /// 429 with `Retry-After`, and the page checks again then. 0 turns it off.

@@ -64,6 +64,11 @@ impl JobKind {
 const HINTED: i64 = 1;
 /// `pg_hinted`: the pass holding the job took the hint; its lookup answers it.
 const HINT_TAKEN: i64 = 2;
+/// `pg_hinted`: a hinted pass let the job go; until a pass of its own backoff
+/// takes it, another hint for it costs nothing (it is not made due, nor drawn
+/// on the hinted allowance): repeated events, a stranger's included, cannot
+/// spend the allowance other customers' payments need. That pass clears it.
+const HINT_SPENT: i64 = 3;
 
 impl Db {
     /// Jobs of `kind` a worker may take now: open, their lease lapsed, their
@@ -155,7 +160,8 @@ impl Db {
         let query = format!(
             "UPDATE {table} SET lease_until_ms = 0, \
              next_attempt_at_ms = CASE WHEN pg_hinted = {HINTED} THEN 0 ELSE COALESCE($1, next_attempt_at_ms) END, \
-             pg_hinted = CASE WHEN pg_hinted = {HINTED} THEN {HINTED} ELSE 0 END, \
+             pg_hinted = CASE WHEN pg_hinted = {HINTED} THEN {HINTED} WHEN pg_hinted = {HINT_TAKEN} THEN {HINT_SPENT} \
+             ELSE 0 END, \
              recovery_passes = recovery_passes + $2, last_pg_answer = COALESCE($3, last_pg_answer) \
              WHERE {key} = $4 AND lease_owner = $5 AND {open} RETURNING recovery_passes",
             table = kind.table(),
@@ -179,13 +185,15 @@ impl Db {
     /// settles first; the hint is kept (`pg_hinted`) so that the call's release
     /// leaves the job due, and the pass that takes it next knows a webhook
     /// asked for it (taking the job clears the hint). Says whether any job was
-    /// hinted; one hinted and due already (a repeated event) is left alone.
+    /// hinted; one hinted and due already (a repeated event), one whose hinted
+    /// pass is under way, and one a hinted pass let go since its own last pass
+    /// are left alone: a hint for a job already hinted costs nothing.
     pub async fn due_now_for_order(&self, order_id: &str) -> Result<bool, sqlx::Error> {
         let mut made_due = 0;
         for kind in [JobKind::Payment, JobKind::Refund] {
             let query = format!(
                 "UPDATE {table} SET next_attempt_at_ms = 0, pg_hinted = {HINTED} WHERE order_id = $1 AND {open} \
-                 AND NOT (pg_hinted = {HINTED} AND next_attempt_at_ms = 0)",
+                 AND pg_hinted NOT IN ({HINT_TAKEN}, {HINT_SPENT}) AND NOT (pg_hinted = {HINTED} AND next_attempt_at_ms = 0)",
                 table = kind.table(),
                 open = kind.open(),
             );

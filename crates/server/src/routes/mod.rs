@@ -50,6 +50,7 @@ struct ApiDoc;
 /// What customers reach: `/api`, `/healthz` (for load balancers) and the page.
 pub fn router(state: AppState) -> Router {
     let customer_cookies = state.customer_cookies.clone();
+    let new_customers = state.limits.new_customers();
     let [customer_writes, customer_reads] = state.limits.per_customer();
     let [address_writes, address_reads] = state.limits.per_address();
     let (api, mut spec) = OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -99,6 +100,9 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { AppError::MethodNotAllowed })
         .layer(option_layer(customer_reads))
         .layer(option_layer(customer_writes))
+        .layer(middleware::from_fn(move |request, next| {
+            crate::rate_limits::limit_new_customers(new_customers.clone(), request, next)
+        }))
         .layer(middleware::from_fn(move |jar, request, next| {
             crate::customer::identify(customer_cookies.clone(), jar, request, next)
         }))

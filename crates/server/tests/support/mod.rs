@@ -226,6 +226,7 @@ pub fn test_config(pg_url: &str, store: &Store) -> ServerConfig {
     config.rate_limit_address = 0;
     config.rate_limit_customer_reads = 0;
     config.rate_limit_address_reads = 0;
+    config.rate_limit_new_customers = 0;
     config.max_connections = 100_000;
     config.max_connections_per_client = 100_000;
     config
@@ -302,6 +303,7 @@ impl Server {
             ("--rate-limit-address", "0"),
             ("--rate-limit-customer-reads", "0"),
             ("--rate-limit-address-reads", "0"),
+            ("--rate-limit-new-customers", "0"),
             ("--max-connections", "100000"),
             ("--max-connections-per-client", "100000"),
         ];

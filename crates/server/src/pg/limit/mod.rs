@@ -363,6 +363,8 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(!waiter.is_finished());
         drop(held);
-        waiter.await.unwrap();
+        // Bounded: a place never freed fails here instead of hanging the run.
+        let freed = tokio::time::timeout(DEADLINE, waiter).await;
+        assert!(freed.is_ok_and(|joined| joined.is_ok()), "the waiter got the place freed");
     }
 }
