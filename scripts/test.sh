@@ -38,6 +38,11 @@ if [ "$(cargo nextest --version 2>/dev/null | head -1 | awk '{print $2}')" != "$
   say "installing cargo-nextest $NEXTEST_VERSION (a few minutes, once)"
   cargo install --quiet cargo-nextest --version "$NEXTEST_VERSION" --locked || die "installing cargo-nextest failed"
 fi
+# What the dependencies may be (deny.toml); the demo has no need of it either.
+if [ "$(cargo deny --version 2>/dev/null | awk '{print $2}')" != "$DENY_VERSION" ]; then
+  say "installing cargo-deny $DENY_VERSION (a few minutes, once)"
+  cargo install --quiet cargo-deny --version "$DENY_VERSION" --locked || die "installing cargo-deny failed"
+fi
 
 passed=0
 failed=0
@@ -73,6 +78,20 @@ rust_counts() { # LOG: "passed failed" of one run; a run that ended without a su
   read -r run passed < <(sed -n 's/^ *Summary \[.*\] *\([0-9]*\) tests\{0,1\} run: \([0-9]*\) passed.*/\1 \2/p' "$log" | tail -1)
   if [ -z "${run:-}" ]; then echo "0 1"; else echo "$passed $((run - passed))"; fi
 }
+
+# The dependencies' licenses, duplicate versions and sources, by deny.toml:
+# one test. (Its advisories need RustSec's database, fetched from GitHub: run
+# `cargo deny --workspace check advisories` where GitHub can be reached.)
+phase "the dependencies: licenses, duplicate versions and sources (cargo-deny)"
+if cargo deny --offline --workspace check licenses bans sources 2>&1 | tee "$logs/deny.log" | tail -3 \
+  && [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  deny_passed=1 deny_failed=0
+else
+  say "cargo-deny refused a dependency (the log is above, and in $logs/deny.log)"
+  deny_passed=0 deny_failed=1
+fi
+passed=$((passed + deny_passed))
+failed=$((failed + deny_failed))
 
 phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
@@ -181,6 +200,6 @@ phase ""
 echo
 say "each phase's time:"
 printf '%s\n' "${phase_times[@]}"
-say "book: $book_passed passed, $book_failed failed; clippy: $clippy_passed passed, $clippy_failed failed; Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
+say "book: $book_passed passed, $book_failed failed; dependencies: $deny_passed passed, $deny_failed failed; clippy: $clippy_passed passed, $clippy_failed failed; Rust: $rust_passed passed, $rust_failed failed; mutated rules: ${mutated_at_target:-0} at target, ${mutated_below:-1} below; browser: $e2e_passed passed, $e2e_failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
