@@ -8,6 +8,7 @@ use payonce_model::properties::{
 };
 use payonce_model::{Bounds, OldRule, Protocol, Report, check, find};
 use payonce_rules::settlement::Resending;
+use stateright::Expectation;
 
 const THREADS: usize = 2;
 
@@ -69,60 +70,132 @@ const KEYLESS: Bounds = Bounds { refunds: false, ..SMALL };
 const SMALL: Bounds = Bounds { faults: 1, passes: 2, workers: 1, refunds: true, tabs: 1 };
 
 /// The old rule, back on, breaks `property`: the checker reports it with a
-/// trace that ends where it broke, and `shows` is in that trace.
-fn assert_caught(rule: OldRule, property: &'static str, shows: &str) {
-    assert_caught_within(SMALL, rule, property, shows);
+/// trace that shows `cause`, and then `makes`, the step that makes the
+/// counterexample (see `assert_made_by`).
+fn assert_caught(rule: OldRule, property: &'static str, cause: &str, makes: &[&str]) {
+    assert_caught_within(SMALL, rule, property, cause, makes);
 }
 
-fn assert_caught_within(bounds: Bounds, rule: OldRule, property: &'static str, shows: &str) {
+fn assert_caught_within(bounds: Bounds, rule: OldRule, property: &'static str, cause: &str, makes: &[&str]) {
     let protocol = Protocol::new(bounds).with_old_rule(rule).only(property);
     let report = if bounds == SMALL { check(&protocol, THREADS) } else { find(&protocol, THREADS) };
     let finding = report.finding(property);
     let trace = finding.trace.as_deref().unwrap_or_else(|| panic!("{rule:?} was not caught ({})", report.summary()));
     println!("{rule:?} breaks {property:?}:\n{trace}");
-    assert!(trace.contains(shows), "the trace of {rule:?} should show {shows:?}:\n{trace}");
+    assert_made_by(trace, &finding.expectation, cause, makes);
     // The fix holds within the same bounds (the larger ones are the tests above).
     if bounds == SMALL {
         assert!(check(&Protocol::new(bounds).only(property), THREADS).broken().next().is_none(), "the fix holds");
     }
 }
 
+/// The trace's numbered steps, in order.
+fn steps(trace: &str) -> Vec<&str> {
+    trace
+        .lines()
+        .filter(|line| line.trim_start().split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+        .collect()
+}
+
+/// The shop's status after a step, as its line ends: `| shop UNKNOWN, ...`.
+fn shop_after(step: &str) -> &str {
+    step.rsplit_once("| shop ").map_or("", |(_, after)| after.split(',').next().unwrap_or(""))
+}
+
+/// `cause` comes first, then the step that makes the counterexample, one of
+/// `makes` (interleavings of one length differ in which of two racing steps
+/// comes last): for a promise that must always hold, the last step, whose
+/// state breaks it; for one that must come true in the end, the last time it
+/// happens, after which the order never moves again (the steps that follow
+/// only go round).
+fn assert_made_by(trace: &str, expectation: &Expectation, cause: &str, makes: &[&str]) {
+    let steps = steps(trace);
+    let caused = steps.iter().position(|step| step.contains(cause));
+    let made = steps.iter().rposition(|step| makes.iter().any(|making| step.contains(making)));
+    let (Some(caused), Some(made)) = (caused, made) else {
+        panic!("the trace should show {cause:?}, then the step that makes it, {makes:?}:\n{trace}")
+    };
+    assert!(caused <= made, "{cause:?} comes before the step that makes it, {makes:?}:\n{trace}");
+    match expectation {
+        Expectation::Always => {
+            assert_eq!(made, steps.len() - 1, "the counterexample ends at the step that makes it, {makes:?}:\n{trace}");
+        }
+        Expectation::Eventually | Expectation::Sometimes => {
+            let stuck = shop_after(steps[made]);
+            assert!(
+                steps[made..].iter().all(|step| shop_after(step) == stuck),
+                "after {makes:?} the order stays {stuck}:\n{trace}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_confirm_task_that_stores_a_failure_without_its_lease_is_caught() {
     // The 429 was not stored against the key; a resend went through meanwhile.
-    assert_caught(OldRule::ConfirmSettlesWithoutLease, FAILED_ONLY_IF_NOTHING_CHARGED, "with a 429 (not stored)");
-    assert_caught(OldRule::ConfirmSettlesWithoutLease, PAGE_TRUTHFUL, "the page checks the order");
+    let (rule, not_stored, stores) = (
+        OldRule::ConfirmSettlesWithoutLease,
+        "with a 429 (not stored)",
+        &["stores the outcome", "confirm: Approved"][..],
+    );
+    assert_caught(rule, FAILED_ONLY_IF_NOTHING_CHARGED, not_stored, stores);
+    // The page said what the server had stored, and then the resend charged.
+    assert_caught(
+        rule,
+        PAGE_TRUTHFUL,
+        "the page checks the order",
+        &["the page checks the order", "confirm: Approved"],
+    );
     // And the shop is told it failed, of a payment that was charged.
-    assert_caught(OldRule::ConfirmSettlesWithoutLease, SHOP_TOLD_TRUTHFULLY, "with a 429 (not stored)");
+    assert_caught(rule, SHOP_TOLD_TRUTHFULLY, not_stored, stores);
 }
 
 #[test]
 fn a_probe_lost_to_a_breaker_half_open_forever_is_caught() {
-    assert_caught(OldRule::HalfOpenForever, EVERY_PAYMENT_SETTLES, "asks server");
+    // The pass asks the breaker for the probe it holds and never sends: no call again.
+    assert_caught(OldRule::HalfOpenForever, EVERY_PAYMENT_SETTLES, "with a 5xx it stores", &["'s breaker"]);
 }
 
 #[test]
 fn an_attempt_resent_forever_past_its_session_is_caught() {
-    assert_caught(OldRule::NoAgeRule, EVERY_PAYMENT_SETTLES, "with a 5xx it stores");
+    // Past the session the resend gets its key's stored 5xx again, for ever.
+    assert_caught(OldRule::NoAgeRule, EVERY_PAYMENT_SETTLES, "with a 5xx it stores", &["confirm: ServerError"]);
 }
 
 #[test]
 fn a_partial_refund_recorded_without_its_amount_is_caught() {
-    assert_caught(OldRule::PartialRefundWithoutAmount, LEDGER_AGREES, "cancelled at the PG's console");
+    assert_caught(
+        OldRule::PartialRefundWithoutAmount,
+        LEDGER_AGREES,
+        "cancelled at the PG's console",
+        &["acts on the answer"],
+    );
 }
 
 #[test]
 fn tasks_of_one_server_sharing_a_lease_name_are_caught() {
-    assert_caught(OldRule::OneLeaseNamePerServer, FAILED_ONLY_IF_NOTHING_CHARGED, "claims the attempt");
+    assert_caught(
+        OldRule::OneLeaseNamePerServer,
+        FAILED_ONLY_IF_NOTHING_CHARGED,
+        "claims the attempt",
+        &["stores the outcome", "confirm: Approved"],
+    );
     // A stale PROVIDER_ERROR gives the refund a new key while its current one
     // is still at the PG: the PG refunds twice.
     let two_faults = Bounds { faults: 2, ..SMALL };
-    assert_caught_within(two_faults, OldRule::OneLeaseNamePerServer, REFUNDED_AS_ASKED, "PROVIDER_ERROR");
+    assert_caught_within(
+        two_faults,
+        OldRule::OneLeaseNamePerServer,
+        REFUNDED_AS_ASKED,
+        "PROVIDER_ERROR",
+        &["Refunded {"],
+    );
 }
 
 #[test]
 fn a_key_of_another_order_looked_up_by_key_only_is_caught() {
-    assert_caught(OldRule::LookupByKeyOnly, EVERY_PAYMENT_SETTLES, "OtherOrder");
+    // The lookup by key shows another order's payment, and no lookup by the order follows.
+    assert_caught(OldRule::LookupByKeyOnly, EVERY_PAYMENT_SETTLES, "OtherOrder", &["(ByKey): OtherOrder"]);
 }
 
 /// The test above that puts each old rule back: a match without a wildcard,
