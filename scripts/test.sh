@@ -49,16 +49,26 @@ failed=0
 logs="$REPO_ROOT/target/test-logs"
 mkdir -p "$logs"
 
+# A check that counts as one test: its output goes to $logs/NAME.log and is
+# shown only when it fails. Sets NAME_passed and NAME_failed, and the totals.
+one_test() {
+  local name="$1"
+  shift
+  if "$@" >"$logs/$name.log" 2>&1; then
+    printf -v "${name}_passed" 1
+    printf -v "${name}_failed" 0
+  else
+    cat "$logs/$name.log"
+    printf -v "${name}_passed" 0
+    printf -v "${name}_failed" 1
+  fi
+  passed=$((passed + ${name}_passed))
+  failed=$((failed + ${name}_failed))
+}
+
 phase "the book (mdBook), with every internal link and anchor checked"
 # One test: the book builds, and every link and #anchor in it is found.
-if bash scripts/book.sh >"$logs/book.log" 2>&1; then
-  book_passed=1 book_failed=0
-else
-  cat "$logs/book.log"
-  book_passed=0 book_failed=1
-fi
-passed=$((passed + book_passed))
-failed=$((failed + book_failed))
+one_test book bash scripts/book.sh
 
 # Every Rust test runs under cargo-nextest: one build of the workspace serves
 # both runs (the PostgreSQL run picks its tests by a filter, not by `-p`, which
@@ -83,15 +93,7 @@ rust_counts() { # LOG: "passed failed" of one run; a run that ended without a su
 # one test. (Its advisories need RustSec's database, fetched from GitHub: run
 # `cargo deny --workspace check advisories` where GitHub can be reached.)
 phase "the dependencies: licenses, duplicate versions and sources (cargo-deny)"
-if cargo deny --offline --workspace check licenses bans sources 2>&1 | tee "$logs/deny.log" | tail -3 \
-  && [ "${PIPESTATUS[0]}" -eq 0 ]; then
-  deny_passed=1 deny_failed=0
-else
-  say "cargo-deny refused a dependency (the log is above, and in $logs/deny.log)"
-  deny_passed=0 deny_failed=1
-fi
-passed=$((passed + deny_passed))
-failed=$((failed + deny_failed))
+one_test deny cargo deny --offline --workspace check licenses bans sources
 
 phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
