@@ -193,7 +193,8 @@ impl Db {
         for kind in [JobKind::Payment, JobKind::Refund] {
             let query = format!(
                 "UPDATE {table} SET next_attempt_at_ms = 0, pg_hinted = {HINTED} WHERE order_id = $1 AND {open} \
-                 AND pg_hinted NOT IN ({HINT_TAKEN}, {HINT_SPENT}) AND NOT (pg_hinted = {HINTED} AND next_attempt_at_ms = 0)",
+                 AND pg_hinted NOT IN ({HINT_TAKEN}, {HINT_SPENT}) \
+                 AND NOT (pg_hinted = {HINTED} AND next_attempt_at_ms = 0)",
                 table = kind.table(),
                 open = kind.open(),
             );

@@ -4,8 +4,9 @@
 //! approve whose answer was lost is settled by looking the payment up by its
 //! tid, and one never approved settles FAILED once its 15 minutes (and the
 //! longest processing) are over. The approve goes out only while the confirm
-//! task's lease holds, so a task that wakes later sends nothing. What each answer means is the rules'
-//! (`payonce_rules::kakaopay::classify`); this module does the I/O.
+//! task's lease holds, so a task that wakes later sends nothing. What each
+//! answer means is the rules' (`payonce_rules::kakaopay::classify`); this
+//! module does the I/O.
 
 use payonce_api::{ErrorCode, KakaoPayWindow, Order, OrderStatus};
 use payonce_rules::kakaopay::classify::{
@@ -36,8 +37,9 @@ pub(super) fn gateway(app: &App) -> Result<&PgGateway<KakaoPayClient>, AppError>
 /// one prepared now. A prepared payment is shown again while less than half its
 /// time has passed (a customer who comes back to the window needs time to pay);
 /// after that a new one replaces it in the order's window, and the old one can
-/// still be finished and approved (its return names it). A ready whose answer is lost leaves a tid
-/// at KakaoPay that nothing here knows and nothing approves: it expires there.
+/// still be finished and approved (its return names it). A ready whose answer
+/// is lost leaves a tid at KakaoPay that nothing here knows and nothing
+/// approves: it expires there.
 pub async fn prepare(app: &App, customer: &Customer, order_id: &str) -> Result<KakaoPayWindow, AppError> {
     let gateway = gateway(app)?;
     let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
