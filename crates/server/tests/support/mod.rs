@@ -244,8 +244,21 @@ impl Server {
         Self::start_on(config, store).await
     }
 
-    pub async fn start_on(config: ServerConfig, store: Store) -> Self {
+    pub async fn start_on(mut config: ServerConfig, store: Store) -> Self {
         show_server_logs_when_a_test_fails();
+        // A PostgreSQL shop at an https address must have its cookie key from a
+        // file (`ClusterWithoutCustomerKey`): give it the one a shop's servers
+        // would share, read as `main` reads it.
+        if config.db.engine() == payonce_server::db::Engine::Postgres
+            && config.served_over_https()
+            && config.customer_key_file.is_none()
+        {
+            config.customer_key_file = Some("shared-by-the-shops-servers.key".into());
+            config.customer_keys = Some(payonce_server::config::CustomerKeyFiles {
+                current: "3f9a1c7e5b2d80463f9a1c7e5b2d8046".to_owned().into(),
+                previous: None,
+            });
+        }
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let admin_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
