@@ -95,16 +95,9 @@ rust_counts() { # LOG: "passed failed" of one run; a run that ended without a su
 phase "the dependencies: licenses, duplicate versions and sources (cargo-deny)"
 one_test deny cargo deny --offline --workspace check licenses bans sources
 
-phase "Rust: one build of every crate and its tests, and the doc tests, with the page's build beside it"
+phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
 rust_failed=0
-# The page (wasm, release) builds beside the native build, in a target
-# directory of its own (no crate of one is the other's, so nothing is built
-# twice, and neither waits for the other's lock): each fills the cores the
-# other leaves idle, on single-threaded links and crates. Nothing runs beside
-# the Rust tests (below).
-CARGO_TARGET_DIR="$REPO_ROOT/target/page" bash scripts/build.sh --page-only >"$logs/page-build.log" 2>&1 &
-page_build=$!
 # The journeys run the order server, the fake PG and the sample shop this
 # build makes for the binaries' own integration tests, with the workspace's
 # features: nothing is linked again while the Rust tests run them.
@@ -168,13 +161,10 @@ read -r mutated_at_target mutated_below < <(
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
 
-phase "the browser journeys (Playwright, Chromium), on the page built beside the Rust build and the servers it made"
+phase "the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
 results="e2e/test-results/results.json"
 rm -f "$results"
-wait "$page_build"
-page_built=$?
-[ "$page_built" -eq 0 ] || { say "the page did not build:"; tail -n 40 "$logs/page-build.log"; }
-if [ "$built" -eq 1 ] && [ "$page_built" -eq 0 ]; then
+if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only 2>&1 | tee "$logs/page-build.log" && [ "${PIPESTATUS[0]}" -eq 0 ]; then
   # A forgotten test.only would run that journey alone and look like a pass.
   (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?
