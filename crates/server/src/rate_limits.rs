@@ -41,6 +41,14 @@ impl Rate {
         Self { per_minute, burst: (per_minute / 4).max(5) }
     }
 
+    /// The rate as governor's quota, for a limiter of its own (0 is read as 1 a minute).
+    fn quota(self) -> governor::Quota {
+        let burst = std::num::NonZeroU32::new(self.burst).unwrap_or(std::num::NonZeroU32::MIN);
+        governor::Quota::with_period(Duration::from_secs(60) / self.per_minute.max(1))
+            .unwrap_or_else(|| governor::Quota::per_minute(std::num::NonZeroU32::MIN))
+            .allow_burst(burst)
+    }
+
     fn config<K: KeyExtractor>(self, key: K, methods: &[Method]) -> Option<GovernorConfig<K, NoOpMiddleware>> {
         if self.per_minute == 0 {
             return None;
@@ -183,11 +191,7 @@ impl NewCustomers {
         if rate.per_minute == 0 {
             return Self(None);
         }
-        let burst = std::num::NonZeroU32::new(rate.burst).unwrap_or(std::num::NonZeroU32::MIN);
-        let quota = governor::Quota::with_period(Duration::from_secs(60) / rate.per_minute)
-            .unwrap_or_else(|| governor::Quota::per_minute(std::num::NonZeroU32::MIN))
-            .allow_burst(burst);
-        Self(Some(Arc::new(governor::RateLimiter::keyed(quota))))
+        Self(Some(Arc::new(governor::RateLimiter::keyed(rate.quota()))))
     }
 
     /// Spends one of the address's new customers, or says how long until it has one.
@@ -232,11 +236,7 @@ impl ShopLimits {
         let by_shop = shops
             .iter()
             .map(|shop| {
-                let rate = Rate::per_minute(shop.requests_per_minute);
-                let burst = std::num::NonZeroU32::new(rate.burst).unwrap_or(std::num::NonZeroU32::MIN);
-                let quota = governor::Quota::with_period(Duration::from_secs(60) / rate.per_minute.max(1))
-                    .unwrap_or_else(|| governor::Quota::per_minute(std::num::NonZeroU32::MIN))
-                    .allow_burst(burst);
+                let quota = Rate::per_minute(shop.requests_per_minute).quota();
                 (shop.id.clone(), governor::RateLimiter::direct(quota))
             })
             .collect();
