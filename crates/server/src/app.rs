@@ -10,6 +10,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::ServerConfig;
 use crate::db::Db;
+use crate::pg::adapters::{Adapters, KakaoPayAdapter, TossAdapter};
 use crate::pg::{KakaoPayClient, PgGateway, TossClient};
 use crate::resilience::{CircuitBreaker, HintedLookups, RetryBudget, lease};
 use crate::waiting_places::WaitingPlaces;
@@ -20,11 +21,9 @@ use payonce_rules::settlement::Timings;
 pub struct App {
     pub config: Arc<ServerConfig>,
     pub db: Db,
-    /// Toss, under its own limit.
-    pub toss: PgGateway<TossClient>,
-    /// KakaoPay, when the shop takes it: its own client and its own limit (its
-    /// own contract), shared by a cluster as Toss's is.
-    pub kakaopay: Option<PgGateway<KakaoPayClient>>,
+    /// The PGs the shop takes, each its adapter under a limit of its own (its
+    /// own contract), shared by a cluster: Toss, and KakaoPay where configured.
+    pub pgs: Adapters,
     /// Shared by all recovery work, so a PG outage stops recovery calls, not just one.
     pub breaker: Arc<CircuitBreaker>,
     /// Bounds recovery's retries to a tenth of customers' confirms (with a floor).
@@ -51,8 +50,10 @@ impl App {
         let kakaopay = config.kakaopay_url.as_ref().map(|url| {
             let client =
                 KakaoPayClient::new(url, &config.kakaopay_secret_key, &config.kakaopay_cid, config.pg_transport());
-            limited_gateway(client, Pg::KakaoPay, &config, &db, &worker_id)
+            let gateway = limited_gateway(client, Pg::KakaoPay, &config, &db, &worker_id);
+            Arc::new(KakaoPayAdapter::new(gateway, config.kakaopay_session_lifetime))
         });
+        let pgs = Adapters { toss: Arc::new(TossAdapter::new(toss, config.pg_session_lifetime)), kakaopay };
         let waiting_places = WaitingPlaces::new(
             config.max_waiting_checks,
             config.max_waiting_checks_per_client,
@@ -67,8 +68,7 @@ impl App {
             hinted_lookups: Arc::new(HintedLookups::default()),
             config: Arc::new(config),
             db,
-            toss,
-            kakaopay,
+            pgs,
             worker_id,
             recovery_wake: Arc::new(Notify::new()),
             pg_tasks: TaskTracker::new(),

@@ -27,4 +27,4 @@ pub use refund::{
 pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
 pub use timings::Timings;
 pub use told::{Told, event_of};
-pub use verdicts::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, StatusVerdict};
+pub use verdicts::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, Sent, StatusVerdict};

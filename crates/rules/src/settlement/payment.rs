@@ -93,6 +93,17 @@ impl Deadlines {
             Resending::Never => self.session_lifetime.max(self.confirm_wait) + self.confirm_wait,
         }
     }
+
+    /// How old an attempt never confirmed is when the clock alone settles it,
+    /// so that recovery looks then rather than a backoff later: without keys,
+    /// once nothing can charge it; under a key never by the clock alone (a
+    /// resend or a lookup settles it first).
+    pub fn settles_unconfirmed_after(&self, resending: Resending) -> Option<Duration> {
+        match resending {
+            Resending::UnderTheSameKey => None,
+            Resending::Never => Some(self.nothing_charges_after(resending)),
+        }
+    }
 }
 
 /// Why a lookup settles a payment FAILED, for the failure the adapter stores.
@@ -321,6 +332,12 @@ mod tests {
         let short = Deadlines { session_lifetime: Duration::from_secs(5), ..DEADLINES };
         assert_eq!(short.nothing_charges_after(Resending::Never), Duration::from_secs(130));
         assert_eq!(short.nothing_charges_after(Resending::UnderTheSameKey), Duration::from_secs(70));
+    }
+
+    #[test]
+    fn only_without_keys_does_the_clock_alone_settle_an_unconfirmed_payment() {
+        assert_eq!(DEADLINES.settles_unconfirmed_after(Resending::Never), Some(Duration::from_secs(965)));
+        assert_eq!(DEADLINES.settles_unconfirmed_after(Resending::UnderTheSameKey), None, "a resend settles it first");
     }
 
     #[test]

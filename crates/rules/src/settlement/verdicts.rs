@@ -68,3 +68,12 @@ pub enum RefundLookupVerdict {
     /// Settles nothing and sends nothing: look again later (and alert, in time).
     Nothing,
 }
+
+/// Which send of a call an answer is to: the first, or one recovery sent
+/// again. A PG without keys reads a refusal of a cancel sent again as proving
+/// nothing (the first may have gone through meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sent {
+    First,
+    Again,
+}

@@ -2,23 +2,18 @@
 //! that outlives the request, and store what it learned.
 
 use payonce_api::{ConfirmRequest, ErrorCode, Failure, IDEMPOTENCY_KEY_MAX_LEN, Order, OrderStatus, Pg};
+use payonce_rules::pg_reply::PgReply;
 
-use super::kakaopay;
 use super::settle::{self, log_attempt_stored};
 use crate::app::App;
 use crate::customer::Customer;
 use crate::db::{Actor, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{
-    Expected, KakaoPayApprove, PgPlace, TossConfirm, TossReply, confirm_answer, customer_message, describe, failure_of,
-    first_call_verdict,
-};
+use crate::pg::adapters::{Adapters, ConfirmCall, Confirmed, PgAdapter, Sent, ToConfirm};
+use crate::pg::{PgPlace, customer_message};
 use crate::resilience::lease;
-use payonce_rules::settlement::{ConfirmVerdict, Transition, after_first_call};
-
-/// Longest payment key accepted (Toss keys are under 200 characters).
-const PAYMENT_KEY_MAX_LEN: usize = 200;
+use payonce_rules::settlement::{Transition, after_first_call};
 
 /// Checks the `Idempotency-Key` header value.
 pub fn validate_idempotency_key(key: Option<&str>) -> Result<&str, AppError> {
@@ -35,60 +30,6 @@ pub fn validate_idempotency_key(key: Option<&str>) -> Result<&str, AppError> {
     Ok(key)
 }
 
-/// Longest `pg_token` accepted (KakaoPay's are 20 characters).
-const PG_TOKEN_MAX_LEN: usize = 100;
-/// Longest `ready` accepted (the server's are 32 characters).
-const READY_MAX_LEN: usize = 64;
-
-/// What the PG's window gave the customer: Toss's paymentKey, or KakaoPay's
-/// `pg_token` (the order's KakaoPay payment is the one prepared for it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Authorised {
-    Toss { payment_key: String },
-    KakaoPay { pg_token: String, ready: Option<String> },
-}
-
-impl Authorised {
-    fn pg(&self) -> Pg {
-        match self {
-            Authorised::Toss { .. } => Pg::Toss,
-            Authorised::KakaoPay { .. } => Pg::KakaoPay,
-        }
-    }
-}
-
-fn validate_token(field: &str, value: &str, max: usize) -> Result<(), AppError> {
-    let valid = !value.is_empty() && value.len() <= max && value.bytes().all(|byte| byte.is_ascii_graphic());
-    if valid {
-        Ok(())
-    } else {
-        Err(AppError::InvalidRequest { message: format!("{field} must be 1 to {max} printable ASCII characters") })
-    }
-}
-
-/// The window's proof of authorisation in the request: one of the two, never both.
-fn authorised(request: &ConfirmRequest) -> Result<Authorised, AppError> {
-    match &request.pg_token {
-        Some(_) if !request.payment_key.is_empty() => Err(AppError::InvalidRequest {
-            message: "send payment_key (Toss) or pg_token (KakaoPay), not both".to_owned(),
-        }),
-        Some(pg_token) => {
-            validate_token("pg_token", pg_token, PG_TOKEN_MAX_LEN)?;
-            if let Some(ready) = &request.ready {
-                validate_token("ready", ready, READY_MAX_LEN)?;
-            }
-            Ok(Authorised::KakaoPay { pg_token: pg_token.clone(), ready: request.ready.clone() })
-        }
-        None if request.ready.is_some() => Err(AppError::InvalidRequest {
-            message: "ready names a KakaoPay payment: send it with its pg_token".to_owned(),
-        }),
-        None => {
-            validate_token("payment_key", &request.payment_key, PAYMENT_KEY_MAX_LEN)?;
-            Ok(Authorised::Toss { payment_key: request.payment_key.clone() })
-        }
-    }
-}
-
 /// Confirms the customer's payment for an order. Returns the order as stored: final
 /// (PAID or FAILED) or still unknown/pending when the PG gave no definitive answer.
 ///
@@ -102,13 +43,13 @@ pub async fn confirm(
     idempotency_key: &str,
     request: &ConfirmRequest,
 ) -> Result<Order, AppError> {
-    let authorised = authorised(request)?;
+    let pg = Adapters::checked(request)?;
     let job = ConfirmJob {
         customer: customer.clone(),
         order_id: order_id.to_owned(),
         idempotency_key: idempotency_key.to_owned(),
-        authorised,
-        amount: request.amount,
+        pg,
+        request: request.clone(),
     };
     let task = app.pg_tasks.spawn(job.run(app.clone()));
     task.await.map_err(|error| AppError::Internal(format!("confirm task failed: {error}")))?
@@ -119,8 +60,9 @@ struct ConfirmJob {
     customer: Customer,
     order_id: String,
     idempotency_key: String,
-    authorised: Authorised,
-    amount: u64,
+    /// The PG the request's proof of authorisation is for.
+    pg: Pg,
+    request: ConfirmRequest,
 }
 
 impl ConfirmJob {
@@ -129,20 +71,15 @@ impl ConfirmJob {
         if let Some(replay) = answer_existing(&app, &order, &self.idempotency_key).await? {
             return Ok(replay);
         }
-        if self.amount != order.amount {
-            return Err(AppError::AmountMismatch { confirmed: self.amount, expected: order.amount });
+        if self.request.amount != order.amount {
+            return Err(AppError::AmountMismatch { confirmed: self.request.amount, expected: order.amount });
         }
 
-        // The PG's payment: Toss's from its window, or the KakaoPay payment
-        // prepared for the order (while it can still be approved).
-        let pg = self.authorised.pg();
-        let (payment_key, place) = match &self.authorised {
-            Authorised::Toss { payment_key } => (payment_key.clone(), app.toss.try_place().await?),
-            Authorised::KakaoPay { ready, .. } => {
-                let gateway = kakaopay::gateway(&app)?;
-                (kakaopay::prepared_tid(&app, &self.order_id, ready.as_deref()).await?, gateway.try_place().await?)
-            }
-        };
+        // The PG's payment the window authorised: Toss's from its window, or
+        // the KakaoPay payment prepared for the order (while it can still be approved).
+        let adapter = app.pgs.of(self.pg)?;
+        let ToConfirm { payment_key, token } = adapter.to_confirm(&app.db, &self.order_id, &self.request).await?;
+        let place = adapter.try_place().await?;
         // Without a place the attempt is stored as failed: it never reached the PG.
         let (status, failure) = match place {
             Some(_) => (OrderStatus::Pending, None),
@@ -172,7 +109,7 @@ impl ConfirmJob {
             order_id: &self.order_id,
             idempotency_key: &self.idempotency_key,
             pg_idempotency_key: &pg_idempotency_key,
-            pg,
+            pg: self.pg,
             payment_key: &payment_key,
             amount: order.amount,
             status,
@@ -197,45 +134,23 @@ impl ConfirmJob {
         match place {
             Some(place) => {
                 app.retry_budget.record_first_call();
-                let (outcome, transition) = match &self.authorised {
-                    Authorised::Toss { payment_key } => {
-                        self.confirm_at_toss(&app, place, payment_key, order.amount, &pg_idempotency_key).await
-                    }
-                    Authorised::KakaoPay { pg_token, .. } => {
-                        let call = KakaoPayApprove {
-                            tid: &payment_key,
-                            order_id: &self.order_id,
-                            customer_id: &self.customer.0,
-                            pg_token,
-                            amount: order.amount,
-                        };
-                        kakaopay::approve(&app, kakaopay::gateway(&app)?, place, call, storing.elapsed()).await
-                    }
+                let call = ConfirmCall {
+                    order_id: &self.order_id,
+                    customer_id: Some(&self.customer.0),
+                    payment_key: &payment_key,
+                    token: token.as_deref(),
+                    amount: order.amount,
+                    idempotency_key: &pg_idempotency_key,
                 };
+                let confirmed = first_call(&app, adapter, place, call, &storing).await;
+                let (outcome, transition) = first_call_transition(confirmed);
                 self.store_first_answer(&app, outcome, transition, &holder).await
             }
             None => {
-                metrics::pg_confirm_call(pg, "busy");
+                metrics::pg_confirm_call(self.pg, "busy");
                 app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound)
             }
         }
-    }
-
-    /// The one confirm call to Toss for a stored PENDING attempt, and the
-    /// transition its answer leads to (with the metric's label).
-    async fn confirm_at_toss(
-        &self,
-        app: &App,
-        place: PgPlace,
-        payment_key: &str,
-        amount: u64,
-        pg_idempotency_key: &str,
-    ) -> (&'static str, Transition) {
-        let call = TossConfirm { payment_key, order_id: &self.order_id, amount, idempotency_key: pg_idempotency_key };
-        let answer = app.toss.confirm(place, call, PgCaller::Customer).await;
-        let expected = Expected { payment_key, order_id: &self.order_id, amount };
-        let verdict = first_call_verdict(confirm_answer(&answer, expected));
-        first_call_transition(verdict, &answer)
     }
 
     /// Stores what the first call's answer led to, by `holder`, the lease this
@@ -247,7 +162,7 @@ impl ConfirmJob {
         transition: Transition,
         holder: &str,
     ) -> Result<Order, AppError> {
-        metrics::pg_confirm_call(self.authorised.pg(), outcome);
+        metrics::pg_confirm_call(self.pg, outcome);
         // A charge still settles an attempt that recovery marked UNKNOWN meanwhile
         // (the lease lapsed under a very slow database, say). A failure does not:
         // it needs the lease, and recovery, once it took the attempt, may have
@@ -262,6 +177,31 @@ impl ConfirmJob {
         }
         Ok(applied.order)
     }
+}
+
+/// The one confirm of a stored PENDING attempt. It goes out only while the
+/// rules let a first call go (`Deadlines::first_call_may_go`): at a PG without
+/// keys, while the confirm task's lease holds, so a task that woke later (a
+/// frozen server, a paused VM) sends nothing, and the attempt fails as never sent.
+async fn first_call(
+    app: &App,
+    adapter: &dyn PgAdapter,
+    place: PgPlace,
+    call: ConfirmCall<'_>,
+    storing: &Storing,
+) -> Confirmed {
+    let promises = adapter.promises();
+    let since_stored = storing.elapsed();
+    if lease::deadlines(&app.config, promises.session_lifetime).first_call_may_go(since_stored, promises.resending) {
+        return adapter.confirm(place, call, PgCaller::Customer, Sent::First).await;
+    }
+    tracing::error!(
+        order_id = call.order_id,
+        payment_key = call.payment_key,
+        since_stored_ms = since_stored.as_millis(),
+        "the confirm task woke after its lease: the confirm is not sent, and recovery may have settled the attempt"
+    );
+    adapter.not_sent("the confirm was due while the lease held, and was not sent after".to_owned())
 }
 
 /// When the confirm task began storing its attempt, by both clocks: the
@@ -313,13 +253,15 @@ async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Res
 
 /// What the first confirm call's verdict means for the order (the settlement
 /// rules'), with the metric label.
-fn first_call_transition(verdict: ConfirmVerdict, answer: &TossReply) -> (&'static str, Transition) {
-    (settle::first_call_label(verdict), after_first_call(verdict, || failure_of(answer), || describe(answer)))
+fn first_call_transition(confirmed: Confirmed) -> (&'static str, Transition) {
+    let Confirmed { verdict, failure, reply } = confirmed;
+    (settle::first_call_label(verdict), after_first_call(verdict, || failure, || reply.describe()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pg::{TossReply, failure_of};
 
     #[test]
     fn idempotency_keys_are_checked_before_anything_else() {
@@ -333,15 +275,22 @@ mod tests {
 
     #[test]
     fn the_first_call_stores_what_the_verdict_says() {
+        use crate::pg::adapters::ReplyFacts;
+        use payonce_rules::settlement::ConfirmVerdict;
         let declined = TossReply::Error { http_status: 403, code: "REJECT_CARD_PAYMENT".into(), message: "m".into() };
-        let transition = |verdict| first_call_transition(verdict, &declined).1;
+        let confirmed = |verdict, answer: &TossReply| Confirmed {
+            verdict,
+            failure: failure_of(answer),
+            reply: ReplyFacts::of(answer, answer.describe()),
+        };
+        let transition = |verdict| first_call_transition(confirmed(verdict, &declined)).1;
         assert_eq!(transition(ConfirmVerdict::Paid), Transition::Paid);
         assert!(
             matches!(transition(ConfirmVerdict::Failed), Transition::Failed(failure) if failure.code == "REJECT_CARD_PAYMENT")
         );
         assert!(matches!(transition(ConfirmVerdict::Unknown), Transition::Unknown(_)));
         let not_sent = TossReply::NotSent { detail: "refused".into() };
-        let (label, transition) = first_call_transition(ConfirmVerdict::Unreachable, &not_sent);
+        let (label, transition) = first_call_transition(confirmed(ConfirmVerdict::Unreachable, &not_sent));
         assert_eq!((label, transition.failure().map(|f| f.code.as_str())), ("unreachable", Some("PG_UNREACHABLE")));
     }
 }

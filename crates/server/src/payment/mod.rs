@@ -4,7 +4,6 @@
 //! transition is committed before it is reported.
 
 pub mod abandon;
-mod cancel_reply;
 pub mod confirm;
 pub mod jobs;
 pub mod kakaopay;

@@ -45,8 +45,11 @@ async fn recover_claimed(
         let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
         verdict != RefundLookupVerdict::Retry
     };
-    let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
-    let looked_up = look_up(app, job, ids, PgCaller::Reconcile, usable).await?;
+    // Reconciliation reads Toss's transactions: a charge no order made is Toss's.
+    let toss = app.pgs.toss.as_ref();
+    let (order_id, by) = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
+    let lookup = |place| toss.gateway().lookup(place, order_id, by, PgCaller::Reconcile);
+    let looked_up = look_up(app, toss, job, lookup, usable).await?;
     let answer = match looked_up.answer() {
         Ok(answer) => answer,
         Err(ended) => return Ok(ended),
@@ -71,7 +74,7 @@ async fn resend(
     refund: &OrphanRefund,
     amount: u64,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let sent = send_under_lease(app, job, |place| send(app, place, refund));
+    let sent = send_under_lease(app, app.pgs.toss.as_ref(), job, |place| send(app, place, refund));
     let answer = match sent.await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),
@@ -100,7 +103,7 @@ pub(super) async fn send(app: &App, place: crate::pg::PgPlace, refund: &OrphanRe
         amount: None,
         idempotency_key: &refund.pg_idempotency_key,
     };
-    let answer = app.toss.cancel(place, call, PgCaller::Reconcile).await;
+    let answer = app.pgs.toss.gateway().cancel(place, call, PgCaller::Reconcile).await;
     tracing::info!(
         order_id = refund.order_id,
         payment_key = refund.payment_key,

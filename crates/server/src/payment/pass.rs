@@ -7,10 +7,11 @@
 use std::future::Future;
 
 use crate::app::App;
-use crate::db::{JobKind, PgCaller, now_ms};
+use crate::db::{JobKind, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{LookupBy, PgGateway, PgPlace, TossReply};
+use crate::pg::PgPlace;
+use crate::pg::adapters::PgAdapter;
 use crate::resilience::backoff::{full_jitter, half_jitter};
 use crate::resilience::lease;
 use payonce_rules::pg_reply::PgReply;
@@ -156,7 +157,7 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
 }
 
 /// How a job's lookup of its payment went.
-pub(super) enum Lookup<A = TossReply> {
+pub(super) enum Lookup<A> {
     Answered(A),
     /// Every try got no usable answer (the last one is kept).
     Unavailable(A),
@@ -178,25 +179,13 @@ impl<A: PgReply> Lookup<A> {
     }
 }
 
-/// The payment a job is about (`order_id`, looked up `by` its paymentKey or
-/// the order's id), as the PG shows it:
-/// each try goes through the gate, under a PG place, after renewing the job's
-/// lease (one settled or taken over meanwhile is not looked up), and is retried
-/// with full jitter while `usable` says the answer told nothing.
-pub(super) async fn look_up(
+/// The payment a job is about, as its PG shows it (`call` makes the lookup,
+/// under a place of the PG's limit): each try goes through the gate, after
+/// renewing the job's lease (one settled or taken over meanwhile is not looked
+/// up), and is retried with full jitter while `usable` says the answer told nothing.
+pub(super) async fn look_up<A, Sent>(
     app: &App,
-    job: Job<'_>,
-    (order_id, by): (&str, LookupBy<'_>),
-    caller: PgCaller,
-    usable: impl Fn(&TossReply) -> bool,
-) -> Result<Lookup, AppError> {
-    look_up_at(app, &app.toss, job, |place| app.toss.lookup(place, order_id, by, caller), usable).await
-}
-
-/// The same, at any PG: `gateway` gives the places, `call` makes the lookup.
-pub(super) async fn look_up_at<C, A, Sent>(
-    app: &App,
-    gateway: &PgGateway<C>,
+    adapter: &dyn PgAdapter,
     job: Job<'_>,
     call: impl Fn(PgPlace) -> Sent,
     usable: impl Fn(&A) -> bool,
@@ -215,7 +204,7 @@ where
         if let Some(refused) = refusal(app, job.hinted) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
-        let place = gateway.place().await?;
+        let place = adapter.place().await?;
         let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
         if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
             return Ok(Lookup::NotOurs);
@@ -237,22 +226,9 @@ where
 /// in, so a worker that dies then does not hold the job for a whole call. The
 /// breaker hears how the PG answered. `Err` is what the pass came to when
 /// nothing was sent.
-pub(super) async fn send_under_lease<Call, Sent>(
+pub(super) async fn send_under_lease<A, Call, Sent>(
     app: &App,
-    job: Job<'_>,
-    call: Call,
-) -> Result<Result<TossReply, (Recovered, Option<String>)>, AppError>
-where
-    Call: FnOnce(PgPlace) -> Sent,
-    Sent: Future<Output = Result<TossReply, AppError>>,
-{
-    send_under_lease_at(app, &app.toss, job, call).await
-}
-
-/// The same, at any PG: `gateway` gives the place.
-pub(super) async fn send_under_lease_at<C, A, Call, Sent>(
-    app: &App,
-    gateway: &PgGateway<C>,
+    adapter: &dyn PgAdapter,
     job: Job<'_>,
     call: Call,
 ) -> Result<Result<A, (Recovered, Option<String>)>, AppError>
@@ -265,7 +241,7 @@ where
     if let Some(refused) = refusal(app, false) {
         return Ok(Err((refused, None)));
     }
-    let place = gateway.place().await?;
+    let place = adapter.place().await?;
     let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
     if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
         return Ok(Err((Recovered::NotOurs, None)));

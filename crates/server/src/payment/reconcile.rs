@@ -426,9 +426,9 @@ async fn list(app: &App, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, A
     let mut all: Vec<Transaction> = Vec::new();
     loop {
         renew(app).await?;
-        let place = app.toss.place().await?;
+        let place = app.pgs.toss.gateway().place().await?;
         let after = all.last().map(|transaction| transaction.transaction_key.clone());
-        let page = app.toss.client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
+        let page = app.pgs.toss.gateway().client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
         drop(place);
         let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
         let full = page.len() == PAGE_LIMIT;
@@ -477,7 +477,7 @@ async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
         });
     }
     renew(app).await?;
-    let place = app.toss.place().await?;
+    let place = app.pgs.toss.gateway().place().await?;
     let answer = orphan_recovery::send(app, place, &refund).await?;
     let described = describe(&answer);
     let verdict = orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount);

@@ -23,28 +23,30 @@
 //! answered count toward the attempt's backoff and the operator alert, so once
 //! the PG answers again everything is settled at the next pass.
 
-use payonce_api::{Failure, OrderStatus, Pg};
+use payonce_api::OrderStatus;
+use payonce_rules::pg_reply::PgReply;
 
-use super::kakaopay;
 use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use super::settle;
 use crate::app::App;
 use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{
-    Expected, LookupBy, RESENDING, TossConfirm, TossReply, confirm_answer, customer_message, describe, failure_of,
-    order_status_answer, refunded_total, resend_verdict, status_answer, status_verdict,
-};
+use crate::pg::adapters::{ConfirmCall, Looked, PaymentAt, PgAdapter, Sent};
 use crate::resilience::lease;
 use payonce_rules::settlement::{
-    AttemptAge, ConfirmVerdict, FailedBecause, PaymentStep, Shown, StatusVerdict, Transition, after_lookup,
-    after_order_lookup, after_resend,
+    AttemptAge, ConfirmVerdict, PaymentStep, StatusVerdict, Transition, after_lookup, after_order_lookup, after_resend,
 };
 
 /// One pass over a payment whose lease the engine took for this pass.
 pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
     let Some(attempt) = app.db.sent_attempt_for_order(job.key).await? else { return Ok(Pass::not_ours()) };
+    let adapter = app.pgs.of(attempt.pg).map_err(|_| {
+        AppError::Internal(format!(
+            "order {} was paid with {:?}, which is no longer configured",
+            attempt.order_id, attempt.pg
+        ))
+    })?;
     if attempt.status == OrderStatus::Pending {
         // Its confirm task is gone (its lease lapsed): from here on the outcome is unknown.
         // The worker keeps its lease: it goes on to ask the PG.
@@ -54,28 +56,34 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
             settle::log_transition(&attempt.order_id, &attempt.idempotency_key, moved, &transition);
         }
     }
-    let (recovered, last_answer) = recover_claimed(app, job, &attempt).await?;
+    let (recovered, last_answer) = recover_claimed(app, adapter, job, &attempt).await?;
     let mut pass = Pass::came_to(recovered, last_answer, attempt.recovery_passes);
-    if attempt.pg == Pg::KakaoPay {
-        // Unapproved, it settles only once its time is over: look then, not a backoff later.
-        pass.look_again_by_ms = kakaopay::session_over_at_ms(app, &attempt).filter(|at| *at > now_ms());
-    }
+    // At a PG without keys a payment never confirmed settles only once its
+    // time is over: look then, not a backoff later.
+    let promises = adapter.promises();
+    let settles_at =
+        lease::deadlines(&app.config, promises.session_lifetime).settles_unconfirmed_after(promises.resending);
+    pass.look_again_by_ms = settles_at
+        .map(|after| attempt.created_at_ms + lease::millis(after) + lease::millis(lease::margin(&app.config)))
+        .filter(|at| *at > now_ms());
     Ok(pass)
 }
 
 /// The steps of one pass over a claimed attempt. Returns what it came to and
 /// the PG's last answer, for operators.
-async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
-    if attempt.pg == Pg::KakaoPay {
-        return recover_at_kakaopay(app, job, attempt).await;
-    }
-    let expected = Expected { payment_key: &attempt.payment_key, order_id: &attempt.order_id, amount: attempt.amount };
-    let usable = |answer: &TossReply| {
-        let verdict = status_verdict(status_answer(answer, expected));
+async fn recover_claimed(
+    app: &App,
+    adapter: &dyn PgAdapter,
+    job: Job<'_>,
+    attempt: &Attempt,
+) -> Result<(Recovered, Option<String>), AppError> {
+    let payment = PaymentAt { order_id: &attempt.order_id, payment_key: &attempt.payment_key, amount: attempt.amount };
+    let usable = |looked: &Looked| {
+        let verdict = looked.shown.verdict;
         metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
         tracing::debug!(
             order_id = attempt.order_id,
-            answer = describe(answer),
+            answer = looked.describe(),
             ?verdict,
             "recovery looked the payment up"
         );
@@ -83,74 +91,56 @@ async fn recover_claimed(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(
     };
     // Its age when the lookup goes out: only a lookup made past the session
     // (and the longest processing) shows what can no longer be charged.
+    let promises = adapter.promises();
     let age = AttemptAge::at(
         attempt.created_at_ms,
         now_ms(),
-        lease::deadlines(&app.config, app.config.pg_session_lifetime).nothing_charges_after(RESENDING),
+        lease::deadlines(&app.config, promises.session_lifetime).nothing_charges_after(promises.resending),
     );
-    let ids = (attempt.order_id.as_str(), LookupBy::PaymentKey(&attempt.payment_key));
-    let looked_up = look_up(app, job, ids, PgCaller::Recovery, usable).await?;
-    let answer = match looked_up.answer() {
-        Ok(answer) => answer,
+    let lookup = |place| adapter.look_up(place, payment, PgCaller::Recovery);
+    let looked = match look_up(app, adapter, job, lookup, usable).await?.answer() {
+        Ok(looked) => looked,
         Err(ended) => return Ok(ended),
     };
-    let described = Some(describe(&answer));
-    let shown =
-        Shown { verdict: status_verdict(status_answer(&answer, expected)), refunded_total: refunded_total(&answer) };
-    match after_lookup(shown, age, RESENDING, |why| lookup_failure(why, &answer)) {
+    let described = Some(looked.describe());
+    match after_lookup(looked.shown, age, promises.resending, |why| adapter.failure_because(why, &looked)) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }
-        PaymentStep::Resend => resend(app, job, attempt, expected).await,
-        PaymentStep::LookUpByOrder => look_up_by_order(app, job, attempt).await,
+        PaymentStep::Resend => resend(app, adapter, job, attempt).await,
+        PaymentStep::LookUpByOrder if promises.lookup_by_order => look_up_by_order(app, adapter, job, attempt).await,
+        PaymentStep::LookUpByOrder => {
+            tracing::error!(order_id = attempt.order_id, "the rules asked for a lookup by order the PG cannot make");
+            Ok((Recovered::Unsettled, described))
+        }
         PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, described)),
-    }
-}
-
-/// A pass over a KakaoPay attempt: a lookup by its tid, and what it settles.
-/// Never an approve: KakaoPay takes no key that would make a second one safe.
-async fn recover_at_kakaopay(
-    app: &App,
-    job: Job<'_>,
-    attempt: &Attempt,
-) -> Result<(Recovered, Option<String>), AppError> {
-    let (step, verdict, described) = match kakaopay::look_up(app, job, attempt).await? {
-        Ok(looked_up) => looked_up,
-        Err(ended) => return Ok(ended),
-    };
-    metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
-    match step {
-        PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, Some(described)))
-        }
-        PaymentStep::Resend | PaymentStep::LookUpByOrder => {
-            tracing::error!(order_id = attempt.order_id, ?step, "the rules asked for a call KakaoPay cannot make");
-            Ok((Recovered::Unsettled, Some(described)))
-        }
-        PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, Some(described))),
     }
 }
 
 /// The lookup by paymentKey showed another order's payment: look the order up
 /// by its id, and settle as that shows.
-async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<(Recovered, Option<String>), AppError> {
+async fn look_up_by_order(
+    app: &App,
+    adapter: &dyn PgAdapter,
+    job: Job<'_>,
+    attempt: &Attempt,
+) -> Result<(Recovered, Option<String>), AppError> {
     let (order_id, amount) = (attempt.order_id.as_str(), attempt.amount);
-    let usable =
-        |answer: &TossReply| status_verdict(order_status_answer(answer, order_id, amount)) != StatusVerdict::Retry;
-    let looked_up = look_up(app, job, (order_id, LookupBy::OrderId), PgCaller::Recovery, usable).await?;
-    let answer = match looked_up.answer() {
-        Ok(answer) => answer,
+    let usable = |looked: &Looked| looked.shown.verdict != StatusVerdict::Retry;
+    let lookup = |place| adapter.look_up_by_order(place, order_id, amount, PgCaller::Recovery);
+    let looked = match look_up(app, adapter, job, lookup, usable).await?.answer() {
+        Ok(looked) => looked,
         Err(ended) => return Ok(ended),
     };
-    let described = Some(describe(&answer));
-    let verdict = status_verdict(order_status_answer(&answer, order_id, amount));
+    let described = Some(looked.describe());
+    let verdict = looked.shown.verdict;
     tracing::warn!(
         order_id,
         payment_key = attempt.payment_key,
         ?verdict,
         "the paymentKey named another order's payment"
     );
-    match after_order_lookup(verdict, |why| lookup_failure(why, &answer)) {
+    match after_order_lookup(verdict, |why| adapter.failure_because(why, &looked)) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }
@@ -160,48 +150,39 @@ async fn look_up_by_order(app: &App, job: Job<'_>, attempt: &Attempt) -> Result<
     }
 }
 
-/// The failure a lookup settles a payment with, by why it failed.
-fn lookup_failure(why: FailedBecause, answer: &TossReply) -> Failure {
-    let code = match why {
-        FailedBecause::PgSaid => return failure_of(answer),
-        FailedBecause::SessionOver => "EXPIRED_PAYMENT",
-        // The PG has no payment of this order under the key it was confirmed with.
-        FailedBecause::KeyOfAnotherOrder => "NOT_FOUND_PAYMENT",
-    };
-    Failure { code: code.to_owned(), message: customer_message(code, None) }
-}
-
 /// Resends the confirm with the attempt's own key, once, after a lookup showed
-/// the payment unconfirmed.
+/// the payment unconfirmed (the rules ask it only of a PG that takes keys).
 async fn resend(
     app: &App,
+    adapter: &dyn PgAdapter,
     job: Job<'_>,
     attempt: &Attempt,
-    expected: Expected<'_>,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let call = TossConfirm {
-        payment_key: &attempt.payment_key,
+    let call = ConfirmCall {
         order_id: &attempt.order_id,
+        customer_id: None,
+        payment_key: &attempt.payment_key,
+        token: None,
         amount: attempt.amount,
         idempotency_key: &attempt.pg_idempotency_key,
     };
-    let sent =
-        send_under_lease(app, job, |place| async move { Ok(app.toss.confirm(place, call, PgCaller::Recovery).await) });
-    let answer = match sent.await? {
-        Ok(answer) => answer,
+    let sending = |place| async move { Ok(adapter.confirm(place, call, PgCaller::Recovery, Sent::Again).await) };
+    let confirmed = match send_under_lease(app, adapter, job, sending).await? {
+        Ok(confirmed) => confirmed,
         Err(not_sent) => return Ok(not_sent),
     };
-    let verdict = resend_verdict(confirm_answer(&answer, expected));
+    let verdict = confirmed.verdict;
     metrics::recovery_call(attempt.pg, "resend", verdict_label(verdict));
-    tracing::info!(order_id = attempt.order_id, answer = describe(&answer), ?verdict, "recovery resent the confirm");
-    let described = Some(describe(&answer));
-    match after_resend(verdict, || failure_of(&answer)) {
+    tracing::info!(order_id = attempt.order_id, answer = confirmed.describe(), ?verdict, "recovery resent the confirm");
+    let described = Some(confirmed.describe());
+    match after_resend(verdict, || confirmed.failure.clone()) {
         PaymentStep::Settle(transition) => {
             settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
         }
         // The rules never resend twice in a pass: the next lookup decides.
         PaymentStep::Resend | PaymentStep::LookUpByOrder | PaymentStep::LookAgainLater => {
-            let recovered = if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
+            let recovered =
+                if confirmed.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
             Ok((recovered, described))
         }
     }

@@ -6,15 +6,13 @@
 use payonce_api::{Order, OrderStatus, Pg};
 use payonce_rules::pg_reply::PgReply;
 
-use super::cancel_reply::{CancelReply, Send};
-use super::kakaopay;
-
 use crate::app::App;
 use crate::customer::Customer;
 use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{self, Expected, KakaoPayCancel, LookupBy, PgPlace, TossCancel};
+use crate::pg::PgPlace;
+use crate::pg::adapters::{Canceled, PaymentAt, Sent};
 use crate::resilience::lease;
 use payonce_rules::settlement::RefundStep;
 
@@ -116,20 +114,13 @@ pub async fn cancel_for_operator(
 
 /// Whether the PG shows the order's payment as one it refunds only in full
 /// (an escrow order, a cash card), looked up before a partial refund is stored,
-/// so that the operator hears it at once. A lookup that cannot be made now (no
-/// free PG place, no answer) says nothing: the refund goes out, and the PG's
-/// `NOT_ALLOWED_PARTIAL_REFUND` ends it as refused.
+/// so that the operator hears it at once. A PG that says nothing of it before
+/// a cancel, or a lookup that cannot be made now, says nothing: the refund
+/// goes out, and the PG's refusal ends it.
 async fn refunded_only_in_full(app: &App, order: &Order) -> Result<bool, AppError> {
     let Some(attempt) = app.db.sent_attempt_for_order(&order.order_id).await? else { return Ok(false) };
-    if attempt.pg != Pg::Toss {
-        // KakaoPay says nothing of it before a cancel: its answer to the cancel decides.
-        return Ok(false);
-    }
-    let Some(place) = app.toss.try_place().await? else { return Ok(false) };
-    let by = LookupBy::PaymentKey(&attempt.payment_key);
-    let answer = app.toss.lookup(place, &order.order_id, by, PgCaller::Operator).await;
-    let expected = Expected { payment_key: &attempt.payment_key, order_id: &order.order_id, amount: order.amount };
-    Ok(pg::refunded_only_in_full(&answer, expected))
+    let payment = PaymentAt { order_id: &order.order_id, payment_key: &attempt.payment_key, amount: order.amount };
+    Ok(app.pgs.of(attempt.pg)?.refunded_only_in_full(payment).await)
 }
 
 /// A validated refund, owned so that it can outlive its request.
@@ -155,10 +146,8 @@ impl Ask {
     async fn run(self, app: App) -> Result<Order, AppError> {
         // A refund goes to the PG that charged the order: one the shop no longer
         // takes is refused before anything is stored.
-        if let Some(attempt) = app.db.sent_attempt_for_order(&self.order_id).await?
-            && attempt.pg == Pg::KakaoPay
-        {
-            kakaopay::gateway(&app)?;
+        if let Some(attempt) = app.db.sent_attempt_for_order(&self.order_id).await? {
+            app.pgs.of(attempt.pg)?;
         }
         let refund_id = format!("rf_{}", uuid::Uuid::new_v4().simple());
         let pg_key = uuid::Uuid::new_v4().to_string();
@@ -211,8 +200,8 @@ impl Ask {
             RequestedBy::Customer => PgCaller::Customer,
             RequestedBy::Operator => PgCaller::Operator,
         };
-        let answer = send(&app, place, &refund, caller).await?;
-        let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder), Send::First).await?;
+        let answer = send(&app, place, &refund, caller, Sent::First).await?;
+        let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder)).await?;
         metrics::refund_call(refund.pg, "first", settled.label());
         if !settled.is_settled() {
             let next_at = now_ms() + app.timings().first_check_delay_ms();
@@ -241,48 +230,31 @@ fn moved_error(order: Order) -> AppError {
 
 /// A place under the limit of the PG that charged the order, now or never.
 async fn try_place(app: &App, pg: Pg) -> Result<Option<PgPlace>, AppError> {
-    Ok(match pg {
-        Pg::Toss => app.toss.try_place().await?,
-        Pg::KakaoPay => kakaopay::gateway(app)?.try_place().await?,
-    })
+    Ok(app.pgs.of(pg)?.try_place().await?)
 }
 
 /// Sends the refund's cancel under `place` (given back once answered) to the
-/// PG that charged the order: to Toss with its own key, to KakaoPay with the
-/// balance it expects before it. The caller holds its lease.
+/// PG that charged the order, as its `send`; the adapter sends what that PG
+/// needs (Toss's key, the balance KakaoPay expects before it). The caller
+/// holds its lease.
 pub(super) async fn send(
     app: &App,
     place: PgPlace,
     refund: &Refund,
     caller: PgCaller,
-) -> Result<CancelReply, AppError> {
+    send: Sent,
+) -> Result<Canceled, AppError> {
+    let adapter = app.pgs.of(refund.pg)?;
+    let order_amount = current(app, &refund.order_id).await?.amount;
     app.db.count_refund_call(&refund.refund_id).await?;
-    let answer = match refund.pg {
-        Pg::Toss => {
-            let call = TossCancel {
-                payment_key: &refund.payment_key,
-                order_id: &refund.order_id,
-                reason: &refund.reason,
-                amount: (!refund.full_cancel).then_some(refund.amount),
-                idempotency_key: &refund.pg_idempotency_key,
-            };
-            CancelReply::Toss(app.toss.cancel(place, call, caller).await)
-        }
-        Pg::KakaoPay => {
-            let call = KakaoPayCancel {
-                tid: &refund.payment_key,
-                order_id: &refund.order_id,
-                amount: refund.amount,
-                balance_before: refund.balance_before,
-            };
-            CancelReply::KakaoPay(kakaopay::gateway(app)?.cancel(place, call, caller).await)
-        }
-    };
+    let answer = adapter.cancel(place, refund, order_amount, caller, send).await;
     tracing::info!(
         order_id = refund.order_id,
         refund_id = refund.refund_id,
         idempotency_key = refund.pg_idempotency_key,
         answer = answer.describe(),
+        ?send,
+        step = ?answer.step,
         "cancel sent"
     );
     Ok(answer)
@@ -319,18 +291,16 @@ impl Settled {
 
 /// Stores what a cancel's answer proves (see each PG's `CANCEL_VERDICTS`),
 /// for `actor` holding the refund's lease as `holder` (only the holder gives it
-/// a new key), the answer being to the refund's `send`.
+/// a new key).
 pub(super) async fn settle_by_answer(
     app: &App,
     refund: &Refund,
-    answer: &CancelReply,
+    answer: &Canceled,
     (actor, holder): (Actor, &str),
-    send: Send,
 ) -> Result<Settled, AppError> {
-    let order_amount = current(app, &refund.order_id).await?.amount;
-    match answer.step(refund, order_amount, send) {
+    match answer.step {
         RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, answer.refunded_total(), &answer.describe(), actor).await
+            settle_refunded(app, refund, answer.refunded_total, &answer.describe(), actor).await
         }
         RefundStep::SettleRefused => settle_refused(app, refund, answer, &answer.describe(), actor).await,
         RefundStep::NewKey => {
@@ -364,11 +334,11 @@ pub(super) async fn settle_refunded(
 pub(super) async fn settle_refused(
     app: &App,
     refund: &Refund,
-    refusal: &CancelReply,
+    refusal: &Canceled,
     described: &str,
     actor: Actor,
 ) -> Result<Settled, AppError> {
-    let outcome = RefundOutcome::Refused { code: refusal.refusal_code() };
+    let outcome = RefundOutcome::Refused { code: refusal.refusal_code.clone() };
     settle(app, refund, &outcome, described, actor).await?;
     Ok(Settled::Done)
 }

@@ -18,20 +18,16 @@
 //! operator alert; there is no last pass. Every call asks the shared breaker
 //! and retry budget first, as recovery's payment lookups do.
 
-use payonce_api::Pg;
-use payonce_rules::kakaopay::classify as kakaopay_tables;
-use payonce_rules::kakaopay::wire::Order as KakaoPayOrder;
 use payonce_rules::pg_reply::PgReply;
 
-use super::cancel_reply::{CancelReply, Send, kakaopay_expected, toss_expected};
-use super::kakaopay;
-use super::pass::{Job, Pass, Recovered, look_up, look_up_at, send_under_lease_at};
+use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use super::refund::{Settled, send, settle_by_answer, settle_refunded, settle_refused};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{KakaoPayReply, LookupBy, PgPlace, TossReply, refund_lookup, refund_lookup_verdict, refunded_total};
+use crate::pg::PgPlace;
+use crate::pg::adapters::{Canceled, RefundLooked, Sent};
 use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup, after_refund_lookup_of_refusal};
 
 /// One pass over a refund whose lease the engine took for this worker.
@@ -46,13 +42,14 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
 
 /// One pass over a claimed refund: what it came to, and the PG's last answer.
 async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
-    let (verdict, refunded_total, described) = match look_up_refund(app, job, refund).await? {
-        Ok(looked_up) => looked_up,
+    let looked = match look_up_refund(app, job, refund).await? {
+        Ok(looked) => looked,
         Err(ended) => return Ok(ended),
     };
-    match after_refund_lookup(verdict) {
+    let described = looked.describe();
+    match after_refund_lookup(looked.verdict) {
         RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, refunded_total, &described, Actor::Recovery).await?;
+            settle_refunded(app, refund, looked.refunded_total, &described, Actor::Recovery).await?;
             Ok((Recovered::Settled, Some(described)))
         }
         RefundStep::Send => resend(app, job, refund).await,
@@ -62,48 +59,18 @@ async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Re
     }
 }
 
-/// What a lookup showed of a refund: its verdict, how much the PG shows
-/// refunded in all, and what it said; or what the pass came to without one.
-type RefundLooked = Result<(RefundLookupVerdict, Option<u64>, String), (Recovered, Option<String>)>;
+/// What a lookup showed of a refund, or what the pass came to without one.
+type RefundLookup = Result<RefundLooked, (Recovered, Option<String>)>;
 
-async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
-    match refund.pg {
-        Pg::Toss => look_up_at_toss(app, job, refund).await,
-        Pg::KakaoPay => look_up_at_kakaopay(app, job, refund).await,
-    }
-}
-
-async fn look_up_at_toss(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
+async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLookup, AppError> {
+    let adapter = app.pgs.of(refund.pg)?;
     let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
-    let expected = toss_expected(refund, order_amount);
-    let usable = |answer: &TossReply| {
-        let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
-        metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
-        verdict != RefundLookupVerdict::Retry
+    let usable = |looked: &RefundLooked| {
+        metrics::refund_call(refund.pg, "lookup", lookup_label(looked.verdict));
+        looked.verdict != RefundLookupVerdict::Retry
     };
-    let ids = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
-    Ok(look_up(app, job, ids, PgCaller::Recovery, usable).await?.answer().map(|answer| {
-        (refund_lookup_verdict(refund_lookup(&answer, expected)), refunded_total(&answer), answer.describe())
-    }))
-}
-
-async fn look_up_at_kakaopay(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLooked, AppError> {
-    let gateway = kakaopay::gateway(app)?;
-    let expected = kakaopay_expected(refund);
-    let verdict_of = |answer: &KakaoPayReply<KakaoPayOrder>| {
-        kakaopay_tables::refund_lookup_verdict(kakaopay_tables::refund_lookup(answer, expected))
-    };
-    let usable = |answer: &KakaoPayReply<KakaoPayOrder>| {
-        let verdict = verdict_of(answer);
-        metrics::refund_call(refund.pg, "lookup", lookup_label(verdict));
-        verdict != RefundLookupVerdict::Retry
-    };
-    let (order_id, tid) = (refund.order_id.as_str(), refund.payment_key.as_str());
-    let lookup = |place| gateway.order(place, order_id, tid, PgCaller::Recovery);
-    Ok(look_up_at(app, gateway, job, lookup, usable)
-        .await?
-        .answer()
-        .map(|answer| (verdict_of(&answer), kakaopay_tables::refunded_total(&answer), answer.describe())))
+    let lookup = |place| adapter.look_up_refund(place, refund, order_amount, PgCaller::Recovery);
+    Ok(look_up(app, adapter, job, lookup, usable).await?.answer())
 }
 
 /// Sends the cancel again with the refund's key, after a lookup showed it not done.
@@ -114,20 +81,16 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
         // Read again under the renewed lease: the key may have changed since the
         // claim (a refusal by the card company gives the refund a new one).
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let answer = send(app, place, &current, PgCaller::Recovery).await;
+        let answer = send(app, place, &current, PgCaller::Recovery, Sent::Again).await;
         *sending = Some(current);
         answer
     };
-    let sent = match refund.pg {
-        Pg::Toss => send_under_lease_at(app, &app.toss, job, sending_again).await?,
-        Pg::KakaoPay => send_under_lease_at(app, kakaopay::gateway(app)?, job, sending_again).await?,
-    };
-    let answer = match sent {
+    let answer = match send_under_lease(app, app.pgs.of(refund.pg)?, job, sending_again).await? {
         Ok(answer) => answer,
         Err(not_sent) => return Ok(not_sent),
     };
     let refund = sent_as.expect("a refund that was sent was read first");
-    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder), Send::Again).await?;
+    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder)).await?;
     metrics::refund_call(refund.pg, "resend", resend_label(settled, &answer));
     let recovered = match settled {
         Settled::Done => Recovered::Settled,
@@ -147,15 +110,16 @@ async fn look_up_the_refusal(
     app: &App,
     job: Job<'_>,
     refund: &Refund,
-    refusal: &CancelReply,
+    refusal: &Canceled,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let (verdict, refunded_total, described) = match look_up_refund(app, job, refund).await? {
-        Ok(looked_up) => looked_up,
+    let looked = match look_up_refund(app, job, refund).await? {
+        Ok(looked) => looked,
         Err(ended) => return Ok(ended),
     };
-    let recovered = match after_refund_lookup_of_refusal(verdict) {
+    let described = looked.describe();
+    let recovered = match after_refund_lookup_of_refusal(looked.verdict) {
         RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, refunded_total, &described, Actor::Recovery).await?;
+            settle_refunded(app, refund, looked.refunded_total, &described, Actor::Recovery).await?;
             Recovered::Settled
         }
         RefundStep::SettleRefused => {
@@ -179,7 +143,7 @@ fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
     }
 }
 
-fn resend_label(settled: Settled, answer: &CancelReply) -> &'static str {
+fn resend_label(settled: Settled, answer: &Canceled) -> &'static str {
     match settled {
         Settled::Done => "settled",
         Settled::NewKey => "new_key",

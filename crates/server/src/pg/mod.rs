@@ -3,6 +3,7 @@
 //! how it is learned), and what the rest of the server may use of the rules' Toss
 //! tables (`payonce_rules::toss`), the one place its answers are classified.
 
+pub mod adapters;
 mod client;
 mod gateway;
 mod kakaopay;

@@ -18,7 +18,7 @@ async fn config_show(State(state): State<AppState>) -> Json<ShopConfig> {
     Json(ShopConfig {
         timings: state.config.page_config(),
         payment_sdk: state.config.payment_sdk(),
-        kakaopay: state.kakaopay.is_some(),
+        kakaopay: state.pgs.kakaopay.is_some(),
         test_payments: state.config.test_payments_in_public(),
     })
 }

@@ -10,6 +10,7 @@ use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
 use crate::payment::kakaopay;
+use crate::pg::adapters::Adapters;
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -51,7 +52,7 @@ async fn orders_confirm(
     let key = headers.get(IDEMPOTENCY_KEY_HEADER).map(|value| value.to_str().unwrap_or("\u{0}"));
     let key = validate_idempotency_key(key)?;
     let Json(request) = body?;
-    let pg = if request.pg_token.is_some() { Pg::KakaoPay } else { Pg::Toss };
+    let pg = Adapters::checked(&request)?;
     checkouts::may_pay(&state, &order_id, pg).await?;
     let order = confirm(&state, &customer, &order_id, key, &request).await?;
     let status = if order.status.is_final() { StatusCode::OK } else { StatusCode::ACCEPTED };

@@ -7,7 +7,7 @@
 use super::unavailable;
 use crate::kakaopay::KakaoPayReply;
 use crate::kakaopay::wire::{Cancellation, Order, Status};
-use crate::settlement::{CancelVerdict, RefundLookupVerdict};
+use crate::settlement::{CancelVerdict, RefundLookupVerdict, Sent};
 
 /// The refund a cancel or a lookup is read against.
 #[derive(Debug, Clone, Copy)]
@@ -23,13 +23,6 @@ impl ExpectedRefund<'_> {
     fn balance_after(&self) -> u64 {
         self.balance_before.saturating_sub(self.amount)
     }
-}
-
-/// Which send of a refund's cancel an answer is to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Send {
-    First,
-    Again,
 }
 
 /// What one answer to a cancel is.
@@ -120,11 +113,11 @@ pub fn cancel_answer(answer: &KakaoPayReply<Cancellation>, expected: ExpectedRef
 }
 
 /// What a cancel's answer means for the refund.
-pub fn cancel_verdict(kind: CancelAnswer, send: Send) -> CancelVerdict {
+pub fn cancel_verdict(kind: CancelAnswer, send: Sent) -> CancelVerdict {
     CANCEL_VERDICTS
         .iter()
         .find(|(answer, _, _)| *answer == kind)
-        .map_or(K::Retry, |(_, first, again)| if send == Send::First { *first } else { *again })
+        .map_or(K::Retry, |(_, first, again)| if send == Sent::First { *first } else { *again })
 }
 
 /// What a lookup shows of a requested refund.
@@ -172,4 +165,21 @@ pub fn refund_lookup(answer: &KakaoPayReply<Order>, expected: ExpectedRefund<'_>
 /// What a lookup of a refund leads to.
 pub fn refund_lookup_verdict(kind: RefundLookup) -> RefundLookupVerdict {
     REFUND_LOOKUP_VERDICTS.iter().find(|(lookup, _)| *lookup == kind).map_or(R::Nothing, |(_, verdict)| *verdict)
+}
+
+/// How much of the payment a cancel's answer shows refunded in all, when it says.
+pub fn canceled_total(answer: &KakaoPayReply<Cancellation>) -> Option<u64> {
+    match answer {
+        KakaoPayReply::Body { body, .. } => body.canceled_amount.map(|amount| amount.total),
+        _ => None,
+    }
+}
+
+/// The code a refund refused by KakaoPay keeps: its error code, or a word of
+/// ours when the refusal had none.
+pub fn refusal_code(answer: &KakaoPayReply<Cancellation>) -> String {
+    match answer {
+        KakaoPayReply::Error { error_code, .. } => format!("KAKAOPAY_{}", error_code.unsigned_abs()),
+        _ => "KAKAOPAY_REFUSED".to_owned(),
+    }
 }

@@ -16,10 +16,12 @@ mod order;
 #[cfg(test)]
 mod tests;
 
+/// Which send of a call an answer is to (the settlement rules').
+pub use crate::settlement::Sent;
 pub use approve::{ApproveAnswer, approve_answer, approve_verdict};
 pub use cancel::{
-    CancelAnswer, ExpectedRefund, RefundLookup, Send, cancel_answer, cancel_verdict, refund_lookup,
-    refund_lookup_verdict,
+    CancelAnswer, ExpectedRefund, RefundLookup, cancel_answer, cancel_verdict, canceled_total, refund_lookup,
+    refund_lookup_verdict, refusal_code,
 };
 pub use order::{StatusAnswer, refunded_total, status_answer, status_verdict};
 

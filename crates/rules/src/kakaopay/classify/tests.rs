@@ -220,8 +220,8 @@ fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund()
     assert!(unique(CANCEL_VERDICTS.iter().map(|(kind, _, _)| *kind)));
     assert!(unique(CANCEL_CODES.iter().map(|(code, _)| *code)));
     for (kind, first, again) in CANCEL_VERDICTS {
-        assert_eq!(cancel_verdict(kind, Send::First), first);
-        assert_eq!(cancel_verdict(kind, Send::Again), again);
+        assert_eq!(cancel_verdict(kind, Sent::First), first);
+        assert_eq!(cancel_verdict(kind, Sent::Again), again);
         assert_ne!(again, K::Refused, "{kind:?}: a refusal of a cancel sent again may hide the first's refund");
         assert_ne!(first, K::NewKey, "{kind:?}: KakaoPay has no keys");
     }
@@ -240,7 +240,7 @@ fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund()
     ];
     for (answer, kind, first, again) in table {
         assert_eq!(cancel_answer(&answer, REFUND), kind, "{answer:?}");
-        assert_eq!((cancel_verdict(kind, Send::First), cancel_verdict(kind, Send::Again)), (first, again), "{kind:?}");
+        assert_eq!((cancel_verdict(kind, Sent::First), cancel_verdict(kind, Sent::Again)), (first, again), "{kind:?}");
     }
     let full = ExpectedRefund { balance_before: 12_900, amount: 12_900, ..REFUND };
     assert_eq!(cancel_answer(&cancellation(Status::CancelPayment, 0), full), C::Refunded);

@@ -1,0 +1,222 @@
+//! KakaoPay: a payment prepared for the order (`ready`, see
+//! `payment::kakaopay`) is approved once with the window's `pg_token`, looked
+//! up by its tid, and refunded with the balance the shop expects before the
+//! cancel. It takes no idempotency key, so an approve is never sent again
+//! (`Resending::Never`) and there is no lookup by the order's id; and it says
+//! nothing of partial refunds before a cancel.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use payonce_api::{ConfirmRequest, Failure, Pg};
+use payonce_rules::kakaopay::classify::{
+    self as tables, Expected, ExpectedRefund, approve_answer, approve_verdict, status_answer, status_verdict,
+};
+use payonce_rules::kakaopay::messages::{approve_failure, not_approved_failure, status_failure};
+use payonce_rules::kakaopay::{self as rules, KakaoPayReply};
+use payonce_rules::pg_reply::PgReply;
+use payonce_rules::settlement::{FailedBecause, Shown, after_cancel};
+
+use super::{
+    Canceled, ConfirmCall, Confirmed, Looked, PaymentAt, PgAdapter, Promises, RefundLooked, ReplyFacts, Sent,
+    ToConfirm, validate_token,
+};
+use crate::db::{Db, PgCaller, Refund, now_ms};
+use crate::error::AppError;
+use crate::pg::{KakaoPayApprove, KakaoPayCancel, KakaoPayClient, PgGateway, PgPlace};
+
+/// Longest `pg_token` accepted (KakaoPay's are 20 characters).
+const PG_TOKEN_MAX_LEN: usize = 100;
+/// Longest `ready` accepted (the server's are 32 characters).
+const READY_MAX_LEN: usize = 64;
+
+#[derive(Debug)]
+pub struct KakaoPayAdapter {
+    gateway: PgGateway<KakaoPayClient>,
+    session_lifetime: Duration,
+}
+
+impl KakaoPayAdapter {
+    pub fn new(gateway: PgGateway<KakaoPayClient>, session_lifetime: Duration) -> Self {
+        Self { gateway, session_lifetime }
+    }
+
+    /// Checks a confirm request's fields for KakaoPay: its pg_token, and the ready its return names.
+    pub(super) fn check(request: &ConfirmRequest) -> Result<(), AppError> {
+        validate_token("pg_token", request.pg_token.as_deref().unwrap_or_default(), PG_TOKEN_MAX_LEN)?;
+        match &request.ready {
+            Some(ready) => validate_token("ready", ready, READY_MAX_LEN),
+            None => Ok(()),
+        }
+    }
+
+    /// KakaoPay's gateway itself, for what only KakaoPay has (its `ready`).
+    pub fn gateway(&self) -> &PgGateway<KakaoPayClient> {
+        &self.gateway
+    }
+
+    fn session_millis(&self) -> i64 {
+        i64::try_from(self.session_lifetime.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+fn facts<T>(answer: &KakaoPayReply<T>) -> ReplyFacts {
+    ReplyFacts::of(answer, answer.describe())
+}
+
+/// What a refund expects KakaoPay to show.
+fn expected_refund(refund: &Refund) -> ExpectedRefund<'_> {
+    ExpectedRefund { tid: &refund.payment_key, balance_before: refund.balance_before, amount: refund.amount }
+}
+
+#[async_trait]
+impl PgAdapter for KakaoPayAdapter {
+    fn pg(&self) -> Pg {
+        Pg::KakaoPay
+    }
+
+    fn promises(&self) -> Promises {
+        Promises { resending: rules::RESENDING, lookup_by_order: false, session_lifetime: self.session_lifetime }
+    }
+
+    async fn try_place(&self) -> Result<Option<PgPlace>, sqlx::Error> {
+        self.gateway.try_place().await
+    }
+
+    async fn place(&self) -> Result<PgPlace, sqlx::Error> {
+        self.gateway.place().await
+    }
+
+    /// The tid of the payment prepared for the order as the window's return
+    /// names it (`ready`), while it can still be approved: the window's
+    /// pg_token was issued for that tid, though a newer ready may have
+    /// replaced it in the order's window since. A return that names none
+    /// (prepared before returns named theirs) approves the order's latest.
+    async fn to_confirm(&self, db: &Db, order_id: &str, request: &ConfirmRequest) -> Result<ToConfirm, AppError> {
+        let pg_token = request.pg_token.as_deref().unwrap_or_default();
+        let ready = match &request.ready {
+            Some(ready_id) => db.kakaopay_ready_named(order_id, ready_id).await?,
+            None => db.kakaopay_ready(order_id).await?,
+        };
+        let usable = ready.filter(|ready| ready.ready_at_ms > now_ms() - self.session_millis());
+        let tid = usable.map(|ready| ready.tid).ok_or(AppError::PaymentNotPrepared)?;
+        Ok(ToConfirm { payment_key: tid, token: Some(pg_token.to_owned()) })
+    }
+
+    async fn confirm(&self, place: PgPlace, call: ConfirmCall<'_>, caller: PgCaller, send: Sent) -> Confirmed {
+        let (Sent::First, Some(pg_token), Some(customer_id)) = (send, call.token, call.customer_id) else {
+            // The rules never resend without a key, and an approve needs the window's token.
+            tracing::error!(order_id = call.order_id, ?send, "an approve KakaoPay cannot take was asked for");
+            return self.not_sent("KakaoPay takes one approve, with the window's pg_token".to_owned());
+        };
+        let approve = KakaoPayApprove {
+            tid: call.payment_key,
+            order_id: call.order_id,
+            customer_id,
+            pg_token,
+            amount: call.amount,
+        };
+        let answer = self.gateway.approve(place, approve, caller).await;
+        let expected = Expected { tid: call.payment_key, order_id: call.order_id, amount: call.amount };
+        let kind = approve_answer(&answer, expected);
+        tracing::info!(
+            order_id = call.order_id,
+            tid = call.payment_key,
+            answer = answer.describe(),
+            ?kind,
+            "KakaoPay approve"
+        );
+        Confirmed { verdict: approve_verdict(kind), failure: approve_failure(kind, &answer), reply: facts(&answer) }
+    }
+
+    fn not_sent(&self, detail: String) -> Confirmed {
+        let answer = KakaoPayReply::<payonce_rules::kakaopay::wire::Approval>::NotSent { detail };
+        let kind = approve_answer(&answer, Expected { tid: "", order_id: "", amount: 0 });
+        Confirmed { verdict: approve_verdict(kind), failure: approve_failure(kind, &answer), reply: facts(&answer) }
+    }
+
+    async fn look_up(&self, place: PgPlace, payment: PaymentAt<'_>, caller: PgCaller) -> Looked {
+        let answer = self.gateway.order(place, payment.order_id, payment.payment_key, caller).await;
+        let expected = Expected { tid: payment.payment_key, order_id: payment.order_id, amount: payment.amount };
+        let kind = status_answer(&answer, expected);
+        tracing::debug!(
+            order_id = payment.order_id,
+            tid = payment.payment_key,
+            answer = answer.describe(),
+            ?kind,
+            "KakaoPay lookup"
+        );
+        let status = match &answer {
+            KakaoPayReply::Body { body, .. } => Some(body.status),
+            _ => None,
+        };
+        Looked {
+            shown: Shown { verdict: status_verdict(kind), refunded_total: tables::refunded_total(&answer) },
+            pg_said: status_failure(status),
+            reply: facts(&answer),
+        }
+    }
+
+    async fn look_up_by_order(&self, _place: PgPlace, order_id: &str, _amount: u64, _caller: PgCaller) -> Looked {
+        // Never asked (`lookup_by_order` is false): it would show nothing.
+        tracing::error!(order_id, "a lookup by order KakaoPay cannot make was asked for");
+        let answer = KakaoPayReply::<payonce_rules::kakaopay::wire::Order>::NotSent {
+            detail: "KakaoPay looks payments up only by their tid".to_owned(),
+        };
+        Looked {
+            shown: Shown {
+                verdict: status_verdict(status_answer(&answer, Expected { tid: "", order_id, amount: 0 })),
+                refunded_total: None,
+            },
+            pg_said: status_failure(None),
+            reply: facts(&answer),
+        }
+    }
+
+    fn failure_because(&self, why: FailedBecause, looked: &Looked) -> Failure {
+        match why {
+            // The customer finished in time: the one approve was never processed.
+            FailedBecause::SessionOver => not_approved_failure(),
+            FailedBecause::PgSaid | FailedBecause::KeyOfAnotherOrder => looked.pg_said.clone(),
+        }
+    }
+
+    async fn cancel(
+        &self,
+        place: PgPlace,
+        refund: &Refund,
+        _order_amount: u64,
+        caller: PgCaller,
+        send: Sent,
+    ) -> Canceled {
+        let call = KakaoPayCancel {
+            tid: &refund.payment_key,
+            order_id: &refund.order_id,
+            amount: refund.amount,
+            balance_before: refund.balance_before,
+        };
+        let answer = self.gateway.cancel(place, call, caller).await;
+        let step = after_cancel(tables::cancel_verdict(tables::cancel_answer(&answer, expected_refund(refund)), send));
+        Canceled {
+            step,
+            refunded_total: tables::canceled_total(&answer),
+            refusal_code: tables::refusal_code(&answer),
+            reply: facts(&answer),
+        }
+    }
+
+    async fn look_up_refund(
+        &self,
+        place: PgPlace,
+        refund: &Refund,
+        _order_amount: u64,
+        caller: PgCaller,
+    ) -> RefundLooked {
+        let answer = self.gateway.order(place, &refund.order_id, &refund.payment_key, caller).await;
+        RefundLooked {
+            verdict: tables::refund_lookup_verdict(tables::refund_lookup(&answer, expected_refund(refund))),
+            refunded_total: tables::refunded_total(&answer),
+            reply: facts(&answer),
+        }
+    }
+}
