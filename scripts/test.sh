@@ -93,7 +93,9 @@ rust_counts() { # LOG: "passed failed" of one run; a run that ended without a su
 # one test. (Its advisories need RustSec's database, fetched from GitHub: run
 # `cargo deny --workspace check advisories` where GitHub can be reached.)
 phase "the dependencies: licenses, duplicate versions and sources (cargo-deny)"
-one_test deny cargo deny --offline --workspace check licenses bans sources
+# cargo-deny reads the dependencies of every platform (Windows' too), which no
+# build here downloads: fetched first, so that a fresh machine has them all.
+one_test deny bash -c 'cargo fetch --locked --quiet && cargo deny --offline --workspace check licenses bans sources'
 
 phase "Rust: one build of every crate and its tests, and the doc tests"
 rust_passed=0
@@ -113,10 +115,14 @@ else
   built=0
 fi
 
-# Nothing runs beside the Rust tests: the chaos campaign and the flash sale
-# measure a load they make themselves, and a page build beside them, even at
-# the lowest priority, took enough CPU for the flash sale's checks to wait.
-phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign"
+# Nothing else runs while both Rust runs do: the chaos campaigns and the
+# flash sale measure a load they make themselves, and a page build beside
+# them, even at the lowest priority, took enough CPU for the flash sale's
+# checks to wait. Once either run is over (the flash sale and the campaigns
+# start first, and are over by then) the page builds, at the lowest priority,
+# on what the other run's last tests leave idle.
+phase "Rust tests on SQLite, and at the same time on PostgreSQL: the order server's integration tests, the cluster tests and a cluster chaos campaign; then the page's build begins"
+page_build=""
 if [ "$built" -eq 1 ]; then
   rust_run sqlite.log sqlite &
   sqlite_run=$!
@@ -130,6 +136,9 @@ if [ "$built" -eq 1 ]; then
     postgres_remove tests
   ) &
   postgres_run=$!
+  wait -n "$sqlite_run" "$postgres_run"
+  nice -n 19 bash scripts/build.sh --page-only >"$logs/page-build.log" 2>&1 &
+  page_build=$!
   wait "$sqlite_run"
   wait "$postgres_run"
   for run in sqlite postgres; do
@@ -161,10 +170,15 @@ read -r mutated_at_target mutated_below < <(
 passed=$((passed + ${mutated_at_target:-0}))
 failed=$((failed + ${mutated_below:-1}))
 
-phase "the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
+phase "the rest of the page's build, then the browser journeys (Playwright, Chromium), on the servers the Rust build made"
 results="e2e/test-results/results.json"
 rm -f "$results"
-if [ "$built" -eq 1 ] && bash scripts/build.sh --page-only 2>&1 | tee "$logs/page-build.log" && [ "${PIPESTATUS[0]}" -eq 0 ]; then
+page_built=1
+if [ -n "$page_build" ]; then
+  wait "$page_build" || page_built=0
+  cat "$logs/page-build.log"
+fi
+if [ "$built" -eq 1 ] && [ "$page_built" -eq 1 ]; then
   # A forgotten test.only would run that journey alone and look like a pass.
   (cd e2e && npx playwright test --forbid-only)
   e2e_status=$?

@@ -296,7 +296,12 @@ function settleWait(timings: Timings): number {
  *   about the order was not final; elsewhere only when that answer was "no such
  *   order" for this browser.
  */
-export async function assertInvariants(stack: Stack, observed: Observed, start: Start): Promise<void> {
+export async function assertInvariants(
+  stack: Stack,
+  observed: Observed,
+  start: Start,
+  settleWithin = settleWait(stack.timings),
+): Promise<void> {
   const { confirmPosts, states, answers } = observed;
   expect(observed.cspViolations, "what the shop's Content-Security-Policy blocked").toEqual([]);
   for (const [orderId, posts] of confirmPosts.perOrder) {
@@ -306,7 +311,7 @@ export async function assertInvariants(stack: Stack, observed: Observed, start: 
   const customers = await observed.customers();
   const listOrders = async () => (await Promise.all(customers.map((customer) => ordersOf(stack, customer)))).flat();
   // One deadline for both: a refund waited for after a payment gets what is left of it.
-  const settledBy = Date.now() + settleWait(stack.timings);
+  const settledBy = Date.now() + settleWithin;
   const left = () => Math.max(settledBy - Date.now(), 1);
   const inState = async (statuses: string[]) =>
     (await listOrders()).filter((order) => statuses.includes(order.status)).map((order) => order.order_id);
@@ -523,27 +528,33 @@ function matches(lines: string[], pattern: RegExp): string[] {
 /** The invariants after a test, and what the test says about them. */
 export class Invariants {
   private expected?: RegExp;
+  private settleWithin?: number;
 
   constructor(
-    readonly check: () => Promise<void>,
+    /** The check, waiting for payments and refunds to settle for `settleWithin` ms (the timings' own wait without). */
+    readonly check: (settleWithin?: number) => Promise<void>,
     private readonly testFile: string,
   ) {}
 
   /** This test breaks an invariant on purpose: the check after it must fail with
    *  a message matching `pattern`, and the test fails if it passes instead. Only
-   *  the invariants' own journeys may: anywhere else it would hide a real breach. */
-  expectViolation(pattern: RegExp): void {
+   *  the invariants' own journeys may: anywhere else it would hide a real breach.
+   *  A test that leaves a payment unsettled on purpose may have the check wait
+   *  less for it (`settleWithin`, in ms) than for a payment that should settle. */
+  expectViolation(pattern: RegExp, options: { settleWithin?: number } = {}): void {
     if (!invariantsJourneys.test(this.testFile)) {
       throw new Error(`only ${invariantsJourneys} may expect an invariant to break, not ${this.testFile}`);
     }
     this.expected = pattern;
+    this.settleWithin = options.settleWithin;
   }
 
   async after(testInfo: TestInfo, timings: Timings): Promise<void> {
     // The check waits for payments to settle; its own deadline comes first, so a
     // slow settle fails with what it is, not with the test's timeout.
-    testInfo.setTimeout(testInfo.timeout + settleWait(timings) + 30_000);
-    const error = await this.check().then(
+    const settleWithin = this.settleWithin ?? settleWait(timings);
+    testInfo.setTimeout(testInfo.timeout + settleWithin + 30_000);
+    const error = await this.check(settleWithin).then(
       () => null,
       (thrown: Error) => thrown,
     );
@@ -628,7 +639,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       await Promise.all([stack.configurePg(defaultPgConfig), stack.configureKakaoPay(defaultPgConfig)]);
       const { charges } = await chargesAtBothPgs(stack);
       const start: Start = { charges, logs: stack.logs.mark(), at: Date.now() };
-      const invariants = new Invariants(() => assertInvariants(stack, observed, start), testInfo.file);
+      const invariants = new Invariants(
+        (settleWithin) => assertInvariants(stack, observed, start, settleWithin),
+        testInfo.file,
+      );
       await use(invariants);
       if (checkInvariants) await invariants.after(testInfo, stack.timings);
     },

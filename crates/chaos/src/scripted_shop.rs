@@ -37,8 +37,14 @@ const RETURN_ORIGIN: &str = "https://chaos-shop.example";
 /// Its own rate limit on the shop API, far above what it sends: a campaign
 /// compresses time tenfold and more, and the shop's limit is not what it tests.
 const REQUESTS_PER_MINUTE: u32 = 1_000_000;
-/// Sends of one create, or of one read, before the shop gives up.
+/// Sends of one create, or of one read, before the shop gives up: with the
+/// pauses between them doubling to ten times the first, about 65 of the
+/// first pause in all (6.5 s at the campaigns' scale), longer than a killed
+/// server takes to come back on a loaded machine. Ten sends a pause apart
+/// (a second at that scale) were not, and left customers without an order.
 const TRIES: u32 = 10;
+/// The longest pause between two sends, in first pauses.
+const LONGEST_PAUSE: u32 = 10;
 /// Events on a page of the feed the shop reads (the most the feed gives).
 const FEED_PAGE: u32 = 500;
 
@@ -144,7 +150,8 @@ pub struct Unreadable {
 #[derive(Debug, Clone)]
 pub struct ScriptedShop {
     http: Client,
-    /// Between two sends of one request (a second, at the campaign's scale).
+    /// Between the first two sends of one request (a second, at the campaign's
+    /// scale); it doubles after each send.
     pause: Duration,
 }
 
@@ -154,6 +161,11 @@ impl ScriptedShop {
     pub fn new(timeout: Duration, pause: Duration) -> Self {
         let http = Client::builder().timeout(timeout).build().expect("the HTTP client builds");
         Self { http, pause }
+    }
+
+    /// The pause after the `sends`th send of one request: doubled after each, up to a longest.
+    fn pause_after(&self, sends: u32) -> Duration {
+        self.pause.saturating_mul(2u32.saturating_pow(sends.saturating_sub(1)).min(LONGEST_PAUSE))
     }
 
     /// Creates the order's checkout, sending the same request again on any
@@ -187,7 +199,7 @@ impl ScriptedShop {
                 }
                 Ok(_) | Err(_) => {}
             }
-            tokio::time::sleep(self.pause).await;
+            tokio::time::sleep(self.pause_after(requests)).await;
         }
         Created { checkout: None, requests, replayed: false }
     }
@@ -240,7 +252,7 @@ impl ScriptedShop {
         what: &str,
     ) -> Result<Option<T>, Unreadable> {
         let mut last = String::new();
-        for _ in 0..TRIES {
+        for sends in 1..=TRIES {
             let sent = self.http.get(format!("{}/v1/{path}", servers.server_url())).bearer_auth(KEY).send().await;
             match sent {
                 Ok(response) if response.status() == StatusCode::NOT_FOUND => return Ok(None),
@@ -251,7 +263,7 @@ impl ScriptedShop {
                 Ok(response) => last = response.status().to_string(),
                 Err(error) => last = error.to_string(),
             }
-            tokio::time::sleep(self.pause).await;
+            tokio::time::sleep(self.pause_after(sends)).await;
         }
         Err(Unreadable { what: what.to_owned(), last })
     }
@@ -309,5 +321,14 @@ mod tests {
         assert_eq!(order.request.amount, line.unit_amount * u64::from(line.quantity));
         assert!(order.request.return_url.starts_with(RETURN_ORIGIN));
         assert_ne!(ShopOrder::new().reference, order.reference, "one key per customer");
+    }
+
+    #[test]
+    fn the_shop_keeps_sending_for_longer_than_a_server_takes_to_come_back() {
+        let shop = ScriptedShop::new(Duration::from_secs(1), Duration::from_millis(100));
+        let pauses: Vec<u128> = (1..=TRIES).map(|sends| shop.pause_after(sends).as_millis()).collect();
+        assert_eq!(pauses, [100, 200, 400, 800, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000]);
+        let before_the_last: u128 = pauses[..pauses.len() - 1].iter().sum();
+        assert_eq!(before_the_last, 6_500, "ten sends span 6.5 s at the campaigns' scale, not one");
     }
 }
