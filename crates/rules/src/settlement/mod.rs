@@ -20,7 +20,10 @@ pub use payment::{
     AttemptAge, Deadlines, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup,
     after_order_lookup, after_resend,
 };
-pub use reconcile::{Charge, Disagreement, Finding, OrphanAction, OrphanPolicy, ShopSide, classify, orphan_action};
+pub use reconcile::{
+    Charge, ChargeStep, Disagreement, Finding, MismatchAction, OrphanAction, OrphanPolicy, ShopSide, charge_step,
+    classify, orphan_action,
+};
 pub use refund::{
     RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup, after_refund_lookup_of_refusal,
 };

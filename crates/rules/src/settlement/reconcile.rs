@@ -118,6 +118,60 @@ pub fn orphan_action(order_id: &str, shop_prefix: &str, shop_has_order: bool, po
     }
 }
 
+/// What reconciliation does about one charge the PG lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChargeStep {
+    /// The shop's record agrees: counted.
+    Matched,
+    /// Recovery's or refund recovery's: listed as skipped, compared at a later pass.
+    SkipUnsettled,
+    /// Another user of the PG account charged it: listed, never touched.
+    NotTheShops,
+    /// A charge of no order that the PG shows refunded in full: listed, and
+    /// (`record`, unless a dry run) its refund of ours stored DONE.
+    OrphanRefunded { record: bool },
+    /// A disagreement, and what is done about it.
+    Mismatch(Disagreement, MismatchAction),
+}
+
+/// What is done about a disagreement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MismatchAction {
+    /// A charge of no order of the shop's, which refunds orphans: refunded in full now.
+    RefundInFull,
+    /// The same in a dry run: said, not done.
+    WouldRefundInFull,
+    /// A charge of no order, where the shop only reports orphans.
+    ReportOnly,
+    /// Anything else: flagged for an operator.
+    Flag,
+}
+
+/// The step for one charge: its `finding`, what the shop does with an
+/// orphan of this orderId (`orphan`), and whether the pass acts or only says
+/// what it would do (`dry_run`). Only a charge of no order of the shop's own
+/// orderIds, in a pass that acts, is ever refunded.
+pub fn charge_step(finding: Finding, orphan: OrphanAction, dry_run: bool) -> ChargeStep {
+    let of_no_order = matches!(finding, Finding::OrphanRefunded | Finding::Disagrees(Disagreement::ChargeWithoutOrder));
+    if of_no_order && orphan == OrphanAction::NotTheShops {
+        return ChargeStep::NotTheShops;
+    }
+    match finding {
+        Finding::Matches => ChargeStep::Matched,
+        Finding::Unsettled => ChargeStep::SkipUnsettled,
+        Finding::OrphanRefunded => ChargeStep::OrphanRefunded { record: !dry_run },
+        Finding::Disagrees(disagreement) => {
+            let action = match (disagreement, orphan, dry_run) {
+                (Disagreement::ChargeWithoutOrder, OrphanAction::Refund, false) => MismatchAction::RefundInFull,
+                (Disagreement::ChargeWithoutOrder, OrphanAction::Refund, true) => MismatchAction::WouldRefundInFull,
+                (Disagreement::ChargeWithoutOrder, _, _) => MismatchAction::ReportOnly,
+                _ => MismatchAction::Flag,
+            };
+            ChargeStep::Mismatch(disagreement, action)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +226,41 @@ mod tests {
         let part = shop(OrderStatus::PartiallyRefunded, Some("pk"), 1_000, 300);
         assert_eq!(classify(&charge(1_000, 300), Some(part)), Matches);
         assert_eq!(classify(&charge(1_000, 500), Some(part)), M(RefundMismatch));
+    }
+
+    #[test]
+    fn only_a_pass_that_acts_refunds_and_only_the_shops_own_orphans() {
+        use ChargeStep as S;
+        use Disagreement as D;
+        use MismatchAction as M;
+        let orphan = Finding::Disagrees(D::ChargeWithoutOrder);
+        assert_eq!(
+            charge_step(orphan, OrphanAction::Refund, false),
+            S::Mismatch(D::ChargeWithoutOrder, M::RefundInFull)
+        );
+        assert_eq!(
+            charge_step(orphan, OrphanAction::Refund, true),
+            S::Mismatch(D::ChargeWithoutOrder, M::WouldRefundInFull)
+        );
+        assert_eq!(charge_step(orphan, OrphanAction::Report, false), S::Mismatch(D::ChargeWithoutOrder, M::ReportOnly));
+        assert_eq!(charge_step(orphan, OrphanAction::NotTheShops, false), S::NotTheShops);
+        assert_eq!(charge_step(Finding::OrphanRefunded, OrphanAction::NotTheShops, false), S::NotTheShops);
+        assert_eq!(
+            charge_step(Finding::OrphanRefunded, OrphanAction::Refund, false),
+            S::OrphanRefunded { record: true }
+        );
+        assert_eq!(
+            charge_step(Finding::OrphanRefunded, OrphanAction::Report, true),
+            S::OrphanRefunded { record: false }
+        );
+        // The shop's own orders are compared whatever the orphan policy says.
+        for orphan in [OrphanAction::Refund, OrphanAction::Report, OrphanAction::NotTheShops] {
+            assert_eq!(charge_step(Finding::Matches, orphan, false), S::Matched);
+            assert_eq!(charge_step(Finding::Unsettled, orphan, false), S::SkipUnsettled);
+            for disagreement in [D::AmountMismatch, D::ChargeForUnpaidOrder, D::RefundMismatch] {
+                let step = charge_step(Finding::Disagrees(disagreement), orphan, false);
+                assert_eq!(step, S::Mismatch(disagreement, M::Flag), "{disagreement:?}, {orphan:?}");
+            }
+        }
     }
 }

@@ -38,7 +38,9 @@ use crate::metrics;
 use crate::pg::toss::Transaction;
 use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
 use crate::resilience::lease;
-use payonce_rules::settlement::{Charge, Disagreement, Finding, OrphanAction, ShopSide, classify, orphan_action};
+use payonce_rules::settlement::{
+    Charge, ChargeStep, Disagreement, MismatchAction, ShopSide, charge_step, classify, orphan_action,
+};
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
@@ -314,42 +316,32 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
         let shop = app.db.shop_payment(&charge.order_id).await?;
         let finding = classify(charge, shop.as_ref().map(shop_side));
         let orphan = orphan_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_orphans);
-        let orphan_of_no_order =
-            matches!(finding, Finding::OrphanRefunded | Finding::Disagrees(Disagreement::ChargeWithoutOrder));
-        if orphan_of_no_order && orphan == OrphanAction::NotTheShops {
-            report.not_the_shops.push(OtherCharge {
+        match charge_step(finding, orphan, dry_run) {
+            ChargeStep::Matched => report.matched += 1,
+            ChargeStep::SkipUnsettled => report.skipped_unsettled.push(charge.order_id.clone()),
+            ChargeStep::NotTheShops => report.not_the_shops.push(OtherCharge {
                 order_id: charge.order_id.clone(),
                 payment_key: charge.payment_key.clone(),
                 amount: charge.amount,
                 refunded: charge.refunded,
-            });
-            continue;
-        }
-        match finding {
-            Finding::Matches => report.matched += 1,
-            Finding::Unsettled => report.skipped_unsettled.push(charge.order_id.clone()),
-            Finding::OrphanRefunded => {
-                if !dry_run {
+            }),
+            ChargeStep::OrphanRefunded { record } => {
+                if record {
                     let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
                     app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
                 }
                 report.refunded_orphans.push(charge.payment_key.clone());
             }
-            Finding::Disagrees(disagreement) => {
-                let kind = MismatchKind::from(disagreement);
-                let action = match (kind, orphan, mode) {
-                    (MismatchKind::ChargeWithoutOrder, OrphanAction::Refund, PassMode::Act) => {
-                        refund_orphan(app, charge).await?
-                    }
-                    (MismatchKind::ChargeWithoutOrder, OrphanAction::Refund, PassMode::DryRun) => {
-                        "would refund in full".to_owned()
-                    }
-                    (MismatchKind::ChargeWithoutOrder, _, _) => {
+            ChargeStep::Mismatch(disagreement, action) => {
+                let action = match action {
+                    MismatchAction::RefundInFull => refund_orphan(app, charge).await?,
+                    MismatchAction::WouldRefundInFull => "would refund in full".to_owned(),
+                    MismatchAction::ReportOnly => {
                         "reported: orphan charges are only reported (--reconcile-orphans report)".to_owned()
                     }
-                    _ => "flagged".to_owned(),
+                    MismatchAction::Flag => "flagged".to_owned(),
                 };
-                report.mismatches.push(mismatch(kind, charge, shop.as_ref(), action));
+                report.mismatches.push(mismatch(MismatchKind::from(disagreement), charge, shop.as_ref(), action));
             }
         }
     }
