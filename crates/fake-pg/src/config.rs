@@ -122,6 +122,11 @@ pub struct RuntimeConfig {
     pub slow_tail: SlowTail,
     /// How long a lookup (`GET /v1/payments/...`) takes, before `time_scale`.
     pub lookup_latency_ms: u64,
+    /// How long a lookup's answer takes to come back once the payment was
+    /// read (a slow reply on the wire), before `time_scale`: it shows the
+    /// payment as it was when read, which may have changed by its arrival.
+    #[serde(default)]
+    pub lookup_answer_delay_ms: u64,
     /// Whether processing goes on when the caller hangs up (as at a real PG).
     pub continue_after_disconnect: bool,
     /// At most this many processings (confirms and cancels) at once for the merchant,
@@ -209,6 +214,7 @@ impl Default for RuntimeConfig {
             latency_ms: 300,
             slow_tail: SlowTail::default(),
             lookup_latency_ms: 0,
+            lookup_answer_delay_ms: 0,
             continue_after_disconnect: true,
             contract_limit: None,
             seed: 1,
@@ -302,6 +308,7 @@ impl RuntimeConfig {
             ("latency_ms", self.latency_ms),
             ("slow_tail.latency_ms", self.slow_tail.latency_ms),
             ("lookup_latency_ms", self.lookup_latency_ms),
+            ("lookup_answer_delay_ms", self.lookup_answer_delay_ms),
         ] {
             if latency > MAX_LATENCY_MS {
                 return Err(ConfigError::new(format!(
@@ -377,6 +384,7 @@ mod tests {
             "latency_ms": 300,
             "slow_tail": {"fraction": 0.0, "latency_ms": 20000},
             "lookup_latency_ms": 0,
+            "lookup_answer_delay_ms": 0,
             "continue_after_disconnect": true,
             "contract_limit": null,
             "seed": 1,

@@ -133,6 +133,8 @@ impl Flags {
                 latency_ms: millis(self.latency),
                 slow_tail: self.slow_tail,
                 lookup_latency_ms: millis(self.lookup_latency),
+                // Set at run time only (`PUT /__admin/config`), as the tests do.
+                lookup_answer_delay_ms: 0,
                 continue_after_disconnect: self.continue_after_disconnect,
                 contract_limit: self.contract_limit,
                 seed: self.seed,

@@ -330,3 +330,29 @@ async fn a_payment_never_confirmed_settles_failed_once_past_its_session_even_whe
     assert_eq!((stats.processings, pg.charges(order_id).await), (0, 0), "nothing was ever processed");
     assert_eq!(stats.faults_injected.error_500_stored, 1, "the resends met the stored 500, not a new fault");
 }
+
+#[tokio::test]
+async fn a_lookup_made_inside_the_session_is_judged_by_the_age_it_went_out_at_not_the_age_it_came_back_at() {
+    // The server believes the session lasts 100 ms, so nothing unconfirmed can
+    // be charged 3.6 s after the attempt (the session, then a confirm's 2.5 s
+    // and its 1 s margin). The PG takes 3.3 s to charge, past the server's 2 s
+    // read timeout, so recovery's first lookup reads the payment still in
+    // progress (it goes out between 2 s and 3.3 s), and its answer takes 1.7 s
+    // to come back: past 3.6 s, when the PG has charged meanwhile. Judged by
+    // the age it came back at, that stale "not confirmed" would settle FAILED
+    // a charged payment.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 3_300, "lookup_answer_delay_ms": 1_700})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_session_lifetime = Duration::from_millis(100)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.as_str();
+    let payment_key = pg.window_payment_key(&created, "approve").await;
+
+    let response = server.confirm_with_key(&created.order, &payment_key, "key-stale-lookup").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED, "the server stopped waiting before the PG answered");
+
+    let order = server.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
+    assert_eq!(order.failure, None);
+    assert_eq!(pg.stats().await.processings, 1, "charged once: the resend met the first answer");
+    assert_charges_agree(&pg, &server, &[order_id]).await;
+}

@@ -181,10 +181,13 @@ async fn looked_up(
     let hidden = view.payment.status == PaymentStatus::Expired
         && view.session.ended.is_none()
         && state.store.config().expired_lookup == ExpiredLookup::NotFound;
-    if hidden {
-        return Err(KakaoError::unknown_tid(&request.tid));
-    }
-    Ok(wire::order_response(&ready, &request.tid, &view))
+    let read = if hidden {
+        Err(KakaoError::unknown_tid(&request.tid))
+    } else {
+        Ok(wire::order_response(&ready, &request.tid, &view))
+    };
+    crate::routes::payments::answer_delay(state).await;
+    read
 }
 
 /// `POST /online/v1/payment/cancel`: refunds part or all of what is left.

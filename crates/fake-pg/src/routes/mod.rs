@@ -4,7 +4,7 @@ mod admin;
 pub(crate) mod api_call;
 mod cancel;
 mod confirm;
-mod payments;
+pub(crate) mod payments;
 mod sdk;
 mod transactions;
 mod window;

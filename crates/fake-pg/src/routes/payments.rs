@@ -30,7 +30,9 @@ async fn payments_by_key(
     auth::authorize(&headers, &state.settings.secret_key)?;
     let _open = OpenCall::open(&state.store, &payment_key);
     lookup_latency(&state).await;
-    shown(&state, state.store.lookup(&payment_key)).ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
+    let read = shown(&state, state.store.lookup(&payment_key));
+    answer_delay(&state).await;
+    read.ok_or(PgError::NotFoundPayment(format!("paymentKey {payment_key}")))
 }
 
 async fn payments_by_order(
@@ -41,8 +43,9 @@ async fn payments_by_order(
     state.store.note_lookup();
     auth::authorize(&headers, &state.settings.secret_key)?;
     lookup_latency(&state).await;
-    shown(&state, state.store.payment_for_order(&order_id))
-        .ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
+    let read = shown(&state, state.store.payment_for_order(&order_id));
+    answer_delay(&state).await;
+    read.ok_or(PgError::NotFoundPayment(format!("orderId {order_id}")))
 }
 
 /// The payment a lookup found, as the runtime configuration shows it: an
@@ -52,6 +55,14 @@ fn shown(state: &AppState, payment: Option<Payment>) -> Option<Json<Payment>> {
         payment.status == PaymentStatus::Expired && state.store.config().expired_lookup == ExpiredLookup::NotFound
     };
     payment.filter(|payment| !hidden(payment)).map(Json)
+}
+
+/// A lookup's answer, once read, takes `lookup_answer_delay_ms` to arrive.
+pub(crate) async fn answer_delay(state: &AppState) {
+    let delay = state.settings.clock.scaled_ms(state.store.config().lookup_answer_delay_ms);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
 }
 
 /// A lookup reads the payment as it is once its latency has passed.

@@ -216,6 +216,16 @@ fn cancellation(status: Status, left: u64) -> KakaoPayReply<Cancellation> {
 }
 
 #[test]
+fn a_cancels_answer_says_what_is_refunded_in_all_and_a_refusal_keeps_kakaopays_code() {
+    assert_eq!(canceled_total(&cancellation(Status::PartCancelPayment, 10_000)), Some(2_900));
+    assert_eq!(canceled_total(&cancellation(Status::CancelPayment, 0)), Some(12_900));
+    assert_eq!(canceled_total(&error(400, -710)), None, "a refusal shows no total");
+    assert_eq!(refusal_code(&error(400, -784)), "KAKAOPAY_784");
+    assert_eq!(refusal_code(&error(400, -710)), "KAKAOPAY_710");
+    assert_eq!(refusal_code(&KakaoPayReply::<Cancellation>::Unparsable { http_status: 400 }), "KAKAOPAY_REFUSED");
+}
+
+#[test]
 fn each_cancel_answer_has_one_row_and_only_a_first_sends_refusal_ends_a_refund() {
     assert!(unique(CANCEL_VERDICTS.iter().map(|(kind, _, _)| *kind)));
     assert!(unique(CANCEL_CODES.iter().map(|(code, _)| *code)));
