@@ -8,6 +8,8 @@
 //! answers are built as the server's `TossReply`, so the server's own tables
 //! read them.
 
+use payonce_rules::kakaopay::KakaoPayReply;
+use payonce_rules::kakaopay::wire::{Amount, Approval, Order as KakaoPayOrder, Status as KakaoPayStatus};
 use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::Expected;
 use payonce_rules::toss::wire::{Payment, PaymentStatus};
@@ -309,6 +311,86 @@ pub fn confirm_answer(reply: Reply, names_other_order: bool) -> TossReply {
         Reply::AlreadyProcessed => error(400, "ALREADY_PROCESSED_PAYMENT"),
         Reply::Undocumented => error(400, "INVALID_ORDER_ID_FOR_PAYMENT_KEY"),
         Reply::NoReply => TossReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
+    }
+}
+
+/// What an attempt expects KakaoPay to show (its tid is the one the server
+/// prepared: no customer can name another order's).
+pub fn kakaopay_expected() -> payonce_rules::kakaopay::classify::Expected<'static> {
+    payonce_rules::kakaopay::classify::Expected { tid: PAYMENT_KEY, order_id: ORDER_ID, amount: AMOUNT }
+}
+
+fn kakaopay_error<T>(http_status: u16, error_code: i32) -> KakaoPayReply<T> {
+    KakaoPayReply::Error { http_status, error_code, method_result_code: None, message: String::new() }
+}
+
+fn kakaopay_amount(total: u64) -> Amount {
+    Amount { total, tax_free: 0 }
+}
+
+/// An approve's reply as KakaoPay words it: the same outcomes, in its codes
+/// (docs/kakaopay.md).
+pub fn kakaopay_approve_answer(reply: Reply) -> KakaoPayReply<Approval> {
+    match reply {
+        Reply::Approved => KakaoPayReply::Body {
+            http_status: 200,
+            body: Approval {
+                aid: "A1".to_owned(),
+                tid: PAYMENT_KEY.to_owned(),
+                partner_order_id: ORDER_ID.to_owned(),
+                amount: kakaopay_amount(AMOUNT),
+            },
+        },
+        // The approval failed at the payment method.
+        Reply::Declined => kakaopay_error(400, -780),
+        Reply::ServerError => kakaopay_error(500, -500),
+        // The quota: not processed.
+        Reply::TooManyRequests => kakaopay_error(429, -429),
+        // The payment's time is over.
+        Reply::SessionGone => kakaopay_error(400, -723),
+        // Approved already.
+        Reply::AlreadyProcessed => kakaopay_error(400, -702),
+        Reply::Undocumented => kakaopay_error(400, -9_999),
+        Reply::NoReply => KakaoPayReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
+    }
+}
+
+/// A lookup's reply as KakaoPay's `order` words it. A payment authenticated
+/// and not approved is `AUTH_PASSWORD`; after its time, `FAIL_PAYMENT` (as
+/// the fake PG shows it), or -721 where the PG no longer has it.
+pub fn kakaopay_order_answer(looked: Looked) -> KakaoPayReply<KakaoPayOrder> {
+    let order = |status, refunded: u64| KakaoPayReply::Body {
+        http_status: 200,
+        body: KakaoPayOrder {
+            tid: PAYMENT_KEY.to_owned(),
+            status,
+            partner_order_id: ORDER_ID.to_owned(),
+            amount: kakaopay_amount(AMOUNT),
+            canceled_amount: (refunded > 0).then(|| kakaopay_amount(refunded)),
+            cancel_available_amount: Some(kakaopay_amount(AMOUNT - refunded)),
+        },
+    };
+    match looked {
+        Looked::Order(PaymentAtPg::Gone, _) => kakaopay_error(400, -721),
+        Looked::Order(PaymentAtPg::InProgress, refunded) => order(KakaoPayStatus::AuthPassword, refunded),
+        Looked::Order(PaymentAtPg::Done, refunded) => order(KakaoPayStatus::SuccessPayment, refunded),
+        Looked::Order(PaymentAtPg::Aborted | PaymentAtPg::Expired, refunded) => {
+            order(KakaoPayStatus::FailPayment, refunded)
+        }
+        Looked::Order(PaymentAtPg::PartialCanceled, refunded) => order(KakaoPayStatus::PartCancelPayment, refunded),
+        Looked::Order(PaymentAtPg::Canceled, refunded) => order(KakaoPayStatus::CancelPayment, refunded),
+        Looked::OtherOrder => KakaoPayReply::Body {
+            http_status: 200,
+            body: KakaoPayOrder {
+                tid: OTHER_PAYMENT_KEY.to_owned(),
+                status: KakaoPayStatus::SuccessPayment,
+                partner_order_id: OTHER_ORDER_ID.to_owned(),
+                amount: kakaopay_amount(AMOUNT),
+                canceled_amount: None,
+                cancel_available_amount: Some(kakaopay_amount(AMOUNT)),
+            },
+        },
+        Looked::Unavailable => kakaopay_error(500, -500),
     }
 }
 

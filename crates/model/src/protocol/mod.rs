@@ -4,22 +4,21 @@
 //!
 //! - `spec`: the bounds, the protocol and its actions;
 //! - `enabled`: which steps a state allows;
+//! - `reading`: a reply read with the real tables of the PG the model stands for;
 //! - `rows`: what a step does to the shop's rows and a server's breaker;
 //! - `refund`: the refund's own steps.
 
 mod enabled;
+mod reading;
 mod refund;
 mod rows;
 mod spec;
 
 use payonce_api::OrderStatus;
 use payonce_rules::settlement::{
-    RefundStep, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
+    RefundStep, Sent, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
 };
-use payonce_rules::toss::classify::{
-    cancel_answer, cancel_verdict, confirm_answer, failure_of, first_call_verdict, refund_lookup,
-    refund_lookup_verdict, resend_verdict,
-};
+use payonce_rules::toss::classify::{cancel_answer, cancel_verdict, refund_lookup, refund_lookup_verdict};
 use stateright::{Model, Property};
 
 use self::refund::{expected_refund, release_refund, settle_refund};
@@ -43,6 +42,9 @@ impl Model for Protocol {
                 for expiry_shows in [ExpiryShows::Expired, ExpiryShows::NotFound] {
                     if names_other_order && declines {
                         continue; // the card never reaches the card company
+                    }
+                    if names_other_order && self.keyless_pg {
+                        continue; // KakaoPay's tid is the one the server prepared for the order
                     }
                     states.push(State {
                         row: Row { status: OrderStatus::Created, refunded: 0, owner: None, lapsed: false },
@@ -115,10 +117,8 @@ impl Model for Protocol {
             }
             Action::SettleConfirm { server } => {
                 let Task::ConfirmAnswered(holder, reply) = state.task(server, 0) else { return None };
-                let answer = pg::confirm_answer(reply, state.names_other_order);
-                let kind = confirm_answer(&answer, pg::expected(state.names_other_order));
-                let transition =
-                    after_first_call(first_call_verdict(kind), || failure_of(&answer), || pg::describe(&answer));
+                let read = self.read_confirm(reply, state.names_other_order, Sent::First);
+                let transition = after_first_call(read.verdict, || read.failure, || read.described);
                 let guarded = !self.old(OldRule::ConfirmSettlesWithoutLease);
                 self.write(&mut state, &transition, holder, guarded);
                 state.set_task(server, 0, Task::Idle);
@@ -223,7 +223,11 @@ impl Model for Protocol {
                             (false, Lookup::ByKey) => state.pg.look_up_by_key(state.names_other_order),
                             (false, Lookup::ByOrder) => state.pg.look_up_by_order(),
                         };
-                        note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
+                        let unavailable = match by {
+                            Lookup::ByKey => self.read_lookup(looked, state.names_other_order).unavailable,
+                            Lookup::ByOrder => pg::lookup_answer(looked).shows_pg_unavailable(),
+                        };
+                        note_health(&mut state.servers[server as usize], unavailable);
                         let age = self.age(&state);
                         state.set_task(server, worker, Task::LookedUp(holder, by, looked, age));
                     }
@@ -239,8 +243,7 @@ impl Model for Protocol {
             Action::Decide { server, worker } => {
                 let next = match state.task(server, worker) {
                     Task::LookedUp(holder, by, looked, age) => {
-                        let answer = pg::lookup_answer(looked);
-                        let step = self.after_looking(&state, by, &answer, age);
+                        let step = self.after_looking(&state, by, looked, age);
                         self.take_step(&mut state, holder, step)
                     }
                     Task::RefundLookedUp(holder, looked) => {
@@ -265,7 +268,7 @@ impl Model for Protocol {
                     Task::CancelAnswered(holder, reply) => {
                         let answer = pg::cancel_answer(reply);
                         if worker > 0 {
-                            note_health(&mut state.servers[server as usize], &answer);
+                            note_health(&mut state.servers[server as usize], answer.shows_pg_unavailable());
                         }
                         let refund = state.refund.clone()?;
                         match after_cancel(cancel_verdict(cancel_answer(&answer, expected_refund(&refund)))) {
@@ -289,10 +292,9 @@ impl Model for Protocol {
                         Task::Idle
                     }
                     Task::ResendAnswered(holder, reply) => {
-                        let answer = pg::confirm_answer(reply, state.names_other_order);
-                        note_health(&mut state.servers[server as usize], &answer);
-                        let kind = confirm_answer(&answer, pg::expected(state.names_other_order));
-                        let step = after_resend(resend_verdict(kind), || failure_of(&answer));
+                        let read = self.read_confirm(reply, state.names_other_order, Sent::Again);
+                        note_health(&mut state.servers[server as usize], read.unavailable);
+                        let step = after_resend(read.verdict, || read.failure);
                         self.take_step(&mut state, holder, step)
                     }
                     _ => return None,

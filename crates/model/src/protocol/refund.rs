@@ -76,7 +76,7 @@ impl Protocol {
             state.faults_left -= 1;
         }
         let looked = if fails { pg::Looked::Unavailable } else { state.pg.look_up_by_order() };
-        note_health(&mut state.servers[server as usize], &pg::lookup_answer(looked));
+        note_health(&mut state.servers[server as usize], pg::lookup_answer(looked).shows_pg_unavailable());
         state.set_task(server, worker, Task::RefundLookedUp(holder, looked));
         state
     }

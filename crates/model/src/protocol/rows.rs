@@ -3,15 +3,12 @@
 //! rule, releases, lapses, the breaker hearing an answer, what a page shows.
 
 use payonce_api::{Failure, OrderStatus};
-use payonce_rules::settlement::{
-    AttemptAge, FailedBecause, PaymentStep, Shown, Transition, after_lookup, after_order_lookup,
-};
-use payonce_rules::toss::TossReply;
-use payonce_rules::toss::classify::{order_status_answer, refunded_total, status_answer, status_verdict};
+use payonce_rules::settlement::{AttemptAge, FailedBecause, PaymentStep, Transition, after_lookup, after_order_lookup};
+use payonce_rules::toss::classify::{order_status_answer, status_verdict};
 
 use super::spec::Protocol;
 use crate::old_rules::OldRule;
-use crate::pg::{self, AMOUNT};
+use crate::pg::{self, AMOUNT, Looked};
 use crate::state::{Call, Holder, Job, Lookup, Row, Said, Server, State, Task};
 
 /// The breaker's phases, on the model's clock.
@@ -23,8 +20,8 @@ pub(super) fn deadline_to_come(phase: BreakerPhaseOf) -> bool {
 
 /// The breaker hears how the PG answered (`pass::note_health`). It opens at
 /// the first failure here, so that few faults reach every phase.
-pub(super) fn note_health(server: &mut Server, answer: &TossReply) {
-    if answer.shows_pg_unavailable() {
+pub(super) fn note_health(server: &mut Server, pg_unavailable: bool) {
+    if pg_unavailable {
         server.breaker.record_failure(1, 1);
     } else {
         server.breaker.record_answer();
@@ -79,19 +76,22 @@ impl Protocol {
     }
 
     /// What a lookup's answer leads to.
-    pub(super) fn after_looking(&self, state: &State, by: Lookup, answer: &TossReply, age: AttemptAge) -> PaymentStep {
-        let failure = |why: FailedBecause| Failure { code: format!("{why:?}"), message: pg::describe(answer) };
+    pub(super) fn after_looking(&self, state: &State, by: Lookup, looked: Looked, age: AttemptAge) -> PaymentStep {
         match by {
             Lookup::ByKey => {
-                let verdict = status_verdict(status_answer(answer, pg::expected(state.names_other_order)));
-                let shown = Shown { verdict, refunded_total: refunded_total(answer) };
-                match after_lookup(shown, age, self.resending, failure) {
+                let read = self.read_lookup(looked, state.names_other_order);
+                let failure =
+                    |why: FailedBecause| Failure { code: format!("{why:?}"), message: read.described.clone() };
+                match after_lookup(read.shown, age, self.resending, failure) {
                     PaymentStep::LookUpByOrder if self.old(OldRule::LookupByKeyOnly) => PaymentStep::LookAgainLater,
                     step => step,
                 }
             }
+            // Toss's only: the rules never ask it at a PG without one (no other order's key there).
             Lookup::ByOrder => {
-                after_order_lookup(status_verdict(order_status_answer(answer, pg::ORDER_ID, AMOUNT)), failure)
+                let answer = pg::lookup_answer(looked);
+                let failure = |why: FailedBecause| Failure { code: format!("{why:?}"), message: pg::describe(&answer) };
+                after_order_lookup(status_verdict(order_status_answer(&answer, pg::ORDER_ID, AMOUNT)), failure)
             }
         }
     }
