@@ -72,6 +72,7 @@ export interface PgStats {
   double_charges: string[];
   in_flight: number;
   cancel_requests: number;
+  cancel_requests_by_order: Record<string, number>;
   refunds_by_order: Record<string, number>;
   over_refunds: string[];
   faults_injected: { error_500: number; forbidden_consecutive: number };

@@ -54,6 +54,11 @@ pub struct Stats {
     /// Every `POST /v1/payments/{paymentKey}/cancel`, whatever became of it.
     #[serde(default)]
     pub cancel_requests: u64,
+    /// The same, per orderId of the payment it named (a payment the PG does
+    /// not have is left out), so that one order's cancels can be counted while
+    /// another order's refund is still being sent.
+    #[serde(default)]
+    pub cancel_requests_by_order: BTreeMap<String, u64>,
     /// Cancels that started a new processing, refunded or not.
     #[serde(default)]
     pub cancels_processed: u64,
@@ -171,6 +176,7 @@ impl Book {
 pub(crate) struct Counters {
     pub(crate) confirm_requests: u64,
     pub(crate) cancel_requests: u64,
+    pub(crate) cancel_requests_by_order: BTreeMap<String, u64>,
     pub(crate) cancels_processed: u64,
     pub(crate) lookups: u64,
     pub(crate) outage_refusals: u64,
@@ -238,6 +244,7 @@ impl Counters {
             overlapping_calls: self.overlapping_calls,
             overlapping_payment_keys: self.overlapping_payment_keys.iter().cloned().collect(),
             cancel_requests: self.cancel_requests,
+            cancel_requests_by_order: self.cancel_requests_by_order.clone(),
             cancels_processed: self.cancels_processed,
             refunds_by_order,
             over_refunds,

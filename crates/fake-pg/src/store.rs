@@ -483,8 +483,13 @@ impl Store {
         self.lock().counters.confirm_requests += 1;
     }
 
-    pub(crate) fn note_cancel_request(&self) {
-        self.lock().counters.cancel_requests += 1;
+    /// A cancel arrived, naming the payment of `order_id` when the PG has it.
+    pub(crate) fn note_cancel_request(&self, order_id: Option<String>) {
+        let counters = &mut self.lock().counters;
+        counters.cancel_requests += 1;
+        if let Some(order_id) = order_id {
+            *counters.cancel_requests_by_order.entry(order_id).or_insert(0) += 1;
+        }
     }
 
     pub(crate) fn note_test_code(&self) {

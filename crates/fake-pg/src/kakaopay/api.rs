@@ -198,11 +198,14 @@ pub(super) async fn cancel(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    state.store.note_cancel_request();
     let request = match authorize(&headers, &state.settings.secret_key).and_then(|()| wire::cancel(&body)) {
         Ok(request) => request,
-        Err(error) => return error.into_response(),
+        Err(error) => {
+            state.store.note_cancel_request(None);
+            return error.into_response();
+        }
     };
+    state.store.note_cancel_request(readies.get(&request.tid).map(|ready| ready.request.partner_order_id.clone()));
     let result = canceled(&state, &readies, &request).await;
     log("cancel", &request.tid, &result);
     respond(result, &readies, &request.tid, connection, wire::cancel_response).await

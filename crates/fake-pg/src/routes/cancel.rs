@@ -33,7 +33,7 @@ async fn payments_cancel(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    state.store.note_cancel_request();
+    state.store.note_cancel_request(state.store.lookup(&payment_key).map(|payment| payment.order_id));
     let result = match parse(&headers, &body, &state.settings.secret_key, &payment_key) {
         Ok(Parsed::Cancel(request)) => {
             let _open = OpenCall::open(&state.store, &payment_key);
