@@ -16,6 +16,7 @@ pub const LEDGER_AGREES: &str = "what the shop records as refunded is what the P
 pub const REFUNDED_AS_ASKED: &str = "the PG refunds no more than the shop asked";
 pub const RECONCILIATION_AGREES: &str = "a reconciliation pass finds nothing wrong";
 pub const EVERY_PAYMENT_SETTLES: &str = "every payment and refund settles";
+pub const ONCE_SETTLED_ALWAYS_SETTLED: &str = "a payment once settled never becomes unsettled again";
 pub const SHOP_TOLD_TRUTHFULLY: &str = "the shop is told paid only of a charge, failed only when nothing was charged";
 pub const SHOP_HEARS_THE_STATUS: &str = "a settled order's last event tells its status";
 pub const CAN_BE_PAID: &str = "a payment can be paid";
@@ -28,6 +29,12 @@ fn charged_statuses(status: OrderStatus) -> bool {
         status,
         OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled | OrderStatus::CancelRequested
     )
+}
+
+/// The payment's outcome is known for good: PAID, FAILED, or a refund's
+/// status (CREATED, PENDING and UNKNOWN are not).
+pub fn payment_settled(status: OrderStatus) -> bool {
+    !matches!(status, OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown)
 }
 
 /// The customer's payment is settled (final, or never stored: its confirm
@@ -111,6 +118,10 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
             _ => true,
         }),
         Property::eventually(EVERY_PAYMENT_SETTLES, |_, state: &State| settled(state)),
+        // At every step, not only where a path ends.
+        Property::always(ONCE_SETTLED_ALWAYS_SETTLED, |_, state: &State| {
+            !state.settled_once || payment_settled(state.row.status)
+        }),
         Property::sometimes(CAN_BE_PAID, |_, state: &State| state.row.status == OrderStatus::Paid),
         Property::sometimes(CAN_FAIL, |_, state: &State| state.row.status == OrderStatus::Failed),
         Property::sometimes(CAN_BE_RECOVERED_PARTLY_REFUNDED, |_, state: &State| {

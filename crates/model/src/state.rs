@@ -197,6 +197,9 @@ pub struct State {
     /// What the shop was told of the order, by the same rule the status
     /// writer tells it by (`settlement::event_of`).
     pub shop: ShopHeard,
+    /// The payment was settled at some step before (PAID, FAILED, or a
+    /// refund's status): it must stay settled.
+    pub settled_once: bool,
 }
 
 /// The shop's side: the status of the last event it was told, and whether

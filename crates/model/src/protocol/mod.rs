@@ -61,6 +61,7 @@ impl Model for Protocol {
                         page_closed: false,
                         second_tab_submitted: false,
                         shop: ShopHeard::default(),
+                        settled_once: false,
                         operator_asked: false,
                     });
                 }
@@ -74,6 +75,29 @@ impl Model for Protocol {
     }
 
     fn next_state(&self, last: &State, action: Action) -> Option<State> {
+        let mut state = self.step(last, action)?;
+        // Remembered, so that "once settled, always settled" is checked at every
+        // step, not only where a path ends, as "every payment settles" is.
+        state.settled_once |= crate::properties::payment_settled(state.row.status);
+        Some(state)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        let mut properties = properties::all();
+        if !self.bounds.refunds {
+            properties.retain(|property| property.name != properties::CAN_BE_REFUNDED);
+        }
+        if let Some(only) = self.only {
+            properties.retain(|property| property.name == only);
+        }
+        properties
+    }
+}
+
+impl Protocol {
+    /// One step of one actor: the state after `action`, or `None` when the
+    /// state does not allow it.
+    fn step(&self, last: &State, action: Action) -> Option<State> {
         let mut state = last.clone();
         match action {
             Action::Submit { server } => {
@@ -385,16 +409,5 @@ impl Model for Protocol {
             }
         }
         Some(state)
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        let mut properties = properties::all();
-        if !self.bounds.refunds {
-            properties.retain(|property| property.name != properties::CAN_BE_REFUNDED);
-        }
-        if let Some(only) = self.only {
-            properties.retain(|property| property.name == only);
-        }
-        properties
     }
 }
