@@ -7,7 +7,7 @@ use payonce_rules::pg_reply::PgReply;
 use super::settle::{self, log_attempt_stored};
 use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{Actor, NewAttempt, PgCaller, Writer, now_ms};
+use crate::db::{Actor, JobKind, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::adapters::{Adapters, ConfirmCall, Confirmed, PgAdapter, Sent, ToConfirm};
@@ -133,6 +133,11 @@ impl ConfirmJob {
         log_attempt_stored(&self.order_id, &self.idempotency_key, status, failure.as_ref());
         match place {
             Some(place) => {
+                if !lease_covers_the_call(&app, &self.order_id, &holder, &storing).await? {
+                    // Recovery took the attempt over while it was being stored:
+                    // it looks the payment up, and nothing goes from here.
+                    return app.db.order(&self.order_id).await?.ok_or(AppError::OrderNotFound);
+                }
                 app.retry_budget.record_first_call();
                 let call = ConfirmCall {
                     order_id: &self.order_id,
@@ -177,6 +182,21 @@ impl ConfirmJob {
         }
         Ok(applied.order)
     }
+}
+
+/// Whether the confirm task's lease still covers a whole call. The lease was
+/// written with the attempt, counted from before the store began: a store
+/// that waited (a database slow, or away and back) left less of it than a
+/// call may take, and recovery on another server could then ask the PG about
+/// the payment while the call is still out. So it is renewed for a whole call
+/// first; `false` when recovery took the attempt over meanwhile.
+async fn lease_covers_the_call(app: &App, order_id: &str, holder: &str, storing: &Storing) -> Result<bool, AppError> {
+    // Half the margin: the other half is for storing the call's answer.
+    if storing.elapsed() <= lease::margin(&app.config) / 2 {
+        return Ok(true);
+    }
+    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+    Ok(app.db.renew_job(JobKind::Payment, order_id, holder, until).await?)
 }
 
 /// The one confirm of a stored PENDING attempt. It goes out only while the
