@@ -15,16 +15,30 @@ export const SHOP_EVENTS_SECRET = `whsec_${Buffer.from('e2e sample bookshop even
 /** How the shop's checkouts' ids begin (`order_id_prefix` in the shops file). */
 export const SHOP_CHECKOUT_PREFIX = 'ord_books_';
 
+/** Ports below Linux's ephemeral range (32768-60999), which the kernel never
+ *  gives an outgoing connection: a port picked there stays free until the
+ *  shop binds it. One from the ephemeral range (`listen(0)`) was taken twice in
+ *  one run, by some process's outgoing connection, while the order server
+ *  started. */
+const NAMED_PORTS = { first: 20_000, last: 32_000 };
+
 /** A port free now, for a process that must be named before it starts (the
- *  shop's origin goes into the order servers' shops file). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+ *  shop's origin goes into the order servers' shops file), drawn at random
+ *  below the ephemeral range, so that no outgoing connection takes it before
+ *  the process binds it. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = NAMED_PORTS.first + Math.floor(Math.random() * (NAMED_PORTS.last - NAMED_PORTS.first));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port from ${NAMED_PORTS.first} to ${NAMED_PORTS.last} in 50 draws`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
 }
 
