@@ -10,7 +10,7 @@ use crate::customer::Customer;
 use crate::db::{Actor, JobKind, NewAttempt, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::adapters::{Adapters, ConfirmCall, Confirmed, PgAdapter, Sent, ToConfirm};
+use crate::pg::adapters::{ConfirmCall, Confirmed, PgAdapter, Sent, ToConfirm};
 use crate::pg::{PgPlace, customer_message};
 use crate::resilience::lease;
 use payonce_rules::settlement::{Transition, after_first_call};
@@ -30,7 +30,8 @@ pub fn validate_idempotency_key(key: Option<&str>) -> Result<&str, AppError> {
     Ok(key)
 }
 
-/// Confirms the customer's payment for an order. Returns the order as stored: final
+/// Confirms the customer's payment for an order, at `pg`, the PG the request
+/// was checked for (`Adapters::checked`). Returns the order as stored: final
 /// (PAID or FAILED) or still unknown/pending when the PG gave no definitive answer.
 ///
 /// Everything after input validation runs in a task detached from the request:
@@ -41,9 +42,8 @@ pub async fn confirm(
     customer: &Customer,
     order_id: &str,
     idempotency_key: &str,
-    request: &ConfirmRequest,
+    (pg, request): (Pg, &ConfirmRequest),
 ) -> Result<Order, AppError> {
-    let pg = Adapters::checked(request)?;
     let job = ConfirmJob {
         customer: customer.clone(),
         order_id: order_id.to_owned(),

@@ -54,7 +54,7 @@ async fn orders_confirm(
     let Json(request) = body?;
     let pg = Adapters::checked(&request)?;
     checkouts::may_pay(&state, &order_id, pg).await?;
-    let order = confirm(&state, &customer, &order_id, key, &request).await?;
+    let order = confirm(&state, &customer, &order_id, key, (pg, &request)).await?;
     let status = if order.status.is_final() { StatusCode::OK } else { StatusCode::ACCEPTED };
     Ok((status, Json(order)))
 }
