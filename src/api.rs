@@ -6,8 +6,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use payonce_api::{
-    ClaimRequest, ConfirmRequest, CreateOrderRequest, CustomerCheckout, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order,
-    OrderSummary, PageConfig, PaymentSdk, PlacedOrder, Product,
+    ClaimRequest, ConfirmRequest, CreateOrderRequest, CustomerCheckout, IDEMPOTENCY_KEY_HEADER, Order, OrderSummary,
+    PageConfig, PaymentSdk, Pg, PgWindow, PlacedOrder, Product,
 };
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -121,8 +121,10 @@ pub async fn payment_options() -> Result<PaymentOptions, ApiError> {
 
 /// Prepares the order's KakaoPay payment (the server calls KakaoPay's ready),
 /// or names the payment prepared for it already: where its window is.
-pub async fn prepare_kakaopay(order_id: &str) -> Result<KakaoPayWindow, ApiError> {
-    json(send(Call::post(&format!("/api/orders/{}/kakaopay", segment(order_id)))).await?).await
+pub async fn prepare_kakaopay(order_id: &str) -> Result<PgWindow, ApiError> {
+    // `WindowRequest` written by hand: its one field is a fixed word (see js_fields on serde's weight).
+    let body = format!(r#"{{"pg":"{}"}}"#, Pg::KakaoPay.as_str());
+    json(send(Call::post(&format!("/api/orders/{}/window", segment(order_id))).json(&body)).await?).await
 }
 
 /// One check of an order; a check that hangs past `within` learned nothing.

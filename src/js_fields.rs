@@ -15,7 +15,7 @@ use js_sys::{Array, JSON, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::cart::Cart;
-use payonce_api::{CreateOrderRequest, KakaoPayWindow, OrderStatus, OrderSummary, PaymentSdk, PlacedOrder, Product};
+use payonce_api::{CreateOrderRequest, OrderStatus, OrderSummary, PaymentSdk, PgWindow, PlacedOrder, Product};
 
 /// A value read from a plain JavaScript value.
 pub trait FromJs: Sized {
@@ -133,10 +133,10 @@ impl FromJs for PaymentSdk {
     }
 }
 
-impl FromJs for KakaoPayWindow {
+impl FromJs for PgWindow {
     fn from_js(value: JsValue) -> Result<Self, String> {
         let window = Fields::of(value, "KakaoPay's window")?;
-        Ok(KakaoPayWindow { pc_url: window.text("pc_url")?, mobile_url: window.text("mobile_url")? })
+        Ok(PgWindow { pc_url: window.text("pc_url")?, mobile_url: window.text("mobile_url")? })
     }
 }
 

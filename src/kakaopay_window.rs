@@ -5,11 +5,11 @@
 //! KakaoPay sends the customer back to `/pay/success` with a `pg_token`, or
 //! to `/pay/fail`, as Toss's window does.
 
-use payonce_api::KakaoPayWindow;
+use payonce_api::PgWindow;
 
 /// Which of the window's addresses this device opens: the mobile one where the
 /// main pointer is a finger (a phone or a tablet), the PC's QR page elsewhere.
-pub fn address_for_this_device(window: &KakaoPayWindow) -> &str {
+pub fn address_for_this_device(window: &PgWindow) -> &str {
     if on_a_touch_screen() { &window.mobile_url } else { &window.pc_url }
 }
 

@@ -31,8 +31,8 @@ pub use config::{MAX_CHECK_WAIT_MS, PageConfig, PaymentSdk, ShopConfig};
 pub use error::{ApiErrorBody, ErrorCode};
 pub use event::{Event, EventData, EventList, EventType};
 pub use order::{
-    AbandonRequest, ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, KakaoPayWindow, LineItem,
-    OperatorCancelRequest, Order, OrderStatus, OrderSummary, Pg, PlacedOrder, RequestedItem, is_order_id_text,
+    AbandonRequest, ConfirmRequest, CreateOrderRequest, CreatedOrder, Failure, LineItem, OperatorCancelRequest, Order,
+    OrderStatus, OrderSummary, Pg, PgWindow, PlacedOrder, RequestedItem, WindowRequest, is_order_id_text,
 };
 
 /// Header that carries the page's idempotency key on the confirm POST.

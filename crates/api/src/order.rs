@@ -263,13 +263,39 @@ impl Pg {
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|pg| pg.as_str() == text)
     }
+
+    /// What a customer knows it as ("this shop does not take …").
+    pub fn known_as(self) -> &'static str {
+        match self {
+            Pg::Toss => "cards",
+            Pg::KakaoPay => "KakaoPay",
+        }
+    }
 }
 
-/// Answer to `POST /api/orders/:id/kakaopay`: where KakaoPay's window for the
-/// order's prepared payment is (a QR code on a PC, KakaoPay on a phone).
+/// A PG read from its stored spelling.
+impl TryFrom<String> for Pg {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Pg::parse(&text).ok_or_else(|| format!("unknown PG {text:?}"))
+    }
+}
+
+/// Body of `POST /api/orders/:id/window`: the PG whose window the customer opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WindowRequest {
+    pub pg: Pg,
+}
+
+/// Answer to `POST /api/orders/:id/window`, at a PG that asks for the payment
+/// to be prepared before its window opens (KakaoPay's ready): where the window
+/// of the order's prepared payment is (a QR code on a PC, the PG's app on a phone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct KakaoPayWindow {
+pub struct PgWindow {
     pub pc_url: String,
     pub mobile_url: String,
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use payonce_api::{ApiErrorBody, ErrorCode, KakaoPayWindow, Order, PageConfig, Pg};
+use payonce_api::{ApiErrorBody, ErrorCode, Order, PageConfig, Pg, PgWindow, WindowRequest};
 use payonce_flow::{State, SuccessParams};
 use rand::Rng;
 use reqwest::{Client, StatusCode};
@@ -234,10 +234,13 @@ async fn approved_in_window(
         return Window::NeverThrough;
     };
     for _ in 0..ORDER_TRIES {
-        let prepared =
-            client.post(format!("{}/api/orders/{}/kakaopay", stack.server_url(), order.order_id)).send().await;
+        let prepared = client
+            .post(format!("{}/api/orders/{}/window", stack.server_url(), order.order_id))
+            .json(&WindowRequest { pg: Pg::KakaoPay })
+            .send()
+            .await;
         let window = match prepared {
-            Ok(response) if response.status() == StatusCode::OK => response.json::<KakaoPayWindow>().await.ok(),
+            Ok(response) if response.status() == StatusCode::OK => response.json::<PgWindow>().await.ok(),
             Ok(refused) => {
                 if let Ok(error) = refused.json::<ApiErrorBody>().await
                     && error.code == ErrorCode::PgBusy.as_str()

@@ -5,7 +5,7 @@ use axum::extract::FromRequest;
 use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use payonce_api::{ApiErrorBody, ErrorCode, Order};
+use payonce_api::{ApiErrorBody, ErrorCode, Order, Pg};
 
 /// Largest request body the API reads. Carts and confirms are a few hundred
 /// bytes. Here, beside the error that names it, for the routes to apply.
@@ -78,8 +78,8 @@ pub enum AppError {
     ReconcileRunning,
     #[error("the PG did not list its transactions ({0}); nothing was changed")]
     ReconcileFailed(String),
-    #[error("this shop does not take {0}; pay by card")]
-    PgNotOffered(&'static str),
+    #[error("this order cannot be paid with {}: pay another way", .0.known_as())]
+    PgNotOffered(Pg),
     #[error(
         "this order has no KakaoPay payment prepared (or it expired): open KakaoPay's window again. Nothing was charged"
     )]

@@ -571,7 +571,7 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
         ("post", "/orders/{order_id}/abandon"),
         ("post", "/orders/{order_id}/cancel"),
         ("post", "/orders/{order_id}/confirm"),
-        ("post", "/orders/{order_id}/kakaopay"),
+        ("post", "/orders/{order_id}/window"),
         ("post", "/checkouts/{order_id}/claim"),
         ("post", "/webhooks/toss"),
         // The shop API, at the root (each of its paths names `/` as its server).
@@ -604,8 +604,16 @@ async fn the_api_is_published_as_openapi_and_every_operation_in_it_is_served() {
             "{method} {path}: {status} {body}"
         );
     }
-    let schemas =
-        ["Order", "OrderStatus", "CreatedOrder", "ConfirmRequest", "KakaoPayWindow", "ApiErrorBody", "PageConfig"];
+    let schemas = [
+        "Order",
+        "OrderStatus",
+        "CreatedOrder",
+        "ConfirmRequest",
+        "WindowRequest",
+        "PgWindow",
+        "ApiErrorBody",
+        "PageConfig",
+    ];
     for schema in schemas.into_iter().chain(["Product", "Checkout", "CustomerCheckout", "CreateCheckoutRequest"]) {
         assert!(spec["components"]["schemas"].get(schema).is_some(), "schema {schema}");
     }

@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use payonce_api::{CreatedOrder, KakaoPayWindow, OrderStatus, ShopConfig};
+use payonce_api::{CreatedOrder, OrderStatus, PgWindow, ShopConfig};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{FakePg, Server};
@@ -22,10 +22,16 @@ async fn shop(pg: &FakePg) -> Server {
 }
 
 async fn prepare(server: &Server, order_id: &str) -> reqwest::Response {
-    server.http.post(format!("{}/api/orders/{order_id}/kakaopay", server.url)).send().await.unwrap()
+    server
+        .http
+        .post(format!("{}/api/orders/{order_id}/window", server.url))
+        .json(&json!({"pg": "kakaopay"}))
+        .send()
+        .await
+        .unwrap()
 }
 
-async fn window(server: &Server, created: &CreatedOrder) -> KakaoPayWindow {
+async fn window(server: &Server, created: &CreatedOrder) -> PgWindow {
     let response = prepare(server, &created.order.order_id).await;
     assert_eq!(response.status(), StatusCode::OK);
     response.json().await.unwrap()
@@ -255,6 +261,28 @@ async fn the_page_is_told_kakaopay_is_offered_and_the_windows_exits_lead_to_the_
             assert!(query.contains(&(name.to_owned(), value.to_owned())), "{choice}: {location}");
         }
     }
+}
+
+#[tokio::test]
+async fn a_window_is_prepared_only_at_a_pg_that_asks_for_one_and_a_pg_nobody_knows_is_refused() {
+    let pg = kakaopay().await;
+    let server = shop(&pg).await;
+    let created = server.create_order().await;
+    let url = format!("{}/api/orders/{}/window", server.url, created.order.order_id);
+    for (body, says) in [
+        (json!({"pg": "toss"}), "the page opens the window for cards by itself"),
+        (json!({"pg": "paypal"}), "pg"),
+        (json!({}), "pg"),
+    ] {
+        let response = server.http.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["code"], "INVALID_REQUEST", "{body}: {answer}");
+        assert!(answer["message"].as_str().unwrap().contains(says), "{body}: {answer}");
+    }
+    assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Created);
+    // The order's own PG's window still opens.
+    assert!(window(&server, &created).await.mobile_url.starts_with(&pg.url));
 }
 
 #[tokio::test]

@@ -297,8 +297,13 @@ async fn a_checkout_is_paid_only_through_the_pgs_it_allows() {
     let (_pg, server, _page) = start().await;
     let checkout = ShopClient::new(&server, BOOKS_KEY).create(&body("ORDER-3")).await;
     claim(&server, &server.http, &checkout.id, &token_of(&checkout)).await;
-    let response =
-        server.http.post(format!("{}/api/orders/{}/kakaopay", server.url, checkout.id)).send().await.unwrap();
+    let response = server
+        .http
+        .post(format!("{}/api/orders/{}/window", server.url, checkout.id))
+        .json(&json!({"pg": "kakaopay"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     let answer: Value = response.json().await.unwrap();
     assert_eq!(answer["code"], "PG_NOT_OFFERED");

@@ -25,7 +25,7 @@ pub use reconcile::{
     classify, orphan_action,
 };
 pub use refund::{
-    RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup, after_refund_lookup_of_refusal,
+    OrphanCancel, RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup, after_refund_lookup_of_refusal,
 };
 pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
 pub use timings::Timings;

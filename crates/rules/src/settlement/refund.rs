@@ -34,6 +34,18 @@ pub fn after_cancel(verdict: CancelVerdict) -> RefundStep {
     }
 }
 
+/// What a cancel of a charge no order made (a reconciliation refund, sent in
+/// full under a key derived from its paymentKey) came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrphanCancel {
+    /// Refunded in full, as the answer shows.
+    Refunded,
+    /// Refused with this code; the same key would only replay it: an operator's now.
+    Refused(String),
+    /// Not known yet: the job engine sends it again, with the same key.
+    Retry,
+}
+
 /// What a cancel's answer leads to for the refund of a charge no order made.
 /// Its key is derived from the paymentKey, so that every send of it is the
 /// same request: it never takes a new one, and a refusal the card company

@@ -326,10 +326,7 @@ pub async fn may_pay(app: &App, order_id: &str, pg: Pg) -> Result<(), AppError> 
     }
     let request = stored_request(&row)?;
     if !request.pay_with.unwrap_or_default().contains(&pg) {
-        return Err(AppError::PgNotOffered(match pg {
-            Pg::Toss => "cards",
-            Pg::KakaoPay => "KakaoPay",
-        }));
+        return Err(AppError::PgNotOffered(pg));
     }
     Ok(())
 }

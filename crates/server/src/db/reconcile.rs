@@ -2,7 +2,7 @@
 //! job's lease (one server of a cluster runs a pass), each pass's report, and
 //! the refunds of charges no order of the shop made.
 
-use payonce_api::OrderStatus;
+use payonce_api::{OrderStatus, Pg};
 use sqlx::FromRow;
 
 use super::{Db, now_ms};
@@ -68,6 +68,9 @@ impl TryFrom<ShopPaymentRow> for ShopPayment {
 /// A refund of a charge no order of the shop made, kept by its payment.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct OrphanRefund {
+    /// The PG whose ledger listed the charge.
+    #[sqlx(try_from = "String")]
+    pub pg: Pg,
     pub payment_key: String,
     pub order_id: String,
     pub amount: i64,
@@ -84,6 +87,7 @@ pub struct OrphanRefund {
 /// A refund of a charge no order made, about to be stored.
 #[derive(Debug, Clone, Copy)]
 pub struct NewOrphanRefund<'a> {
+    pub pg: Pg,
     pub payment_key: &'a str,
     /// The PG's orderId, which the shop may not know.
     pub order_id: &'a str,
@@ -107,15 +111,21 @@ impl Db {
         row.map(ShopPayment::try_from).transpose()
     }
 
-    /// Orders the shop has as charged through Toss (PAID, CANCEL_REQUESTED,
+    /// Orders the shop has as charged through `pg` (PAID, CANCEL_REQUESTED,
     /// PARTIALLY_REFUNDED, CANCELED) whose attempt was stored in `[from_ms, to_ms]`:
-    /// what Toss's transaction listing should show. KakaoPay lists nothing.
-    pub async fn charged_payments_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<ShopPayment>, sqlx::Error> {
+    /// what the PG's ledger should show.
+    pub async fn charged_payments_between(
+        &self,
+        pg: Pg,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<ShopPayment>, sqlx::Error> {
         let query = format!(
             "{SELECT_SHOP_PAYMENT} WHERE a.status IN ('PAID', 'CANCEL_REQUESTED', 'PARTIALLY_REFUNDED', 'CANCELED') \
-             AND a.pg = 'toss' AND a.created_at_ms >= $1 AND a.created_at_ms <= $2 ORDER BY a.created_at_ms"
+             AND a.pg = $1 AND a.created_at_ms >= $2 AND a.created_at_ms <= $3 ORDER BY a.created_at_ms"
         );
-        let rows: Vec<ShopPaymentRow> = sqlx::query_as(&query).bind(from_ms).bind(to_ms).fetch_all(&self.pool).await?;
+        let rows: Vec<ShopPaymentRow> =
+            sqlx::query_as(&query).bind(pg.as_str()).bind(from_ms).bind(to_ms).fetch_all(&self.pool).await?;
         rows.into_iter().map(ShopPayment::try_from).collect()
     }
 
@@ -209,7 +219,7 @@ impl Db {
 
     pub async fn orphan_refund(&self, payment_key: &str) -> Result<Option<OrphanRefund>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT payment_key, order_id, amount, pg_idempotency_key, reason, status, failure_code, \
+            "SELECT pg, payment_key, order_id, amount, pg_idempotency_key, reason, status, failure_code, \
              last_pg_answer, calls, recovery_passes FROM orphan_refunds WHERE payment_key = $1",
         )
         .bind(payment_key)
@@ -228,10 +238,11 @@ impl Db {
     ) -> Result<(OrphanRefund, bool), sqlx::Error> {
         let now = now_ms();
         let stored = sqlx::query(
-            "INSERT INTO orphan_refunds (payment_key, order_id, amount, pg_idempotency_key, reason, status, \
+            "INSERT INTO orphan_refunds (pg, payment_key, order_id, amount, pg_idempotency_key, reason, status, \
              lease_owner, lease_until_ms, created_at_ms, updated_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, 'REQUESTED', $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, 'REQUESTED', $7, $8, $9, $10) ON CONFLICT DO NOTHING",
         )
+        .bind(orphan.pg.as_str())
         .bind(orphan.payment_key)
         .bind(orphan.order_id)
         .bind(i64::try_from(orphan.amount).map_err(|error| sqlx::Error::Encode(Box::new(error)))?)

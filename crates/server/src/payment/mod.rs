@@ -6,7 +6,6 @@
 pub mod abandon;
 pub mod confirm;
 pub mod jobs;
-pub mod kakaopay;
 pub mod operator;
 mod orphan_recovery;
 mod pass;
@@ -16,3 +15,4 @@ pub mod refund;
 mod refund_recovery;
 mod settle;
 pub mod webhook;
+pub mod window;

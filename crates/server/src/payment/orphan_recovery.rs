@@ -8,14 +8,14 @@
 
 use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
 use crate::app::App;
-use crate::db::{OrphanRefund, PgCaller};
+use crate::db::OrphanRefund;
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::{
-    Expected, ExpectedRefund, LookupBy, OrphanCancel, TossCancel, TossReply, describe, orphan_cancel, refund_lookup,
-    refund_lookup_verdict,
-};
-use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup};
+use crate::pg::PgPlace;
+use crate::pg::adapters::PgAdapter;
+use crate::pg::adapters::ledger::{OrphanCanceled, OrphanLooked, PgLedger};
+use payonce_rules::pg_reply::PgReply;
+use payonce_rules::settlement::{OrphanCancel, RefundLookupVerdict, RefundStep, after_refund_lookup};
 
 /// One pass over a refund of a charge no order made, whose lease the engine
 /// took for this worker.
@@ -34,33 +34,25 @@ async fn recover_claimed(
     job: Job<'_>,
     refund: &OrphanRefund,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let amount = u64::try_from(refund.amount).unwrap_or_default();
-    // Refunded in full: nothing left of the charge.
-    let expected = ExpectedRefund {
-        payment: Expected { payment_key: &refund.payment_key, order_id: &refund.order_id, amount },
-        balance_before: amount,
-        balance_after: 0,
+    let adapter = app.pgs.of(refund.pg)?;
+    let Some(ledger) = adapter.ledger() else {
+        // Only a PG with a ledger lists a charge no order made, so only one has its refunds.
+        return Err(AppError::Internal(format!("{} keeps no ledger: its refund is an operator's", refund.pg.as_str())));
     };
-    let usable = |answer: &TossReply| {
-        let verdict = refund_lookup_verdict(refund_lookup(answer, expected));
-        verdict != RefundLookupVerdict::Retry
-    };
-    // Reconciliation reads Toss's transactions: a charge no order made is Toss's.
-    let toss = app.pgs.toss.as_ref();
-    let (order_id, by) = (refund.order_id.as_str(), LookupBy::PaymentKey(&refund.payment_key));
-    let lookup = |place| toss.gateway().lookup(place, order_id, by, PgCaller::Reconcile);
-    let looked_up = look_up(app, toss, job, lookup, usable).await?;
-    let answer = match looked_up.answer() {
-        Ok(answer) => answer,
+    let usable = |looked: &OrphanLooked| looked.verdict != RefundLookupVerdict::Retry;
+    let lookup = |place| ledger.look_up_orphan_refund(place, refund);
+    let looked_up = look_up(app, adapter, job, lookup, usable).await?;
+    let looked = match looked_up.answer() {
+        Ok(looked) => looked,
         Err(ended) => return Ok(ended),
     };
-    let described = describe(&answer);
-    match after_refund_lookup(refund_lookup_verdict(refund_lookup(&answer, expected))) {
+    let described = looked.reply.describe();
+    match after_refund_lookup(looked.verdict) {
         RefundStep::SettleRefunded => {
             settle(app, refund, &OrphanCancel::Refunded, &described).await?;
             Ok((Recovered::Settled, Some(described)))
         }
-        RefundStep::Send => resend(app, job, refund, amount).await,
+        RefundStep::Send => resend(app, (adapter, ledger), job, refund).await,
         RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
             Ok((Recovered::Unsettled, Some(described)))
         }
@@ -70,48 +62,37 @@ async fn recover_claimed(
 /// Sends the cancel again with the refund's own key, after a lookup showed the charge not refunded.
 async fn resend(
     app: &App,
+    (adapter, ledger): (&dyn PgAdapter, &dyn PgLedger),
     job: Job<'_>,
     refund: &OrphanRefund,
-    amount: u64,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let sent = send_under_lease(app, app.pgs.toss.as_ref(), job, |place| send(app, place, refund));
-    let answer = match sent.await? {
-        Ok(answer) => answer,
+    let sent = send_under_lease(app, adapter, job, |place| send(app, ledger, place, refund));
+    let canceled = match sent.await? {
+        Ok(canceled) => canceled,
         Err(not_sent) => return Ok(not_sent),
     };
-    let described = describe(&answer);
-    let verdict = orphan_cancel(&answer, &refund.payment_key, &refund.order_id, amount);
-    let recovered = match verdict {
+    let described = canceled.reply.describe();
+    let recovered = match canceled.verdict {
         OrphanCancel::Refunded | OrphanCancel::Refused(_) => {
-            settle(app, refund, &verdict, &described).await?;
+            settle(app, refund, &canceled.verdict, &described).await?;
             Recovered::Settled
         }
-        OrphanCancel::Retry if answer.shows_pg_unavailable() => Recovered::Unavailable,
+        OrphanCancel::Retry if canceled.reply.shows_pg_unavailable() => Recovered::Unavailable,
         OrphanCancel::Retry => Recovered::Unsettled,
     };
     Ok((recovered, Some(described)))
 }
 
-/// Sends the refund's cancel under `place` (given back once answered), in full,
-/// with its own key. The caller holds its lease.
-pub(super) async fn send(app: &App, place: crate::pg::PgPlace, refund: &OrphanRefund) -> Result<TossReply, AppError> {
+/// Sends the refund's cancel through `ledger` under `place` (given back once
+/// answered), in full, with its own key, counted first. The caller holds its lease.
+pub(super) async fn send(
+    app: &App,
+    ledger: &dyn PgLedger,
+    place: PgPlace,
+    refund: &OrphanRefund,
+) -> Result<OrphanCanceled, AppError> {
     app.db.count_orphan_refund_call(&refund.payment_key).await?;
-    let call = TossCancel {
-        payment_key: &refund.payment_key,
-        order_id: &refund.order_id,
-        reason: &refund.reason,
-        amount: None,
-        idempotency_key: &refund.pg_idempotency_key,
-    };
-    let answer = app.pgs.toss.gateway().cancel(place, call, PgCaller::Reconcile).await;
-    tracing::info!(
-        order_id = refund.order_id,
-        payment_key = refund.payment_key,
-        idempotency_key = refund.pg_idempotency_key,
-        answer = describe(&answer),
-        "refund of a charge without an order sent"
-    );
-    Ok(answer)
+    Ok(ledger.refund_orphan(place, refund).await)
 }
 
 /// Stores a refunded or refused outcome (once), with the PG's answer; a

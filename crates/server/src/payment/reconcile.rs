@@ -1,6 +1,8 @@
-//! Reconciliation: the PG's transactions over the last day (and a margin)
-//! compared with the orders, every `--reconcile-interval` and when an operator
-//! asks. One server of a cluster runs a pass at a time (a lease row).
+//! Reconciliation: each PG's ledger over the last day (and a margin) compared
+//! with the orders, every `--reconcile-interval` and when an operator asks,
+//! at every PG that keeps a ledger the shop can read (Toss's transactions; a
+//! PG without one is not reconciled). One server of a cluster runs a pass at a
+//! time (a lease row).
 //!
 //! Every approval must belong to an order the shop has as charged (PAID,
 //! CANCEL_REQUESTED, PARTIALLY_REFUNDED or CANCELED) with the same paymentKey
@@ -23,9 +25,9 @@
 //! being sent (CANCEL_REQUESTED) is refund recovery's: a pass only counts them.
 
 use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use payonce_api::OrderStatus;
+use payonce_api::{OrderStatus, Pg};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
@@ -35,20 +37,19 @@ use crate::app::App;
 use crate::db::{JobKind, NewOrphanRefund, RECONCILE_JOB, ShopPayment, now_ms, rfc3339};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::toss::Transaction;
-use crate::pg::{OrphanCancel, TransactionKind, describe, orphan_cancel, transaction_kind};
+use crate::pg::adapters::PgAdapter;
+use crate::pg::adapters::ledger::{EntryKind, LedgerEntry, PgLedger};
 use crate::resilience::lease;
+use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{
-    Charge, ChargeStep, Disagreement, MismatchAction, ShopSide, charge_step, classify, orphan_action,
+    Charge, ChargeStep, Disagreement, MismatchAction, OrphanCancel, ShopSide, charge_step, classify, orphan_action,
 };
 
 /// How far back a pass lists: a day, and an hour's margin so a pass that ran
 /// late still overlaps the one before.
 pub const LOOKBACK: Duration = Duration::from_secs(25 * 60 * 60);
-/// Transactions asked for per page.
+/// Entries asked for per page.
 const PAGE_LIMIT: usize = 1_000;
-/// Korean time, in which the PG's listing takes its dates.
-const KST_OFFSET: Duration = Duration::from_secs(9 * 60 * 60);
 /// The reason the PG is given for refunding a charge no order made.
 pub const ORPHAN_REASON: &str = "charged without an order of the shop; refunded by reconciliation";
 
@@ -95,6 +96,9 @@ impl MismatchKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Mismatch {
     pub kind: MismatchKind,
+    /// The PG whose ledger disagrees (absent in reports stored before passes named it).
+    #[serde(default)]
+    pub pg: Option<Pg>,
     pub order_id: String,
     pub payment_key: Option<String>,
     /// What the PG charged, and cancelled of it, in the window.
@@ -157,13 +161,13 @@ pub struct Report {
 
 /// The charges approved in the listing, in the order of their approvals, with
 /// their cancels; and how many cancels are of payments approved before it.
-pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
+pub fn charges(entries: &[LedgerEntry]) -> (Vec<Charge>, usize) {
     let mut charges: Vec<Charge> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut earlier = 0;
-    for transaction in transactions {
-        match transaction_kind(transaction.status) {
-            TransactionKind::Approval => {
+    for transaction in entries {
+        match transaction.kind {
+            EntryKind::Approval => {
                 if index.contains_key(transaction.payment_key.as_str()) {
                     continue;
                 }
@@ -175,11 +179,11 @@ pub fn charges(transactions: &[Transaction]) -> (Vec<Charge>, usize) {
                     refunded: 0,
                 });
             }
-            TransactionKind::Cancel => match index.get(transaction.payment_key.as_str()) {
+            EntryKind::Cancel => match index.get(transaction.payment_key.as_str()) {
                 Some(&at) => charges[at].refunded += transaction.amount,
                 None => earlier += 1,
             },
-            TransactionKind::Other => {}
+            EntryKind::Other => {}
         }
     }
     (charges, earlier)
@@ -227,13 +231,6 @@ pub fn orphan_refund_key(payment_key: &str) -> String {
     let digest = Sha256::digest(payment_key.as_bytes());
     let hex: String = digest.iter().take(20).map(|byte| format!("{byte:02x}")).collect();
     format!("reconcile-{hex}")
-}
-
-/// A Korean local date-time, `2022-01-01T00:00:00`, of an instant in Unix milliseconds.
-pub fn kst(ms: i64) -> String {
-    let time = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or_default()) + KST_OFFSET;
-    let text = humantime::format_rfc3339_seconds(time).to_string();
-    text.trim_end_matches('Z').to_owned()
 }
 
 /// Runs a pass every `--reconcile-interval` (none with `0s`), the first one an
@@ -288,8 +285,6 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
     let window_start_ms = started - lease::millis(LOOKBACK);
     // To the second, both ends inclusive: the end rounds up past now.
     let window_end_ms = started + 1_000;
-    let transactions = list(app, window_start_ms, window_end_ms).await?;
-    let (charges, earlier_cancels) = charges(&transactions);
     let dry_run = mode == PassMode::DryRun;
     let mut report = Report {
         dry_run,
@@ -300,73 +295,26 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
         finished_at: String::new(),
         window_start: rfc3339(window_start_ms),
         window_end: rfc3339(window_end_ms),
-        approvals: charges.len(),
-        cancels: transactions.len() - charges.len(),
+        approvals: 0,
+        cancels: 0,
         matched: 0,
         skipped_unsettled: Vec::new(),
         refunded_orphans: Vec::new(),
         not_the_shops: Vec::new(),
         mismatches: Vec::new(),
     };
-    if earlier_cancels > 0 {
-        tracing::info!(earlier_cancels, "cancels of payments approved before the window are not compared");
-    }
-    let prefix = &app.config.order_id_prefix;
-    for charge in &charges {
-        let shop = app.db.shop_payment(&charge.order_id).await?;
-        let finding = classify(charge, shop.as_ref().map(shop_side));
-        let orphan = orphan_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_orphans);
-        match charge_step(finding, orphan, dry_run) {
-            ChargeStep::Matched => report.matched += 1,
-            ChargeStep::SkipUnsettled => report.skipped_unsettled.push(charge.order_id.clone()),
-            ChargeStep::NotTheShops => report.not_the_shops.push(OtherCharge {
-                order_id: charge.order_id.clone(),
-                payment_key: charge.payment_key.clone(),
-                amount: charge.amount,
-                refunded: charge.refunded,
-            }),
-            ChargeStep::OrphanRefunded { record } => {
-                if record {
-                    let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
-                    app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
-                }
-                report.refunded_orphans.push(charge.payment_key.clone());
-            }
-            ChargeStep::Mismatch(disagreement, action) => {
-                let action = match action {
-                    MismatchAction::RefundInFull => refund_orphan(app, charge).await?,
-                    MismatchAction::WouldRefundInFull => "would refund in full".to_owned(),
-                    MismatchAction::ReportOnly => {
-                        "reported: orphan charges are only reported (--reconcile-orphans report)".to_owned()
-                    }
-                    MismatchAction::Flag => "flagged".to_owned(),
-                };
-                report.mismatches.push(mismatch(MismatchKind::from(disagreement), charge, shop.as_ref(), action));
-            }
+    for adapter in app.pgs.all() {
+        if let Some(ledger) = adapter.ledger() {
+            let pass = LedgerPass { app, adapter, ledger, window_start_ms, window_end_ms, started, dry_run };
+            pass.compare(&mut report).await?;
         }
     }
     if !report.not_the_shops.is_empty() {
         tracing::info!(
             charges = report.not_the_shops.len(),
-            prefix,
+            prefix = app.config.order_id_prefix,
             "charges of the PG account whose orderId is not the shop's: left alone"
         );
-    }
-    let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
-    // A second in: the listing's start is to the second, and an attempt is stored before its approval.
-    let charged = app.db.charged_payments_between(window_start_ms + 1_000, started).await?;
-    for shop in paid_without_charge(&charged, &approved, started) {
-        report.mismatches.push(Mismatch {
-            kind: MismatchKind::PaidWithoutCharge,
-            order_id: shop.order_id.clone(),
-            payment_key: shop.payment_key.clone(),
-            pg_amount: None,
-            pg_refunded: None,
-            shop_status: Some(shop.status),
-            shop_amount: Some(shop.amount),
-            shop_refunded: Some(shop.refunded_amount),
-            action: "flagged".to_owned(),
-        });
     }
     let finished = now_ms();
     report.finished_at = rfc3339(finished);
@@ -397,9 +345,10 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
     Ok(report)
 }
 
-fn mismatch(kind: MismatchKind, charge: &Charge, shop: Option<&ShopPayment>, action: String) -> Mismatch {
+fn mismatch(pg: Pg, kind: MismatchKind, charge: &Charge, shop: Option<&ShopPayment>, action: String) -> Mismatch {
     Mismatch {
         kind,
+        pg: Some(pg),
         order_id: charge.order_id.clone(),
         payment_key: Some(charge.payment_key.clone()),
         pg_amount: Some(charge.amount),
@@ -411,23 +360,151 @@ fn mismatch(kind: MismatchKind, charge: &Charge, shop: Option<&ShopPayment>, act
     }
 }
 
-/// Every transaction in the window, a page at a time, holding the job's lease
-/// and a PG place for each call.
-async fn list(app: &App, from_ms: i64, to_ms: i64) -> Result<Vec<Transaction>, AppError> {
-    let (start, end) = (kst(from_ms), kst(to_ms));
-    let mut all: Vec<Transaction> = Vec::new();
-    loop {
-        renew(app).await?;
-        let place = app.pgs.toss.gateway().place().await?;
-        let after = all.last().map(|transaction| transaction.transaction_key.clone());
-        let page = app.pgs.toss.gateway().client().transactions(&start, &end, after.as_deref(), PAGE_LIMIT).await;
-        drop(place);
-        let page = page.map_err(|answer| AppError::ReconcileFailed(describe(&answer)))?;
-        let full = page.len() == PAGE_LIMIT;
-        all.extend(page);
-        if !full {
-            return Ok(all);
+/// One PG's ledger compared with the shop's orders through that PG.
+struct LedgerPass<'a> {
+    app: &'a App,
+    adapter: &'a dyn PgAdapter,
+    ledger: &'a dyn PgLedger,
+    window_start_ms: i64,
+    window_end_ms: i64,
+    started: i64,
+    dry_run: bool,
+}
+
+impl LedgerPass<'_> {
+    /// Adds what the ledger shows, and how it differs from the orders, to `report`.
+    async fn compare(&self, report: &mut Report) -> Result<(), AppError> {
+        let (app, pg) = (self.app, self.adapter.pg());
+        let entries = self.list().await?;
+        let (charges, earlier_cancels) = charges(&entries);
+        report.approvals += charges.len();
+        report.cancels += entries.iter().filter(|entry| entry.kind == EntryKind::Cancel).count();
+        if earlier_cancels > 0 {
+            tracing::info!(
+                pg = pg.as_str(),
+                earlier_cancels,
+                "cancels of payments approved before the window are not compared"
+            );
         }
+        let prefix = &app.config.order_id_prefix;
+        for charge in &charges {
+            let shop = app.db.shop_payment(&charge.order_id).await?;
+            let finding = classify(charge, shop.as_ref().map(shop_side));
+            let orphan = orphan_action(&charge.order_id, prefix, shop.is_some(), app.config.reconcile_orphans);
+            match charge_step(finding, orphan, self.dry_run) {
+                ChargeStep::Matched => report.matched += 1,
+                ChargeStep::SkipUnsettled => report.skipped_unsettled.push(charge.order_id.clone()),
+                ChargeStep::NotTheShops => report.not_the_shops.push(OtherCharge {
+                    order_id: charge.order_id.clone(),
+                    payment_key: charge.payment_key.clone(),
+                    amount: charge.amount,
+                    refunded: charge.refunded,
+                }),
+                ChargeStep::OrphanRefunded { record } => {
+                    if record {
+                        let answer = format!("the PG lists {} KRW cancelled", charge.refunded);
+                        app.db.update_orphan_refund(&charge.payment_key, "DONE", None, &answer).await?;
+                    }
+                    report.refunded_orphans.push(charge.payment_key.clone());
+                }
+                ChargeStep::Mismatch(disagreement, action) => {
+                    let action = match action {
+                        MismatchAction::RefundInFull => self.refund_orphan(charge).await?,
+                        MismatchAction::WouldRefundInFull => "would refund in full".to_owned(),
+                        MismatchAction::ReportOnly => {
+                            "reported: orphan charges are only reported (--reconcile-orphans report)".to_owned()
+                        }
+                        MismatchAction::Flag => "flagged".to_owned(),
+                    };
+                    let kind = MismatchKind::from(disagreement);
+                    report.mismatches.push(mismatch(pg, kind, charge, shop.as_ref(), action));
+                }
+            }
+        }
+        let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
+        // A second in: the listing's start is to the second, and an attempt is stored before its approval.
+        let charged = app.db.charged_payments_between(pg, self.window_start_ms + 1_000, self.started).await?;
+        for shop in paid_without_charge(&charged, &approved, self.started) {
+            report.mismatches.push(Mismatch {
+                kind: MismatchKind::PaidWithoutCharge,
+                pg: Some(pg),
+                order_id: shop.order_id.clone(),
+                payment_key: shop.payment_key.clone(),
+                pg_amount: None,
+                pg_refunded: None,
+                shop_status: Some(shop.status),
+                shop_amount: Some(shop.amount),
+                shop_refunded: Some(shop.refunded_amount),
+                action: "flagged".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every entry in the window, a page at a time, holding the job's lease
+    /// and a PG place for each call.
+    async fn list(&self) -> Result<Vec<LedgerEntry>, AppError> {
+        let mut all: Vec<LedgerEntry> = Vec::new();
+        loop {
+            renew(self.app).await?;
+            let place = self.adapter.place().await?;
+            let after = all.last().map(|entry| entry.key.clone());
+            let page =
+                self.ledger.entries(place, self.window_start_ms, self.window_end_ms, after.as_deref(), PAGE_LIMIT);
+            let page = page.await.map_err(AppError::ReconcileFailed)?;
+            let full = page.len() == PAGE_LIMIT;
+            all.extend(page);
+            if !full {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Refunds a charge no order made, in full, under its derived key: stored
+    /// first, then sent once by this pass; a refund whose outcome that leaves
+    /// unknown, or stored by an earlier pass, is the job engine's, which sends
+    /// it again with the same key until the PG answers. Returns what was
+    /// done, for the report.
+    async fn refund_orphan(&self, charge: &Charge) -> Result<String, AppError> {
+        let app = self.app;
+        let key = orphan_refund_key(&charge.payment_key);
+        let orphan = NewOrphanRefund {
+            pg: self.adapter.pg(),
+            payment_key: &charge.payment_key,
+            order_id: &charge.order_id,
+            amount: charge.amount,
+            pg_idempotency_key: &key,
+            reason: ORPHAN_REASON,
+        };
+        // Held by this pass for as long as its send may take; the engine waits for that.
+        let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+        let holder = lease::holder(&app.worker_id);
+        let (refund, stored) = app.db.store_orphan_refund(&orphan, &holder, until).await?;
+        if !stored {
+            return Ok(match refund.status.as_str() {
+                "REQUESTED" => "refund being sent (recovery sends it again with the same key)".to_owned(),
+                status => {
+                    let code = refund.failure_code.as_deref().unwrap_or("-");
+                    format!("refund {status} earlier ({code}); needs an operator")
+                }
+            });
+        }
+        renew(app).await?;
+        let place = self.adapter.place().await?;
+        let canceled = orphan_recovery::send(app, self.ledger, place, &refund).await?;
+        let described = canceled.reply.describe();
+        orphan_recovery::settle(app, &refund, &canceled.verdict, &described).await?;
+        Ok(match canceled.verdict {
+            OrphanCancel::Refunded => "refunded".to_owned(),
+            OrphanCancel::Refused(code) => format!("refund refused ({code}); needs an operator"),
+            OrphanCancel::Retry => {
+                let next_at = now_ms() + app.timings().first_check_delay_ms();
+                let kind = JobKind::OrphanRefund;
+                app.db.release_job(kind, &charge.payment_key, &holder, Some(next_at), false, Some(&described)).await?;
+                app.recovery_wake.notify_one();
+                "refund sent, outcome unknown; recovery sends it again with the same key".to_owned()
+            }
+        })
     }
 }
 
@@ -441,65 +518,17 @@ async fn renew(app: &App) -> Result<(), AppError> {
     }
 }
 
-/// Refunds a charge no order made, in full, under its derived key: stored
-/// first, then sent once by this pass; a refund whose outcome that leaves
-/// unknown, or stored by an earlier pass, is the job engine's, which sends it
-/// again with the same key until the PG answers. Returns what was done, for
-/// the report.
-async fn refund_orphan(app: &App, charge: &Charge) -> Result<String, AppError> {
-    let key = orphan_refund_key(&charge.payment_key);
-    let orphan = NewOrphanRefund {
-        payment_key: &charge.payment_key,
-        order_id: &charge.order_id,
-        amount: charge.amount,
-        pg_idempotency_key: &key,
-        reason: ORPHAN_REASON,
-    };
-    // Held by this pass for as long as its send may take; the engine waits for that.
-    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
-    let holder = lease::holder(&app.worker_id);
-    let (refund, stored) = app.db.store_orphan_refund(&orphan, &holder, until).await?;
-    if !stored {
-        return Ok(match refund.status.as_str() {
-            "REQUESTED" => "refund being sent (recovery sends it again with the same key)".to_owned(),
-            status => {
-                let code = refund.failure_code.as_deref().unwrap_or("-");
-                format!("refund {status} earlier ({code}); needs an operator")
-            }
-        });
-    }
-    renew(app).await?;
-    let place = app.pgs.toss.gateway().place().await?;
-    let answer = orphan_recovery::send(app, place, &refund).await?;
-    let described = describe(&answer);
-    let verdict = orphan_cancel(&answer, &charge.payment_key, &charge.order_id, charge.amount);
-    orphan_recovery::settle(app, &refund, &verdict, &described).await?;
-    Ok(match verdict {
-        OrphanCancel::Refunded => "refunded".to_owned(),
-        OrphanCancel::Refused(code) => format!("refund refused ({code}); needs an operator"),
-        OrphanCancel::Retry => {
-            let next_at = now_ms() + app.timings().first_check_delay_ms();
-            let kind = JobKind::OrphanRefund;
-            app.db.release_job(kind, &charge.payment_key, &holder, Some(next_at), false, Some(&described)).await?;
-            app.recovery_wake.notify_one();
-            "refund sent, outcome unknown; recovery sends it again with the same key".to_owned()
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pg::toss::PaymentStatus;
 
-    fn transaction(key: &str, payment_key: &str, order_id: &str, status: PaymentStatus, amount: u64) -> Transaction {
-        Transaction {
-            transaction_key: key.to_owned(),
+    fn entry(key: &str, payment_key: &str, order_id: &str, kind: EntryKind, amount: u64) -> LedgerEntry {
+        LedgerEntry {
+            key: key.to_owned(),
             payment_key: payment_key.to_owned(),
             order_id: order_id.to_owned(),
-            status,
+            kind,
             amount,
-            transaction_at: None,
         }
     }
 
@@ -518,11 +547,12 @@ mod tests {
     #[test]
     fn cancels_add_up_on_their_approval_and_earlier_ones_are_counted_apart() {
         let listed = [
-            transaction("t0", "old", "o0", PaymentStatus::Canceled, 500),
-            transaction("t1", "a", "o1", PaymentStatus::Done, 1_000),
-            transaction("t2", "b", "o2", PaymentStatus::Done, 2_000),
-            transaction("t3", "a", "o1", PaymentStatus::PartialCanceled, 300),
-            transaction("t4", "a", "o1", PaymentStatus::Canceled, 700),
+            entry("t0", "old", "o0", EntryKind::Cancel, 500),
+            entry("t1", "a", "o1", EntryKind::Approval, 1_000),
+            entry("t2", "b", "o2", EntryKind::Approval, 2_000),
+            entry("t3", "a", "o1", EntryKind::Cancel, 300),
+            entry("t4", "a", "o1", EntryKind::Other, 900),
+            entry("t5", "a", "o1", EntryKind::Cancel, 700),
         ];
         let (charges, earlier) = charges(&listed);
         assert_eq!(earlier, 1);
@@ -553,11 +583,5 @@ mod tests {
         assert_eq!(orphan_refund_key("pk_1"), orphan_refund_key("pk_1"));
         assert_ne!(orphan_refund_key("pk_1"), orphan_refund_key("pk_2"));
         assert!(orphan_refund_key("pk_1").len() <= 64);
-    }
-
-    #[test]
-    fn listing_dates_are_korean_local_time_to_the_second() {
-        // 2023-11-14T22:13:20Z
-        assert_eq!(kst(1_700_000_000_999), "2023-11-15T07:13:20");
     }
 }

@@ -1,5 +1,5 @@
 use axum::extract::State;
-use payonce_api::ShopConfig;
+use payonce_api::{Pg, ShopConfig};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -18,7 +18,7 @@ async fn config_show(State(state): State<AppState>) -> Json<ShopConfig> {
     Json(ShopConfig {
         timings: state.config.page_config(),
         payment_sdk: state.config.payment_sdk(),
-        kakaopay: state.pgs.kakaopay.is_some(),
+        kakaopay: state.pgs.takes(Pg::KakaoPay),
         test_payments: state.config.test_payments_in_public(),
     })
 }

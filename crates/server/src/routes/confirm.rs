@@ -1,6 +1,6 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, KakaoPayWindow, Order, Pg};
+use payonce_api::{ApiErrorBody, ConfirmRequest, IDEMPOTENCY_KEY_HEADER, Order, PgWindow, WindowRequest};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -9,12 +9,12 @@ use crate::checkouts;
 use crate::customer::Customer;
 use crate::error::{AppError, Json};
 use crate::payment::confirm::{confirm, validate_idempotency_key};
-use crate::payment::kakaopay;
+use crate::payment::window;
 use crate::pg::adapters::Adapters;
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(orders_confirm)).routes(routes!(orders_kakaopay))
+    OpenApiRouter::new().routes(routes!(orders_confirm)).routes(routes!(orders_window))
 }
 
 /// Confirms the payment the PG window authorised. Send it once, with a fresh
@@ -59,29 +59,33 @@ async fn orders_confirm(
     Ok((status, Json(order)))
 }
 
-/// Prepares the order's KakaoPay payment and says where its window is (a QR
-/// code on a PC, KakaoPay on a phone). Asked again while the prepared payment
-/// is fresh, it answers the same window; nothing is charged until the
-/// customer's confirm, with the `pg_token` the window gives, is approved.
+/// Prepares the order's payment at a PG that asks for it before its window
+/// opens (KakaoPay), and says where the window is (a QR code on a PC, the PG's
+/// app on a phone). Asked again while the prepared payment is fresh, it
+/// answers the same window; nothing is charged until the customer's confirm,
+/// with what the window gives (KakaoPay's `pg_token`), is approved.
 #[utoipa::path(
     post,
-    path = "/orders/{order_id}/kakaopay",
+    path = "/orders/{order_id}/window",
     tag = "payments",
     params(("order_id" = String, Path, description = "The order")),
+    request_body = WindowRequest,
     responses(
-        (status = 200, description = "The window of the order's KakaoPay payment", body = KakaoPayWindow),
-        (status = 400, description = "PG_NOT_OFFERED: the shop does not take KakaoPay", body = ApiErrorBody),
+        (status = 200, description = "The window of the order's prepared payment", body = PgWindow),
+        (status = 400, description = "PG_NOT_OFFERED: the order cannot be paid there; INVALID_REQUEST: the page opens that PG's window by itself", body = ApiErrorBody),
         (status = 404, description = "No such order for this customer", body = ApiErrorBody),
         (status = 409, description = "The order's payment is under way or over (PAYMENT_IN_PROGRESS, ORDER_ALREADY_PAID, ORDER_ALREADY_FAILED)", body = ApiErrorBody),
         (status = 429, description = "RATE_LIMITED; nothing was done", body = ApiErrorBody),
-        (status = 502, description = "KakaoPay did not prepare it (PG_BUSY, PG_UNREACHABLE, PG_REFUSED); nothing was charged, ask again", body = ApiErrorBody),
+        (status = 502, description = "The PG did not prepare it (PG_BUSY, PG_UNREACHABLE, PG_REFUSED); nothing was charged, ask again", body = ApiErrorBody),
     )
 )]
-async fn orders_kakaopay(
+async fn orders_window(
     State(state): State<AppState>,
     customer: Customer,
     OrderIdPath(order_id): OrderIdPath,
-) -> Result<Json<KakaoPayWindow>, AppError> {
-    checkouts::may_pay(&state, &order_id, Pg::KakaoPay).await?;
-    Ok(Json(kakaopay::prepare(&state, &customer, &order_id).await?))
+    body: Result<Json<WindowRequest>, AppError>,
+) -> Result<Json<PgWindow>, AppError> {
+    let Json(WindowRequest { pg }) = body?;
+    checkouts::may_pay(&state, &order_id, pg).await?;
+    Ok(Json(window::prepare(&state, &customer, &order_id, pg).await?))
 }

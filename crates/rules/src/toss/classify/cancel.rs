@@ -4,6 +4,7 @@
 use payonce_api::ErrorCode;
 
 use super::Expected;
+pub use crate::settlement::OrphanCancel;
 use crate::settlement::{CancelVerdict, RefundLookupVerdict, RefundStep, after_cancel_of_orphan};
 use crate::toss::TossReply;
 use crate::toss::wire::Payment;
@@ -220,18 +221,6 @@ pub fn refusal_code(answer: &TossReply) -> String {
         | TossReply::NotSent { .. }
         | TossReply::NoReply { .. } => ErrorCode::CancelRefused.as_str().to_owned(),
     }
-}
-
-/// What a cancel of a charge no order made (a reconciliation refund, sent in
-/// full under a key derived from its paymentKey) came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OrphanCancel {
-    /// Refunded in full, as the answer shows.
-    Refunded,
-    /// Refused with this code; the same key would only replay it: an operator's now.
-    Refused(String),
-    /// Not known yet: the job engine sends it again, with the same key.
-    Retry,
 }
 
 /// Reads a reconciliation refund's answer as `CANCEL_VERDICTS` read a refund's,

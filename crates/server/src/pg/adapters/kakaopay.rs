@@ -1,5 +1,5 @@
-//! KakaoPay: a payment prepared for the order (`ready`, see
-//! `payment::kakaopay`) is approved once with the window's `pg_token`, looked
+//! KakaoPay: a payment prepared for the order (`ready`) before the customer
+//! opens its window is approved once with the window's `pg_token`, looked
 //! up by its tid, and refunded with the balance the shop expects before the
 //! cancel. It takes no idempotency key, so an approve is never sent again
 //! (`Resending::Never`) and there is no lookup by the order's id; and it says
@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use payonce_api::{ConfirmRequest, Failure, Pg};
+use payonce_api::{ConfirmRequest, ErrorCode, Failure, Pg, PgWindow};
 use payonce_rules::kakaopay::classify::{
     self as tables, Expected, ExpectedRefund, approve_answer, approve_verdict, status_answer, status_verdict,
 };
@@ -19,11 +19,11 @@ use payonce_rules::settlement::{FailedBecause, Shown, after_cancel};
 
 use super::{
     Canceled, ConfirmCall, Confirmed, Looked, PaymentAt, PgAdapter, Promises, RefundLooked, ReplyFacts, Sent,
-    ToConfirm, validate_token,
+    ToConfirm, WindowFor, validate_token,
 };
-use crate::db::{Db, PgCaller, Refund, now_ms};
+use crate::db::{Db, KakaoPayReady as StoredReady, PgCaller, Refund, now_ms};
 use crate::error::AppError;
-use crate::pg::{KakaoPayApprove, KakaoPayCancel, KakaoPayClient, PgGateway, PgPlace};
+use crate::pg::{KakaoPayApprove, KakaoPayCancel, KakaoPayClient, KakaoPayReady, PgGateway, PgPlace};
 
 /// Longest `pg_token` accepted (KakaoPay's are 20 characters).
 const PG_TOKEN_MAX_LEN: usize = 100;
@@ -50,14 +50,13 @@ impl KakaoPayAdapter {
         }
     }
 
-    /// KakaoPay's gateway itself, for what only KakaoPay has (its `ready`).
-    pub fn gateway(&self) -> &PgGateway<KakaoPayClient> {
-        &self.gateway
-    }
-
     fn session_millis(&self) -> i64 {
         i64::try_from(self.session_lifetime.as_millis()).unwrap_or(i64::MAX)
     }
+}
+
+fn window(ready: StoredReady) -> PgWindow {
+    PgWindow { pc_url: ready.pc_url, mobile_url: ready.mobile_url }
 }
 
 fn facts<T>(answer: &KakaoPayReply<T>) -> ReplyFacts {
@@ -85,6 +84,66 @@ impl PgAdapter for KakaoPayAdapter {
 
     async fn place(&self) -> Result<PgPlace, sqlx::Error> {
         self.gateway.place().await
+    }
+
+    /// The payment prepared for the order, or one prepared now. A prepared
+    /// payment is shown again while less than half its time has passed (a
+    /// customer who comes back to the window needs time to pay); after that a
+    /// new one replaces it in the order's window, and the old one can still be
+    /// finished and approved (its return names it). A ready whose answer is
+    /// lost leaves a tid at KakaoPay that nothing here knows and nothing
+    /// approves: it expires there.
+    async fn prepare_window(&self, db: &Db, order: WindowFor<'_>) -> Result<PgWindow, AppError> {
+        let fresh_after_ms = now_ms() - self.session_millis() / 2;
+        if let Some(ready) = db.kakaopay_ready(order.order_id).await?.filter(|ready| ready.ready_at_ms > fresh_after_ms)
+        {
+            return Ok(window(ready));
+        }
+        let place = self.gateway.try_place().await?.ok_or_else(|| AppError::PgNotReady {
+            code: ErrorCode::PgBusy,
+            detail: "every call KakaoPay's contract allows is under way".to_owned(),
+        })?;
+        let (public, order_id) = (order.public_base_url, order.order_id);
+        let back = format!("pg={}&orderId={order_id}&amount={}", self.pg().as_str(), order.amount);
+        // The return names its ready: the window's pg_token approves only that tid.
+        let ready_id = uuid::Uuid::new_v4().simple().to_string();
+        let urls = [
+            format!("{public}/pay/success?{back}&ready={ready_id}"),
+            format!("{public}/pay/fail?{back}&code={}", rules::messages::QUIT),
+            format!("{public}/pay/fail?{back}&code={}", rules::messages::WINDOW_FAILED),
+        ];
+        let call = KakaoPayReady {
+            order_id,
+            customer_id: order.customer_id,
+            item_name: order.order_name,
+            amount: order.amount,
+            approval_url: &urls[0],
+            cancel_url: &urls[1],
+            fail_url: &urls[2],
+        };
+        // KakaoPay's fifteen minutes run from its ready, which is not before this.
+        let asked_at_ms = now_ms();
+        let ready = match self.gateway.ready(place, call).await {
+            KakaoPayReply::Body { body, .. } => StoredReady {
+                order_id: order_id.to_owned(),
+                ready_id,
+                tid: body.tid,
+                pc_url: body.next_redirect_pc_url,
+                mobile_url: body.next_redirect_mobile_url,
+                ready_at_ms: asked_at_ms,
+            },
+            unprepared => {
+                let code = match unprepared {
+                    KakaoPayReply::NotSent { .. } | KakaoPayReply::NoReply { .. } => ErrorCode::PgUnreachable,
+                    _ => ErrorCode::PgRefused,
+                };
+                tracing::warn!(order_id, answer = unprepared.describe(), "KakaoPay did not prepare the payment");
+                return Err(AppError::PgNotReady { code, detail: unprepared.describe() });
+            }
+        };
+        tracing::info!(order_id, tid = ready.tid, "KakaoPay payment prepared");
+        // Another request may have prepared one meanwhile: the stored one is the order's.
+        Ok(window(db.store_kakaopay_ready(&ready, fresh_after_ms).await?))
     }
 
     /// The tid of the payment prepared for the order as the window's return

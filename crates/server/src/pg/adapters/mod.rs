@@ -9,6 +9,7 @@
 //! [`Adapters::of`]. ARCHITECTURE.md lists what it must provide.
 
 mod kakaopay;
+pub mod ledger;
 mod toss;
 
 use std::fmt::Debug;
@@ -16,11 +17,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use payonce_api::{ConfirmRequest, Failure, Pg};
+use payonce_api::{ConfirmRequest, Failure, Pg, PgWindow};
 use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement::{ConfirmVerdict, FailedBecause, RefundLookupVerdict, RefundStep, Resending, Shown};
 
 pub use self::kakaopay::KakaoPayAdapter;
+use self::ledger::PgLedger;
 pub use self::toss::TossAdapter;
 use super::PgPlace;
 use crate::db::{Db, PgCaller, Refund};
@@ -69,6 +71,17 @@ pub struct PaymentAt<'a> {
     pub order_id: &'a str,
     pub payment_key: &'a str,
     pub amount: u64,
+}
+
+/// An order whose payment the customer is about to make in the PG's window.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowFor<'a> {
+    pub order_id: &'a str,
+    pub customer_id: &'a str,
+    pub order_name: &'a str,
+    pub amount: u64,
+    /// Where the page is served: the window sends the customer back there.
+    pub public_base_url: &'a str,
 }
 
 /// What a PG's answer showed on the wire, once its meaning was read: the
@@ -169,7 +182,7 @@ pub struct RefundLooked {
     pub reply: ReplyFacts,
 }
 
-reply_facts_of!(Confirmed, Looked, Canceled, RefundLooked);
+reply_facts_of!(Confirmed, Looked, Canceled, RefundLooked, ledger::OrphanCanceled, ledger::OrphanLooked);
 
 /// What every PG provides. Each call goes under a place of the PG's own
 /// limit (given back once answered) and is recorded; its answer comes back
@@ -180,11 +193,26 @@ pub trait PgAdapter: Debug + Send + Sync {
 
     fn promises(&self) -> Promises;
 
+    /// Its ledger, where it keeps one the shop can read (reconciliation's).
+    fn ledger(&self) -> Option<&dyn PgLedger> {
+        None
+    }
+
     /// A place under the PG's limit now, or `None` at the limit.
     async fn try_place(&self) -> Result<Option<PgPlace>, sqlx::Error>;
 
     /// A place, waiting for one.
     async fn place(&self) -> Result<PgPlace, sqlx::Error>;
+
+    /// Prepares the order's payment for the PG's window and says where the
+    /// window is, at a PG that asks for the payment before its window opens
+    /// (KakaoPay's ready). A PG whose window the page opens by itself, with
+    /// nothing from the server (Toss's SDK), prepares nothing.
+    async fn prepare_window(&self, _db: &Db, _order: WindowFor<'_>) -> Result<PgWindow, AppError> {
+        Err(AppError::InvalidRequest {
+            message: format!("the page opens the window for {} by itself: nothing is prepared", self.pg().known_as()),
+        })
+    }
 
     /// The payment a confirm request for `order_id` (checked by
     /// [`Adapters::checked`]) names here.
@@ -248,12 +276,20 @@ impl Adapters {
     pub fn of(&self, pg: Pg) -> Result<&dyn PgAdapter, AppError> {
         match pg {
             Pg::Toss => Ok(self.toss.as_ref()),
-            Pg::KakaoPay => self
-                .kakaopay
-                .as_deref()
-                .map(|adapter| adapter as &dyn PgAdapter)
-                .ok_or(AppError::PgNotOffered("KakaoPay")),
+            Pg::KakaoPay => {
+                self.kakaopay.as_deref().map(|adapter| adapter as &dyn PgAdapter).ok_or(AppError::PgNotOffered(pg))
+            }
         }
+    }
+
+    /// Whether the shop takes `pg`.
+    pub fn takes(&self, pg: Pg) -> bool {
+        self.of(pg).is_ok()
+    }
+
+    /// Every PG the shop takes.
+    pub fn all(&self) -> impl Iterator<Item = &dyn PgAdapter> {
+        Pg::ALL.into_iter().filter_map(|pg| self.of(pg).ok())
     }
 
     /// The PG a confirm request is for, by the proof of authorisation it

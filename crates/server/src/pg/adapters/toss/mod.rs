@@ -2,6 +2,9 @@
 //! may go again after a lookup showed it unconfirmed), lookups by paymentKey
 //! or by the order's id, cancels under the refund's own key, and a lookup
 //! before a partial refund that says whether the payment can be refunded in part.
+//! Its transactions are a ledger reconciliation reads (`ledger`).
+
+mod ledger;
 
 use std::time::Duration;
 
@@ -16,6 +19,7 @@ use payonce_rules::toss::classify::{
 };
 use payonce_rules::toss::messages::customer_message;
 
+use super::ledger::PgLedger;
 use super::{
     Canceled, ConfirmCall, Confirmed, Looked, PaymentAt, PgAdapter, Promises, RefundLooked, ReplyFacts, Sent,
     ToConfirm, validate_token,
@@ -46,12 +50,6 @@ impl TossAdapter {
             });
         }
         validate_token("payment_key", &request.payment_key, PAYMENT_KEY_MAX_LEN)
-    }
-
-    /// Toss's gateway itself, for what only Toss offers (its transactions,
-    /// which reconciliation reads).
-    pub fn gateway(&self) -> &PgGateway<TossClient> {
-        &self.gateway
     }
 
     async fn lookup(&self, place: PgPlace, order_id: &str, by: LookupBy<'_>, caller: PgCaller) -> TossReply {
@@ -92,6 +90,10 @@ impl PgAdapter for TossAdapter {
 
     fn promises(&self) -> Promises {
         Promises { resending: RESENDING, lookup_by_order: true, session_lifetime: self.session_lifetime }
+    }
+
+    fn ledger(&self) -> Option<&dyn PgLedger> {
+        Some(self)
     }
 
     async fn try_place(&self) -> Result<Option<PgPlace>, sqlx::Error> {
