@@ -27,13 +27,15 @@ struct Args {
     /// Leave the operator's refund out (a smaller model).
     #[arg(long)]
     no_refunds: bool,
-    /// A PG without idempotency keys (KakaoPay's approve), under the rules the
-    /// server applies to one.
+    /// A PG without idempotency keys (KakaoPay: its approve, lookups and
+    /// cancels), under the rules the server applies to one.
     #[arg(long)]
     without_idempotency_keys: bool,
     /// Put an old rule back (to see the checker catch it): one of
     /// confirm-settles-without-lease, half-open-forever, no-age-rule,
-    /// partial-refund-without-amount, one-lease-name-per-server, lookup-by-key-only.
+    /// partial-refund-without-amount, one-lease-name-per-server, lookup-by-key-only,
+    /// and, with --without-idempotency-keys, refusal-of-a-resend-retried and
+    /// refusal-settled-without-lease.
     #[arg(long = "old-rule", value_parser = parse_old_rule)]
     old_rules: Vec<OldRule>,
     /// Checker threads.

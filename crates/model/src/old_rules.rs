@@ -26,16 +26,28 @@ pub enum OldRule {
     /// Lookups went by paymentKey only: a confirm that named another order's
     /// payment left the order UNKNOWN for good.
     LookupByKeyOnly,
+    /// At a PG without keys (KakaoPay), a refusal of a cancel sent after the
+    /// first was read as "not known yet": the lookup showed the balance
+    /// unchanged, the cancel went out again, was refused again, and the
+    /// refund never ended.
+    RefusalOfAResendRetried,
+    /// A cancel's refusal settled the refund refused whoever read it: at a PG
+    /// without keys, a first cancel held up (its server frozen past the
+    /// refund's lease) was refused once recovery's cancel had gone through,
+    /// and the refund was stored refused while the PG had refunded it.
+    RefusalSettledWithoutLease,
 }
 
 impl OldRule {
-    pub const ALL: [OldRule; 6] = [
+    pub const ALL: [OldRule; 8] = [
         OldRule::ConfirmSettlesWithoutLease,
         OldRule::HalfOpenForever,
         OldRule::NoAgeRule,
         OldRule::PartialRefundWithoutAmount,
         OldRule::OneLeaseNamePerServer,
         OldRule::LookupByKeyOnly,
+        OldRule::RefusalOfAResendRetried,
+        OldRule::RefusalSettledWithoutLease,
     ];
 
     /// Its name on the command line.
@@ -47,6 +59,8 @@ impl OldRule {
             OldRule::PartialRefundWithoutAmount => "partial-refund-without-amount",
             OldRule::OneLeaseNamePerServer => "one-lease-name-per-server",
             OldRule::LookupByKeyOnly => "lookup-by-key-only",
+            OldRule::RefusalOfAResendRetried => "refusal-of-a-resend-retried",
+            OldRule::RefusalSettledWithoutLease => "refusal-settled-without-lease",
         }
     }
 

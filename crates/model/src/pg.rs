@@ -7,9 +7,14 @@
 //! a 429 not stored, `PROVIDER_ERROR` stored with nothing refunded). Its
 //! answers are built as the server's `TossReply`, so the server's own tables
 //! read them.
+//!
+//! Without keys it is KakaoPay: every confirm and every cancel is processed on
+//! its own, a cancel only while the payment's balance is the one it carries
+//! (`cancel_available_amount`), and a payment KakaoPay will not cancel (-784)
+//! refuses every cancel. Its answers are then built as KakaoPay's replies.
 
 use payonce_rules::kakaopay::KakaoPayReply;
-use payonce_rules::kakaopay::wire::{Amount, Approval, Order as KakaoPayOrder, Status as KakaoPayStatus};
+use payonce_rules::kakaopay::wire::{Amount, Approval, Cancellation, Order as KakaoPayOrder, Status as KakaoPayStatus};
 use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::Expected;
 use payonce_rules::toss::wire::{Payment, PaymentStatus};
@@ -65,8 +70,11 @@ pub enum CancelReply {
     Refunded {
         balance: u64,
     },
+    /// More than the balance (Toss's `NOT_CANCELABLE_AMOUNT`), or, without
+    /// keys, a balance other than the one the cancel carries (KakaoPay's -710).
     NotCancelable,
-    /// Refused by the card company: nothing refunded, and the key's answer is spent.
+    /// Refused by the card company: nothing refunded, and the key's answer is
+    /// spent. Without keys, KakaoPay's -784: it will not cancel the payment.
     ProviderError,
     TooManyRequests,
     NoReply,
@@ -78,7 +86,7 @@ pub enum CancelProcessing {
     AsDocumented,
     /// 429, not stored against the key.
     TurnedAway,
-    /// `PROVIDER_ERROR`, stored against the key.
+    /// `PROVIDER_ERROR`, stored against the key; without keys, -784 from now on.
     ProviderError,
 }
 
@@ -168,6 +176,8 @@ pub struct Pg {
     pub keyless: bool,
     /// Confirms that reached it.
     pub confirms_received: u8,
+    /// Without keys: KakaoPay refuses every cancel of the payment (-784).
+    pub cancels_refused: bool,
 }
 
 impl Pg {
@@ -189,6 +199,7 @@ impl Pg {
             expiry_shows,
             keyless,
             confirms_received: 0,
+            cancels_refused: false,
         }
     }
 
@@ -226,8 +237,17 @@ impl Pg {
         reply
     }
 
-    /// Processes a cancel of `amount` under the refund's key `request.key`.
-    pub fn process_cancel(&mut self, request: CancelRequest, amount: u64, processing: CancelProcessing) -> CancelReply {
+    /// Processes a cancel of `amount` under the refund's key `request.key`;
+    /// without keys, of the balance `balance_before` it carries.
+    pub fn process_cancel(
+        &mut self,
+        request: CancelRequest,
+        (amount, balance_before): (u64, u64),
+        processing: CancelProcessing,
+    ) -> CancelReply {
+        if self.keyless {
+            return self.process_cancel_without_key(amount, balance_before, processing);
+        }
         let key = usize::from(request.key);
         if let Some(stored) = self.cancel_stored[key] {
             return stored;
@@ -249,6 +269,36 @@ impl Pg {
         };
         self.cancel_stored[key] = Some(reply);
         reply
+    }
+
+    /// KakaoPay's cancel: nothing stored, the balance checked against the one
+    /// the cancel carries, and a refusal of the payment kept for good.
+    fn process_cancel_without_key(
+        &mut self,
+        amount: u64,
+        balance_before: u64,
+        processing: CancelProcessing,
+    ) -> CancelReply {
+        match processing {
+            CancelProcessing::TurnedAway => CancelReply::TooManyRequests,
+            CancelProcessing::ProviderError => {
+                self.cancels_refused = true;
+                CancelReply::ProviderError
+            }
+            CancelProcessing::AsDocumented if self.cancels_refused => CancelReply::ProviderError,
+            CancelProcessing::AsDocumented => {
+                let charged_now = matches!(self.payment, PaymentAtPg::Done | PaymentAtPg::PartialCanceled);
+                let balance = AMOUNT - self.refunded;
+                if charged_now && balance == balance_before && balance >= amount {
+                    self.refunded += amount;
+                    self.payment =
+                        if self.refunded == AMOUNT { PaymentAtPg::Canceled } else { PaymentAtPg::PartialCanceled };
+                    CancelReply::Refunded { balance: AMOUNT - self.refunded }
+                } else {
+                    CancelReply::NotCancelable
+                }
+            }
+        }
     }
 
     /// A confirm that reached the PG while the session was open is still
@@ -425,6 +475,28 @@ pub fn cancel_answer(reply: CancelReply) -> TossReply {
         CancelReply::ProviderError => error(400, "PROVIDER_ERROR"),
         CancelReply::TooManyRequests => error(429, "TOO_MANY_REQUESTS"),
         CancelReply::NoReply => TossReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
+    }
+}
+
+/// A cancel's reply as KakaoPay words it (docs/kakaopay.md).
+pub fn kakaopay_cancel_answer(reply: CancelReply) -> KakaoPayReply<Cancellation> {
+    match reply {
+        CancelReply::Refunded { balance } => KakaoPayReply::Body {
+            http_status: 200,
+            body: Cancellation {
+                tid: PAYMENT_KEY.to_owned(),
+                status: if balance == 0 { KakaoPayStatus::CancelPayment } else { KakaoPayStatus::PartCancelPayment },
+                approved_cancel_amount: None,
+                canceled_amount: Some(kakaopay_amount(AMOUNT - balance)),
+                cancel_available_amount: Some(kakaopay_amount(balance)),
+            },
+        },
+        // The balance is not the one the cancel carries.
+        CancelReply::NotCancelable => kakaopay_error(400, -710),
+        // Not in a state that can be cancelled.
+        CancelReply::ProviderError => kakaopay_error(400, -784),
+        CancelReply::TooManyRequests => kakaopay_error(429, -429),
+        CancelReply::NoReply => KakaoPayReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
     }
 }
 

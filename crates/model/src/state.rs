@@ -86,6 +86,16 @@ pub enum Call {
     RefundLookup,
     /// The cancel, sent (again) under the refund's current key.
     Cancel,
+    /// A lookup of the payment right after a cancel sent again was refused
+    /// (`after_refund_lookup_of_refusal` decides).
+    RefusalLookup,
+}
+
+impl Call {
+    /// A call about the refund, under the refund's lease.
+    pub fn for_refund(self) -> bool {
+        matches!(self, Call::RefundLookup | Call::Cancel | Call::RefusalLookup)
+    }
 }
 
 /// What one task is doing. Slot 0 of a server is the customer's confirm
@@ -112,6 +122,8 @@ pub enum Task {
     RefundClaimed(Holder),
     /// A refund worker's lookup of the payment is in.
     RefundLookedUp(Holder, Looked),
+    /// Its lookup after a refusal of the cancel it sent again is in.
+    RefusalLookedUp(Holder, Looked),
     /// Asking the breaker for a call.
     AtGate(Holder, Call),
     /// The breaker let the call through (a probe, if it was half-open).
@@ -141,7 +153,8 @@ impl Task {
             | Task::CancelAwaiting(holder)
             | Task::CancelAnswered(holder, _)
             | Task::RefundClaimed(holder)
-            | Task::RefundLookedUp(holder, _) => Some(holder),
+            | Task::RefundLookedUp(holder, _)
+            | Task::RefusalLookedUp(holder, _) => Some(holder),
         }
     }
 }

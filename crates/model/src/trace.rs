@@ -52,7 +52,7 @@ pub fn describe(action: &Action, after: &State) -> String {
     let answered = |server: u8, worker: u8| match after.task(server, worker) {
         Task::ConfirmAnswered(_, reply) | Task::ResendAnswered(_, reply) => format!(": {reply:?}"),
         Task::LookedUp(_, by, looked, _) => format!(" ({by:?}): {looked:?}"),
-        Task::RefundLookedUp(_, looked) => format!(": {looked:?}"),
+        Task::RefundLookedUp(_, looked) | Task::RefusalLookedUp(_, looked) => format!(": {looked:?}"),
         Task::CancelAnswered(_, reply) => format!(": {reply:?}"),
         _ => String::new(),
     };
@@ -72,14 +72,11 @@ pub fn describe(action: &Action, after: &State) -> String {
             let how = match processing {
                 CancelProcessing::AsDocumented => "",
                 CancelProcessing::TurnedAway => " with a 429 (not stored)",
+                CancelProcessing::ProviderError if after.pg.keyless => " refusing every cancel of the payment (-784)",
                 CancelProcessing::ProviderError => " with PROVIDER_ERROR (stored)",
             };
-            format!(
-                "the PG processes {}'s cancel (key {}){how}{}",
-                task_name(server, worker),
-                request.key,
-                answered(server, worker)
-            )
+            let key = if after.pg.keyless { "no key".to_owned() } else { format!("key {}", request.key) };
+            format!("the PG processes {}'s cancel ({key}){how}{}", task_name(server, worker), answered(server, worker))
         }
         Action::BeginPass { server, worker } => format!("{} begins its pass", task_name(server, worker)),
         Action::AskBreaker { server, worker } => {

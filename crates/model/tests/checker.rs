@@ -4,7 +4,7 @@
 
 use payonce_model::properties::{
     EVERY_PAYMENT_SETTLES, FAILED_ONLY_IF_NOTHING_CHARGED, LEDGER_AGREES, ONE_APPROVE_WITHOUT_KEYS, PAGE_TRUTHFUL,
-    REFUNDED_AS_ASKED, SHOP_TOLD_TRUTHFULLY,
+    RECONCILIATION_AGREES, REFUNDED_AS_ASKED, SHOP_TOLD_TRUTHFULLY,
 };
 use payonce_model::{Bounds, OldRule, Protocol, Report, check, find};
 use payonce_rules::settlement::Resending;
@@ -47,10 +47,27 @@ fn every_interleaving_with_two_tabs_paying_keeps_the_promises() {
     assert_keeps_its_promises(Bounds { tabs: 2, refunds: false, ..SMALL });
 }
 
+/// Every property of the protocol at a PG without keys (KakaoPay: its
+/// approve, lookups, cancels and refund lookups, each read with its own
+/// tables; it may refuse to cancel the payment at any cancel) holds.
+fn assert_keeps_its_promises_without_keys(bounds: Bounds) -> Report {
+    assert_holds(&Protocol::new(bounds).without_idempotency_keys(), &format!("{bounds:?} without idempotency keys"))
+}
+
 #[test]
-fn every_interleaving_at_a_pg_without_idempotency_keys_keeps_the_promises() {
-    // The approve only: the refund's cancels are modelled with Toss's keys.
-    assert_holds(&Protocol::new(KEYLESS).without_idempotency_keys(), &format!("{KEYLESS:?} without idempotency keys"));
+fn every_interleaving_at_a_pg_without_keys_with_two_faults_keeps_the_promises() {
+    // The same bounds as Toss's two-fault run above.
+    assert_keeps_its_promises_without_keys(Bounds { faults: 2, passes: 1, workers: 1, refunds: false, tabs: 1 });
+}
+
+#[test]
+fn every_interleaving_at_a_pg_without_keys_with_two_workers_per_server_keeps_the_promises() {
+    assert_keeps_its_promises_without_keys(Bounds { faults: 1, passes: 2, workers: 2, refunds: true, tabs: 1 });
+}
+
+#[test]
+fn every_interleaving_at_a_pg_without_keys_with_two_tabs_paying_keeps_the_promises() {
+    assert_keeps_its_promises_without_keys(Bounds { tabs: 2, refunds: false, ..SMALL });
 }
 
 #[test]
@@ -65,7 +82,7 @@ fn a_resend_at_a_pg_without_idempotency_keys_is_caught() {
     assert!(trace.matches("the PG processes").count() >= 2, "the trace shows both confirms processed:\n{trace}");
 }
 
-const KEYLESS: Bounds = Bounds { refunds: false, ..SMALL };
+const KEYLESS: Bounds = SMALL;
 
 const SMALL: Bounds = Bounds { faults: 1, passes: 2, workers: 1, refunds: true, tabs: 1 };
 
@@ -77,15 +94,21 @@ fn assert_caught(rule: OldRule, property: &'static str, cause: &str, makes: &[&s
 }
 
 fn assert_caught_within(bounds: Bounds, rule: OldRule, property: &'static str, cause: &str, makes: &[&str]) {
-    let protocol = Protocol::new(bounds).with_old_rule(rule).only(property);
-    let report = if bounds == SMALL { check(&protocol, THREADS) } else { find(&protocol, THREADS) };
+    assert_caught_in(&Protocol::new(bounds), rule, property, cause, makes);
+}
+
+/// As `assert_caught`, of `protocol` (its bounds, its PG).
+fn assert_caught_in(protocol: &Protocol, rule: OldRule, property: &'static str, cause: &str, makes: &[&str]) {
+    let small = protocol.bounds == SMALL;
+    let with_rule = protocol.clone().with_old_rule(rule).only(property);
+    let report = if small { check(&with_rule, THREADS) } else { find(&with_rule, THREADS) };
     let finding = report.finding(property);
     let trace = finding.trace.as_deref().unwrap_or_else(|| panic!("{rule:?} was not caught ({})", report.summary()));
     println!("{rule:?} breaks {property:?}:\n{trace}");
     assert_made_by(trace, &finding.expectation, cause, makes);
     // The fix holds within the same bounds (the larger ones are the tests above).
-    if bounds == SMALL {
-        assert!(check(&Protocol::new(bounds).only(property), THREADS).broken().next().is_none(), "the fix holds");
+    if small {
+        assert!(check(&protocol.clone().only(property), THREADS).broken().next().is_none(), "the fix holds");
     }
 }
 
@@ -198,6 +221,34 @@ fn a_key_of_another_order_looked_up_by_key_only_is_caught() {
     assert_caught(OldRule::LookupByKeyOnly, EVERY_PAYMENT_SETTLES, "OtherOrder", &["(ByKey): OtherOrder"]);
 }
 
+#[test]
+fn a_refusal_of_a_cancel_sent_again_retried_at_a_pg_without_keys_is_caught() {
+    // The first cancel's answer is lost; the lookup shows the balance as it
+    // was, the cancel goes again and KakaoPay refuses it (-784); read as "not
+    // known yet", the refund is looked up, sent and refused for ever.
+    assert_caught_in(
+        &Protocol::new(KEYLESS).without_idempotency_keys(),
+        OldRule::RefusalOfAResendRetried,
+        EVERY_PAYMENT_SETTLES,
+        "refusing every cancel of the payment",
+        &["ProviderError"],
+    );
+}
+
+#[test]
+fn a_late_refusal_settled_without_the_refunds_lease_at_a_pg_without_keys_is_caught() {
+    // The refund's first cancel is held up past its lease; recovery's cancel
+    // goes through; KakaoPay then refuses the first (the balance moved), and
+    // the refund is stored refused though the PG refunded it.
+    assert_caught_in(
+        &Protocol::new(KEYLESS).without_idempotency_keys(),
+        OldRule::RefusalSettledWithoutLease,
+        RECONCILIATION_AGREES,
+        "freezes past its lease",
+        &["request task acts on the answer"],
+    );
+}
+
 /// The test above that puts each old rule back: a match without a wildcard,
 /// so that a new old rule does not compile until it has a test of its own.
 fn test_of(rule: OldRule) -> (&'static str, fn()) {
@@ -224,6 +275,14 @@ fn test_of(rule: OldRule) -> (&'static str, fn()) {
         OldRule::LookupByKeyOnly => (
             "a_key_of_another_order_looked_up_by_key_only_is_caught",
             a_key_of_another_order_looked_up_by_key_only_is_caught,
+        ),
+        OldRule::RefusalSettledWithoutLease => (
+            "a_late_refusal_settled_without_the_refunds_lease_at_a_pg_without_keys_is_caught",
+            a_late_refusal_settled_without_the_refunds_lease_at_a_pg_without_keys_is_caught,
+        ),
+        OldRule::RefusalOfAResendRetried => (
+            "a_refusal_of_a_cancel_sent_again_retried_at_a_pg_without_keys_is_caught",
+            a_refusal_of_a_cancel_sent_again_retried_at_a_pg_without_keys_is_caught,
         ),
     }
 }

@@ -432,8 +432,8 @@ async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
 }
 
 #[tokio::test]
-async fn a_worker_whose_lease_was_taken_over_can_neither_renew_it_nor_give_the_refund_a_new_key() {
-    use payonce_server::db::{JobKind, now_ms};
+async fn a_worker_whose_lease_was_taken_over_can_neither_renew_it_give_the_refund_a_new_key_nor_store_a_refusal() {
+    use payonce_server::db::{Actor, JobKind, RefundOutcome, now_ms};
     let pg = FakePg::start().await;
     // Recovery's own passes come an hour apart: the test's workers are the only ones.
     let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
@@ -459,7 +459,17 @@ async fn a_worker_whose_lease_was_taken_over_can_neither_renew_it_nor_give_the_r
     assert!(!db.replace_refund_key(&refund.refund_id, "worker-a", "a-stale-key").await.unwrap());
     assert_eq!(key().await, refund.pg_idempotency_key, "A's new key would make B's send a second refund");
 
+    // Nor to store a refusal A read: it may be of a cancel sent before one of
+    // B's went through (KakaoPay, without keys, refuses the older once the
+    // balance moved).
+    let refused = RefundOutcome::Refused { code: "KAKAOPAY_710".to_owned() };
+    let by_a = db.settle_refund(&refund, &refused, "HTTP 400 -710", (Actor::Cancel, Some("worker-a"))).await.unwrap();
+    assert_eq!(by_a, None, "A's refusal is not stored");
+    assert_eq!(db.refunds(&order.order_id).await.unwrap()[0].status.as_str(), "REQUESTED");
+
     assert!(db.renew_job(JobKind::Refund, &refund.refund_id, "worker-b", lapsed + 120_000).await.unwrap());
     assert!(db.replace_refund_key(&refund.refund_id, "worker-b", "b-new-key").await.unwrap());
     assert_eq!(key().await, "b-new-key", "the holder gives it a new key");
+    let by_b = db.settle_refund(&refund, &refused, "HTTP 400 -710", (Actor::Recovery, Some("worker-b"))).await.unwrap();
+    assert_eq!(by_b, Some(OrderStatus::Paid), "the holder's refusal settles it, and the order goes back");
 }

@@ -59,14 +59,15 @@ impl Protocol {
                     Task::AtGate(..) => actions.push(Action::AskBreaker { server, worker }),
                     Task::Granted(_, call) => {
                         actions.push(Action::RenewAndCall { server, worker, fails: false });
-                        if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup) {
+                        if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup | Call::RefusalLookup) {
                             actions.push(Action::RenewAndCall { server, worker, fails: true });
                         }
                     }
                     Task::LookedUp(..)
                     | Task::ResendAnswered(..)
                     | Task::CancelAnswered(..)
-                    | Task::RefundLookedUp(..) => {
+                    | Task::RefundLookedUp(..)
+                    | Task::RefusalLookedUp(..) => {
                         actions.push(Action::Decide { server, worker });
                     }
                     Task::ConfirmAwaiting(_) | Task::ResendAwaiting(_) | Task::CancelAwaiting(_) => {
@@ -92,7 +93,16 @@ impl Protocol {
         }
         for &request in &state.pg.cancel_inbox {
             actions.push(Action::ProcessCancel { request, processing: CancelProcessing::AsDocumented });
-            if fault && state.pg.cancel_stored[usize::from(request.key)].is_none() {
+            if self.keyless_pg {
+                // KakaoPay may refuse to cancel the payment at any cancel, and
+                // then refuses every one (-784): not a fault, a way it behaves.
+                if !state.pg.cancels_refused {
+                    actions.push(Action::ProcessCancel { request, processing: CancelProcessing::ProviderError });
+                }
+                if fault {
+                    actions.push(Action::ProcessCancel { request, processing: CancelProcessing::TurnedAway });
+                }
+            } else if fault && state.pg.cancel_stored[usize::from(request.key)].is_none() {
                 actions.push(Action::ProcessCancel { request, processing: CancelProcessing::TurnedAway });
                 if usize::from(request.key) + 1 < pg::REFUND_KEYS {
                     actions.push(Action::ProcessCancel { request, processing: CancelProcessing::ProviderError });

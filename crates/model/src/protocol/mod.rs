@@ -16,12 +16,11 @@ mod spec;
 
 use payonce_api::OrderStatus;
 use payonce_rules::settlement::{
-    RefundStep, Sent, Transition, after_cancel, after_first_call, after_refund_lookup, after_resend,
+    RefundStep, Sent, Transition, after_first_call, after_refund_lookup, after_refund_lookup_of_refusal, after_resend,
 };
-use payonce_rules::toss::classify::{cancel_answer, cancel_verdict, refund_lookup, refund_lookup_verdict};
 use stateright::{Model, Property};
 
-use self::refund::{expected_refund, release_refund, settle_refund};
+use self::refund::{release_refund, settle_refund};
 use self::rows::{BreakerPhaseOf, deadline_to_come, lapse, note_health, page_says, release};
 pub use self::spec::{Action, Bounds, Protocol, REFUND_AMOUNT};
 use crate::old_rules::OldRule;
@@ -30,6 +29,11 @@ use crate::pg::{
 };
 use crate::properties;
 use crate::state::{Call, Job, Lookup, RefundEnd, RefundRow, Row, Said, Server, ShopHeard, State, Task};
+
+/// The code a refund keeps when the lookup after a refusal of a cancel sent
+/// again shows nothing refunded: KakaoPay's "not in a state that can be
+/// cancelled" (only a PG without keys asks for that lookup).
+const REFUSED_FOR_GOOD: &str = "KAKAOPAY_784";
 
 impl Model for Protocol {
     type State = State;
@@ -213,7 +217,7 @@ impl Protocol {
                     // Held back until the probe's deadline, which time brings: the
                     // engine comes round again, and such a pass is not one of the
                     // bound's. One held back by a deadline that never comes is.
-                    let refund_call = matches!(call, Call::RefundLookup | Call::Cancel);
+                    let refund_call = call.for_refund();
                     if deadline_to_come(*breaker) {
                         let passes = if refund_call { &mut state.refund_passes } else { &mut state.passes };
                         *passes = passes.saturating_sub(1);
@@ -228,7 +232,7 @@ impl Protocol {
             }
             Action::RenewAndCall { server, worker, fails } => {
                 let Task::Granted(holder, call) = state.task(server, worker) else { return None };
-                if matches!(call, Call::RefundLookup | Call::Cancel) {
+                if call.for_refund() {
                     return Some(self.renew_and_call_for_refund(state, (server, worker), holder, call, fails));
                 }
                 if state.row.owner != Some(holder) || !state.row.is_open() {
@@ -255,7 +259,9 @@ impl Protocol {
                         let age = self.age(&state);
                         state.set_task(server, worker, Task::LookedUp(holder, by, looked, age));
                     }
-                    Call::RefundLookup | Call::Cancel => unreachable!("refund calls are made above"),
+                    Call::RefundLookup | Call::Cancel | Call::RefusalLookup => {
+                        unreachable!("refund calls are made above")
+                    }
                     Call::Resend => {
                         let in_session = !state.pg.session_over;
                         state.pg.inbox.push(Request { to: (server, worker), holder, in_session });
@@ -271,12 +277,11 @@ impl Protocol {
                         self.take_step(&mut state, holder, step)
                     }
                     Task::RefundLookedUp(holder, looked) => {
-                        let answer = pg::lookup_answer(looked);
                         let refund = state.refund.clone()?;
-                        let shown = refund_lookup(&answer, expected_refund(&refund));
-                        match after_refund_lookup(refund_lookup_verdict(shown)) {
+                        let read = self.read_refund_lookup(looked, &refund);
+                        match after_refund_lookup(read.verdict) {
                             RefundStep::SettleRefunded => {
-                                settle_refund(&mut state, RefundEnd::Refunded, &answer);
+                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, "");
                                 Task::Idle
                             }
                             RefundStep::Send => Task::AtGate(holder, Call::Cancel),
@@ -289,15 +294,43 @@ impl Protocol {
                             }
                         }
                     }
-                    Task::CancelAnswered(holder, reply) => {
-                        let answer = pg::cancel_answer(reply);
-                        if worker > 0 {
-                            note_health(&mut state.servers[server as usize], answer.shows_pg_unavailable());
-                        }
+                    Task::RefusalLookedUp(holder, looked) => {
                         let refund = state.refund.clone()?;
-                        match after_cancel(cancel_verdict(cancel_answer(&answer, expected_refund(&refund)))) {
-                            RefundStep::SettleRefunded => settle_refund(&mut state, RefundEnd::Refunded, &answer),
-                            RefundStep::SettleRefused => settle_refund(&mut state, RefundEnd::Refused, &answer),
+                        let read = self.read_refund_lookup(looked, &refund);
+                        match after_refund_lookup_of_refusal(read.verdict) {
+                            RefundStep::SettleRefunded => {
+                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, "")
+                            }
+                            RefundStep::SettleRefused => {
+                                self.settle_refusal(&mut state, holder, None, REFUSED_FOR_GOOD)
+                            }
+                            RefundStep::Send
+                            | RefundStep::NewKey
+                            | RefundStep::LookAgainLater
+                            | RefundStep::LookUpTheRefusal => release_refund(&mut state.refund, holder),
+                        }
+                        Task::Idle
+                    }
+                    Task::CancelAnswered(holder, reply) => {
+                        // Slot 0 is the operator's request, which sends the refund's first cancel.
+                        let sent = if worker == 0 { Sent::First } else { Sent::Again };
+                        let refund = state.refund.clone()?;
+                        let read = self.read_cancel(reply, &refund, sent);
+                        if worker > 0 {
+                            note_health(&mut state.servers[server as usize], read.unavailable);
+                        }
+                        match read.step {
+                            RefundStep::SettleRefunded => {
+                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, &read.code)
+                            }
+                            RefundStep::SettleRefused => {
+                                self.settle_refusal(&mut state, holder, read.refunded_total, &read.code)
+                            }
+                            // A refusal of a send after the first: a lookup now decides, under the same lease.
+                            RefundStep::LookUpTheRefusal => {
+                                state.set_task(server, worker, Task::AtGate(holder, Call::RefusalLookup));
+                                return Some(state);
+                            }
                             RefundStep::NewKey => {
                                 // `replace_refund_key`: only the refund's lease holder.
                                 if let Some(refund) = state.refund.as_mut()
@@ -308,10 +341,7 @@ impl Protocol {
                                 }
                                 release_refund(&mut state.refund, holder);
                             }
-                            // Toss's tables never ask for it (a key replays its first answer).
-                            RefundStep::Send | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
-                                release_refund(&mut state.refund, holder)
-                            }
+                            RefundStep::Send | RefundStep::LookAgainLater => release_refund(&mut state.refund, holder),
                         }
                         Task::Idle
                     }
@@ -347,11 +377,13 @@ impl Protocol {
             Action::ProcessCancel { request, processing } => {
                 let position = state.pg.cancel_inbox.iter().position(|sent| *sent == request)?;
                 state.pg.cancel_inbox.remove(position);
-                if processing != CancelProcessing::AsDocumented {
+                // KakaoPay refusing to cancel the payment is its choice, not a fault (see `enabled`).
+                let refusal_without_keys = self.keyless_pg && processing == CancelProcessing::ProviderError;
+                if processing != CancelProcessing::AsDocumented && !refusal_without_keys {
                     state.faults_left -= 1;
                 }
-                let amount = state.refund.as_ref()?.amount;
-                let reply = state.pg.process_cancel(request, amount, processing);
+                let refund = state.refund.as_ref()?;
+                let reply = state.pg.process_cancel(request, (refund.amount, refund.balance_before), processing);
                 let (server, worker) = request.to;
                 if state.task(server, worker) == Task::CancelAwaiting(request.holder) {
                     state.set_task(server, worker, Task::CancelAnswered(request.holder, reply));

@@ -1,35 +1,25 @@
-//! The refund's steps: what the refund expects the PG to show, settling it
-//! and the order with it, releasing it, and a refund worker's call.
+//! The refund's steps: settling it and the order with it, releasing it, and a
+//! refund worker's call.
 
 use payonce_rules::settlement::Transition;
-use payonce_rules::toss::TossReply;
-use payonce_rules::toss::classify::{ExpectedRefund, refunded_total, refusal_code};
 
 use super::rows::note_health;
 use super::spec::Protocol;
+use crate::old_rules::OldRule;
 use crate::pg::{self, AMOUNT, CancelRequest};
 use crate::state::{Call, Holder, RefundEnd, RefundRow, State, Task};
 
-/// What the refund expects the PG to show once it is done.
-pub(super) fn expected_refund(refund: &RefundRow) -> ExpectedRefund<'static> {
-    ExpectedRefund {
-        payment: pg::expected(false),
-        balance_before: refund.balance_before,
-        balance_after: refund.balance_before - refund.amount,
-    }
-}
-
-/// Settles the refund (`settle_refunded`, or a refusal) and the order with it,
-/// if it is still open.
-pub(super) fn settle_refund(state: &mut State, end: RefundEnd, answer: &TossReply) {
+/// Settles the refund (`settle_refunded`, with what the PG showed refunded in
+/// all, or a refusal, with its code) and the order with it, if it is still open.
+pub(super) fn settle_refund(state: &mut State, end: RefundEnd, refunded_total: Option<u64>, code: &str) {
     let Some(refund) = state.refund.as_mut().filter(|refund| refund.is_open()) else { return };
     refund.settled = Some(end);
     let transition = match end {
         RefundEnd::Refunded => {
-            let refunded_total = refunded_total(answer).unwrap_or(state.row.refunded + refund.amount);
+            let refunded_total = refunded_total.unwrap_or(state.row.refunded + refund.amount);
             Transition::RefundSettled { refunded_total }
         }
-        RefundEnd::Refused => Transition::RefundRefused { back_to: refund.back_to, code: refusal_code(answer) },
+        RefundEnd::Refused => Transition::RefundRefused { back_to: refund.back_to, code: code.to_owned() },
     };
     if let Some(moved) = transition.from(state.row.status, AMOUNT, state.row.refunded) {
         let (from, refunded_before) = (state.row.status, state.row.refunded);
@@ -50,6 +40,18 @@ pub(super) fn release_refund(refund: &mut Option<RefundRow>, holder: Holder) {
 }
 
 impl Protocol {
+    /// Settles the refund refused, as `db::settle_refund` does: only while
+    /// `holder` holds its lease (a refusal read after a takeover may be of a
+    /// cancel sent before one that went through), else it stays open.
+    pub(super) fn settle_refusal(&self, state: &mut State, holder: Holder, refunded_total: Option<u64>, code: &str) {
+        let held = state.refund.as_ref().is_some_and(|refund| refund.owner == Some(holder));
+        if held || self.old(OldRule::RefusalSettledWithoutLease) {
+            settle_refund(state, RefundEnd::Refused, refunded_total, code);
+        } else {
+            release_refund(&mut state.refund, holder);
+        }
+    }
+
     /// A refund worker renews the refund's lease and makes its call.
     pub(super) fn renew_and_call_for_refund(
         &self,
@@ -76,8 +78,13 @@ impl Protocol {
             state.faults_left -= 1;
         }
         let looked = if fails { pg::Looked::Unavailable } else { state.pg.look_up_by_order() };
-        note_health(&mut state.servers[server as usize], pg::lookup_answer(looked).shows_pg_unavailable());
-        state.set_task(server, worker, Task::RefundLookedUp(holder, looked));
+        let refund = refund.clone();
+        note_health(&mut state.servers[server as usize], self.read_refund_lookup(looked, &refund).unavailable);
+        let task = match call {
+            Call::RefusalLookup => Task::RefusalLookedUp(holder, looked),
+            _ => Task::RefundLookedUp(holder, looked),
+        };
+        state.set_task(server, worker, task);
         state
     }
 }

@@ -311,23 +311,30 @@ impl Db {
     /// Settles a requested refund as the PG answered, and moves its order out of
     /// CANCEL_REQUESTED: to CANCELED or PARTIALLY_REFUNDED when refunded, back to
     /// where it was when refused. Says whether it did: not if someone settled
-    /// it first, so a refund is settled once.
+    /// it first, so a refund is settled once; and, `held_by` a lease holder,
+    /// not unless it still holds the refund's lease. A refusal is stored only
+    /// so: a cancel's refusal proves nothing was refunded only while no other
+    /// send of the refund went out, which only a takeover of the lease does.
     pub async fn settle_refund(
         &self,
         refund: &Refund,
         outcome: &RefundOutcome,
         last_pg_answer: &str,
-        actor: Actor,
+        (actor, held_by): (Actor, Option<&str>),
     ) -> Result<Option<OrderStatus>, sqlx::Error> {
         // In the ordered writes (`Db::write`), as every status change is: the
         // cancel's PG call, queued when the PG answered, is then committed with
         // this change or before it, never after a reader could see the refund.
         let db = self.clone();
         let (refund_row, outcome, answer) = (refund.clone(), outcome.clone(), last_pg_answer.to_owned());
+        let held_by = held_by.map(str::to_owned);
         let settled = self
             .write(Box::new(move |transaction| {
                 let (db, refund, outcome, answer) = (db.clone(), refund_row.clone(), outcome.clone(), answer.clone());
-                Box::pin(async move { db.settle_refund_in(transaction, &refund, &outcome, &answer, actor).await })
+                let held_by = held_by.clone();
+                Box::pin(async move {
+                    db.settle_refund_in(transaction, &refund, &outcome, &answer, (actor, held_by.as_deref())).await
+                })
             }))
             .await?;
         if settled.is_some() {
@@ -343,24 +350,27 @@ impl Db {
         refund: &Refund,
         outcome: &RefundOutcome,
         last_pg_answer: &str,
-        actor: Actor,
+        (actor, held_by): (Actor, Option<&str>),
     ) -> Result<Option<OrderStatus>, sqlx::Error> {
         let now = now_ms();
         let (status, failure_code) = match outcome {
             RefundOutcome::Done { .. } => (RefundStatus::Done, None),
             RefundOutcome::Refused { code } => (RefundStatus::Failed, Some(code.as_str())),
         };
-        let settled = sqlx::query(
-            "UPDATE refunds SET status = $1, failure_code = $2, last_pg_answer = $3, lease_until_ms = 0, \
-             updated_at_ms = $4 WHERE refund_id = $5 AND status = 'REQUESTED'",
-        )
-        .bind(status.as_str())
-        .bind(failure_code)
-        .bind(last_pg_answer)
-        .bind(now)
-        .bind(&refund.refund_id)
-        .execute(&mut *transaction)
-        .await?;
+        const SETTLE: &str = "UPDATE refunds SET status = $1, failure_code = $2, last_pg_answer = $3, \
+                              lease_until_ms = 0, updated_at_ms = $4 WHERE refund_id = $5 AND status = 'REQUESTED'";
+        let guarded = format!("{SETTLE} AND lease_owner = $6");
+        let sql = if held_by.is_some() { guarded.as_str() } else { SETTLE };
+        let mut query = sqlx::query(sql)
+            .bind(status.as_str())
+            .bind(failure_code)
+            .bind(last_pg_answer)
+            .bind(now)
+            .bind(&refund.refund_id);
+        if let Some(holder) = held_by {
+            query = query.bind(holder);
+        }
+        let settled = query.execute(&mut *transaction).await?;
         if settled.rows_affected() != 1 {
             return Ok(None);
         }

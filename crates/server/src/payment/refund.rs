@@ -8,7 +8,9 @@ use payonce_rules::pg_reply::PgReply;
 
 use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
+use crate::db::{
+    Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored, now_ms,
+};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::PgPlace;
@@ -302,7 +304,7 @@ pub(super) async fn settle_by_answer(
         RefundStep::SettleRefunded => {
             settle_refunded(app, refund, answer.refunded_total, &answer.describe(), actor).await
         }
-        RefundStep::SettleRefused => settle_refused(app, refund, answer, &answer.describe(), actor).await,
+        RefundStep::SettleRefused => settle_refused(app, refund, answer, &answer.describe(), (actor, holder)).await,
         RefundStep::NewKey => {
             // The PG refunded nothing and replays that answer for this key: only a new key goes out.
             let new_key = uuid::Uuid::new_v4().to_string();
@@ -325,59 +327,74 @@ pub(super) async fn settle_refunded(
 ) -> Result<Settled, AppError> {
     let refunded_total =
         refunded_total.ok_or_else(|| AppError::Internal("a refunded answer without a balance".to_owned()))?;
-    settle(app, refund, &RefundOutcome::Done { refunded_total }, described, actor).await?;
+    // A refund shown done is done, whoever reads it.
+    settle(app, refund, &RefundOutcome::Done { refunded_total }, described, (actor, None)).await?;
     Ok(Settled::Done)
 }
 
 /// Settles a refund refused for good, with the refusing cancel's code and
-/// what the PG said last.
+/// what the PG said last, while `holder` still holds its lease: a refusal
+/// read after the lease was taken over may be of a cancel sent before
+/// another that went through (KakaoPay, without keys, refuses the older one
+/// once the balance moved), and is then the new holder's to decide. Not
+/// stored so, the refund is still unknown.
 pub(super) async fn settle_refused(
     app: &App,
     refund: &Refund,
     refusal: &Canceled,
     described: &str,
-    actor: Actor,
+    (actor, holder): (Actor, &str),
 ) -> Result<Settled, AppError> {
     let outcome = RefundOutcome::Refused { code: refusal.refusal_code.clone() };
-    settle(app, refund, &outcome, described, actor).await?;
-    Ok(Settled::Done)
+    match settle(app, refund, &outcome, described, (actor, Some(holder))).await? {
+        true => Ok(Settled::Done),
+        false if still_requested(app, refund).await? => Ok(Settled::Unknown),
+        false => Ok(Settled::Done),
+    }
 }
 
+/// Whether the refund is still requested (no one settled it).
+async fn still_requested(app: &App, refund: &Refund) -> Result<bool, AppError> {
+    let stored = app.db.refund(&refund.refund_id).await?;
+    Ok(stored.is_some_and(|stored| stored.status == RefundStatus::Requested))
+}
+
+/// Stores the outcome (`held_by`: only while that holder holds the lease);
+/// says whether this call settled it.
 async fn settle(
     app: &App,
     refund: &Refund,
     outcome: &RefundOutcome,
     described: &str,
-    actor: Actor,
-) -> Result<(), AppError> {
-    if let Some(to) = app.db.settle_refund(refund, outcome, described, actor).await? {
-        let (label, code) = match outcome {
-            RefundOutcome::Done { .. } => ("DONE", None),
-            RefundOutcome::Refused { code } => ("FAILED", Some(code.as_str())),
-        };
-        metrics::refund_transition(label);
-        metrics::order_transition(to);
-        tracing::info!(
+    held_by: (Actor, Option<&str>),
+) -> Result<bool, AppError> {
+    let Some(to) = app.db.settle_refund(refund, outcome, described, held_by).await? else { return Ok(false) };
+    let (label, code) = match outcome {
+        RefundOutcome::Done { .. } => ("DONE", None),
+        RefundOutcome::Refused { code } => ("FAILED", Some(code.as_str())),
+    };
+    metrics::refund_transition(label);
+    metrics::order_transition(to);
+    tracing::info!(
+        order_id = refund.order_id,
+        refund_id = refund.refund_id,
+        idempotency_key = refund.pg_idempotency_key,
+        refund = label,
+        to = to.as_str(),
+        code,
+        answer = described,
+        "refund settled"
+    );
+    if let RefundOutcome::Refused { code } = outcome {
+        // Nothing was refunded and the customer was promised a refund: a person decides now.
+        metrics::refund_alert();
+        tracing::error!(
             order_id = refund.order_id,
             refund_id = refund.refund_id,
-            idempotency_key = refund.pg_idempotency_key,
-            refund = label,
-            to = to.as_str(),
+            amount = refund.amount,
             code,
-            answer = described,
-            "refund settled"
+            "the PG refused a refund for good: nothing was refunded, an operator must act"
         );
-        if let RefundOutcome::Refused { code } = outcome {
-            // Nothing was refunded and the customer was promised a refund: a person decides now.
-            metrics::refund_alert();
-            tracing::error!(
-                order_id = refund.order_id,
-                refund_id = refund.refund_id,
-                amount = refund.amount,
-                code,
-                "the PG refused a refund for good: nothing was refunded, an operator must act"
-            );
-        }
     }
-    Ok(())
+    Ok(true)
 }

@@ -124,8 +124,10 @@ async fn look_up_the_refusal(
         }
         RefundStep::SettleRefused => {
             let described = format!("{}; then {described}", refusal.describe());
-            settle_refused(app, refund, refusal, &described, Actor::Recovery).await?;
-            Recovered::Settled
+            match settle_refused(app, refund, refusal, &described, (Actor::Recovery, job.holder)).await? {
+                Settled::Unknown => Recovered::Unsettled,
+                _ => Recovered::Settled,
+            }
         }
         RefundStep::Send | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
             Recovered::Unsettled
