@@ -31,6 +31,10 @@ struct Args {
     /// cancels), under the rules the server applies to one.
     #[arg(long)]
     without_idempotency_keys: bool,
+    /// The PG's rarer answers too: a 409 while a key's first request is
+    /// processing, a body that cannot be read, a connection that fails.
+    #[arg(long)]
+    wire_faults: bool,
     /// Put an old rule back (to see the checker catch it): one of
     /// confirm-settles-without-lease, half-open-forever, no-age-rule,
     /// partial-refund-without-amount, one-lease-name-per-server, lookup-by-key-only,
@@ -62,11 +66,13 @@ fn main() -> ExitCode {
         refunds: !args.no_refunds,
         tabs: args.tabs,
     };
-    let base = if args.without_idempotency_keys {
-        Protocol::new(bounds).without_idempotency_keys()
-    } else {
-        Protocol::new(bounds)
-    };
+    let mut base = Protocol::new(bounds);
+    if args.without_idempotency_keys {
+        base = base.without_idempotency_keys();
+    }
+    if args.wire_faults {
+        base = base.with_wire_faults();
+    }
     let protocol = args.old_rules.iter().fold(base, |protocol, rule| protocol.with_old_rule(*rule));
     if let Some(address) = args.explore {
         println!("explorer at http://{address}/ (Ctrl-C to stop)");
@@ -74,8 +80,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "bounds: {bounds:?}; old rules: {:?}; PG without idempotency keys: {}",
-        args.old_rules, args.without_idempotency_keys
+        "bounds: {bounds:?}; old rules: {:?}; PG without idempotency keys: {}; wire faults: {}",
+        args.old_rules, args.without_idempotency_keys, args.wire_faults
     );
     let report = check(&protocol, args.threads);
     println!("{}", report.summary());

@@ -113,6 +113,13 @@ pub enum Reply {
     AlreadyProcessed,
     /// A code no table knows (the PG's answer to a key of another order).
     Undocumented,
+    /// Toss's 409 `IDEMPOTENT_REQUEST_PROCESSING`: the key's first request is
+    /// still being processed; this one was not.
+    StillProcessing,
+    /// The connection failed: the request never reached the PG.
+    NotSent,
+    /// An answer whose body cannot be read (the request was processed).
+    Unreadable,
     /// The caller stopped waiting: the PG may still process it.
     NoReply,
 }
@@ -136,6 +143,13 @@ pub enum Processing {
     TurnedAway,
     /// A 5xx, stored against the key: every repeat replays it.
     StoredServerError,
+    /// The connection fails: the request never reaches the PG.
+    NotSent,
+    /// Processed as documented, and its answer's body cannot be read.
+    Unreadable,
+    /// Toss's 409: another request with the key is still being processed, so
+    /// this one is not (nothing stored).
+    KeyInUse,
 }
 
 /// A confirm the PG has received and not yet processed.
@@ -206,11 +220,21 @@ impl Pg {
     /// Processes a confirm of the attempt's key, as Toss does; without keys,
     /// every confirm on its own.
     pub fn process(&mut self, request: Request, names_other_order: bool, processing: Processing) -> Reply {
+        match processing {
+            Processing::NotSent => return Reply::NotSent,
+            Processing::KeyInUse => return Reply::StillProcessing,
+            Processing::Unreadable => {
+                self.process(request, names_other_order, Processing::AsDocumented);
+                return Reply::Unreadable;
+            }
+            Processing::AsDocumented | Processing::TurnedAway | Processing::StoredServerError => {}
+        }
         self.confirms_received = self.confirms_received.saturating_add(1);
         if let Some(stored) = self.stored {
             return stored;
         }
         let reply = match processing {
+            Processing::NotSent | Processing::Unreadable | Processing::KeyInUse => unreachable!("answered above"),
             Processing::TurnedAway => return Reply::TooManyRequests,
             Processing::StoredServerError => Reply::ServerError,
             // The key names another order's payment: Toss refuses the pair.
@@ -360,6 +384,9 @@ pub fn confirm_answer(reply: Reply, names_other_order: bool) -> TossReply {
         Reply::SessionGone => error(404, "NOT_FOUND_PAYMENT_SESSION"),
         Reply::AlreadyProcessed => error(400, "ALREADY_PROCESSED_PAYMENT"),
         Reply::Undocumented => error(400, "INVALID_ORDER_ID_FOR_PAYMENT_KEY"),
+        Reply::StillProcessing => error(409, "IDEMPOTENT_REQUEST_PROCESSING"),
+        Reply::NotSent => TossReply::NotSent { detail: "connection refused".to_owned() },
+        Reply::Unreadable => TossReply::Unparsable { http_status: 200 },
         Reply::NoReply => TossReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
     }
 }
@@ -401,6 +428,10 @@ pub fn kakaopay_approve_answer(reply: Reply) -> KakaoPayReply<Approval> {
         // Approved already.
         Reply::AlreadyProcessed => kakaopay_error(400, -702),
         Reply::Undocumented => kakaopay_error(400, -9_999),
+        // Only a PG with keys answers so; KakaoPay's nearest is a 409 it does not document.
+        Reply::StillProcessing => KakaoPayReply::Unparsable { http_status: 409 },
+        Reply::NotSent => KakaoPayReply::NotSent { detail: "connection refused".to_owned() },
+        Reply::Unreadable => KakaoPayReply::Unparsable { http_status: 200 },
         Reply::NoReply => KakaoPayReply::NoReply { detail: "timed out".to_owned(), timed_out: true },
     }
 }

@@ -95,6 +95,9 @@ pub fn describe(action: &Action, after: &State) -> String {
                 Processing::AsDocumented => "",
                 Processing::TurnedAway => " with a 429 (not stored)",
                 Processing::StoredServerError => " with a 5xx it stores",
+                Processing::NotSent => ": no, its connection failed and it never arrived",
+                Processing::Unreadable => " and answers a body that cannot be read",
+                Processing::KeyInUse => ": no, 409, its key's first request is still processing",
             };
             format!("the PG processes {}'s confirm{how}{}", task_name(server, worker), answered(server, worker))
         }

@@ -71,6 +71,19 @@ fn every_interleaving_at_a_pg_without_keys_with_two_tabs_paying_keeps_the_promis
 }
 
 #[test]
+fn every_interleaving_with_409s_unreadable_answers_and_failed_connections_keeps_the_promises() {
+    // Within 1 fault and 1 worker per server: the PG may also answer a confirm
+    // 409 (its key's first request still processing), answer a body that
+    // cannot be read, or never get it (the connection failed), at both PGs.
+    for protocol in [Protocol::new(SMALL), Protocol::new(KEYLESS).without_idempotency_keys()] {
+        let protocol = protocol.with_wire_faults();
+        let what = format!("{SMALL:?} with wire faults, keys: {}", !protocol.keyless_pg);
+        let report = assert_holds(&protocol, &what);
+        assert!(report.unique_states > 800_000, "the model explores what it says: {}", report.summary());
+    }
+}
+
+#[test]
 fn a_resend_at_a_pg_without_idempotency_keys_is_caught() {
     // Toss's rule (send again under the same key once a lookup shows no
     // confirm) at a PG that has no keys sends a second approve.

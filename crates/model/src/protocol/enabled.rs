@@ -90,6 +90,24 @@ impl Protocol {
                 actions.push(Action::Process { request, processing: Processing::TurnedAway });
                 actions.push(Action::Process { request, processing: Processing::StoredServerError });
             }
+            if !self.wire_faults {
+                continue;
+            }
+            if fault {
+                actions.push(Action::Process { request, processing: Processing::Unreadable });
+                // A connection fails only while its caller is still waiting on it.
+                let (server, worker) = request.to;
+                let awaiting = matches!(state.task(server, worker),
+                    Task::ConfirmAwaiting(holder) | Task::ResendAwaiting(holder) if holder == request.holder);
+                if awaiting {
+                    actions.push(Action::Process { request, processing: Processing::NotSent });
+                }
+            }
+            // Toss answers 409 to a request whose key's first one is still
+            // being processed: a way it behaves, not a fault.
+            if !self.keyless_pg && state.pg.stored.is_none() && state.pg.inbox.iter().any(|other| *other != request) {
+                actions.push(Action::Process { request, processing: Processing::KeyInUse });
+            }
         }
         for &request in &state.pg.cancel_inbox {
             actions.push(Action::ProcessCancel { request, processing: CancelProcessing::AsDocumented });

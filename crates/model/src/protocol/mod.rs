@@ -358,7 +358,7 @@ impl Protocol {
             Action::Process { request, processing } => {
                 let position = state.pg.inbox.iter().position(|sent| *sent == request)?;
                 state.pg.inbox.remove(position);
-                if processing != Processing::AsDocumented {
+                if !matches!(processing, Processing::AsDocumented | Processing::KeyInUse) {
                     state.faults_left -= 1;
                 }
                 let reply = state.pg.process(request, state.names_other_order, processing);

@@ -2,7 +2,8 @@
 //! server's database and breaker would: the lifecycle's move under the lease
 //! rule, releases, lapses, the breaker hearing an answer, what a page shows.
 
-use payonce_api::{Failure, OrderStatus};
+use payonce_api::{Failure, Order, OrderStatus};
+use payonce_flow::{Check, Verdict, classify_check};
 use payonce_rules::settlement::{AttemptAge, FailedBecause, PaymentStep, Transition, after_lookup, after_order_lookup};
 use payonce_rules::toss::classify::{order_status_answer, status_verdict};
 
@@ -28,12 +29,32 @@ pub(super) fn note_health(server: &mut Server, pg_unavailable: bool) {
     }
 }
 
-/// What a tab shows after checking the order, from what it showed.
+/// What the page says after a check of the order: the page's own reading of
+/// the order it is given (`payonce_flow::classify_check`), a final verdict,
+/// or what it said before.
 pub(super) fn page_says(row: &Row, said: Said) -> Said {
-    match row.status {
-        OrderStatus::Failed => Said::NotCharged,
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => Said::Paid,
-        _ => said,
+    let order = Order {
+        order_id: String::new(),
+        status: row.status,
+        amount: AMOUNT,
+        order_name: String::new(),
+        items: Vec::new(),
+        created_at: String::new(),
+        updated_at: String::new(),
+        failure: None,
+        refunded_amount: row.refunded,
+        paid_at: None,
+        refund_refusal: None,
+        back: None,
+    };
+    match classify_check(&order) {
+        Check::Settled(Verdict::Failed(_)) => Said::NotCharged,
+        Check::Settled(Verdict::Paid { .. } | Verdict::Refunded { .. }) => Said::Paid,
+        Check::Settled(Verdict::Elsewhere)
+        | Check::InProgress
+        | Check::NotReceived
+        | Check::NothingLearned
+        | Check::Throttled { .. } => said,
     }
 }
 

@@ -52,6 +52,11 @@ pub struct Protocol {
     pub keyless_pg: bool,
     /// What the server's rules allow after a lookup shows no confirm.
     pub resending: Resending,
+    /// The PG also answers a confirm with a 409 while its key's first request
+    /// is processing, or with a body that cannot be read, and a connection may
+    /// fail before the request arrives (a run of its own: these multiply the
+    /// states several times over).
+    pub wire_faults: bool,
 }
 
 impl Protocol {
@@ -62,6 +67,7 @@ impl Protocol {
             only: None,
             keyless_pg: false,
             resending: Resending::UnderTheSameKey,
+            wire_faults: false,
         }
     }
 
@@ -77,6 +83,12 @@ impl Protocol {
     /// whatever the PG (to see the checker catch a resend without keys).
     pub fn resending(mut self, resending: Resending) -> Self {
         self.resending = resending;
+        self
+    }
+
+    /// The same protocol with the PG's rarer answers in play (`wire_faults`).
+    pub fn with_wire_faults(mut self) -> Self {
+        self.wire_faults = true;
         self
     }
 
