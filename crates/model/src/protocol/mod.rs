@@ -14,13 +14,13 @@ mod refund;
 mod rows;
 mod spec;
 
-use payonce_api::OrderStatus;
+use payonce_api::{ErrorCode, Failure, OrderStatus};
 use payonce_rules::settlement::{
-    RefundStep, Sent, Transition, after_first_call, after_refund_lookup, after_refund_lookup_of_refusal, after_resend,
+    AttemptAge, PaymentAnswer, RefundAnswer, RefundPass, Sent, Transition, after_first_call,
 };
 use stateright::{Model, Property};
 
-use self::refund::{release_refund, settle_refund};
+use self::refund::release_refund;
 use self::rows::{BreakerPhaseOf, deadline_to_come, lapse, note_health, page_says, release};
 pub use self::spec::{Action, Bounds, Protocol, REFUND_AMOUNT};
 use crate::old_rules::OldRule;
@@ -28,7 +28,7 @@ use crate::pg::{
     self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request,
 };
 use crate::properties;
-use crate::state::{Call, Job, Lookup, RefundEnd, RefundRow, Row, Said, Server, ShopHeard, State, Task};
+use crate::state::{Call, Job, Lookup, RefundRow, Row, Said, Server, ShopHeard, State, Task};
 
 /// The code a refund keeps when the lookup after a refusal of a cancel sent
 /// again shows nothing refunded: KakaoPay's "not in a state that can be
@@ -121,11 +121,19 @@ impl Protocol {
             }
 
             Action::PageClosesOrder => {
-                // `close_unconfirmed`: one statement, decided by the order's key.
+                // `close_unconfirmed`: one statement, decided by the order's key
+                // (an insert that an attempt already stored wins), moving the
+                // order as the lifecycle moves a failure from CREATED.
                 state.page_closed = true;
-                if state.row.status == OrderStatus::Created {
-                    state.row.status = OrderStatus::Failed;
-                    state.told_shop(OrderStatus::Created, Some("USER_CANCEL"), 0);
+                let closed = Transition::Failed(Failure {
+                    code: ErrorCode::ConfirmNotReceived.as_str().to_owned(),
+                    message: String::new(),
+                });
+                if state.row.status == OrderStatus::Created
+                    && let Some(moved) = closed.from(OrderStatus::Created, AMOUNT, 0)
+                {
+                    state.row.status = moved.to;
+                    state.told_shop(OrderStatus::Created, closed.code(), 0);
                 }
             }
             Action::StoreAttempt { server } => {
@@ -279,37 +287,14 @@ impl Protocol {
                     Task::RefundLookedUp(holder, looked) => {
                         let refund = state.refund.clone()?;
                         let read = self.read_refund_lookup(looked, &refund);
-                        match after_refund_lookup(read.verdict) {
-                            RefundStep::SettleRefunded => {
-                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, "");
-                                Task::Idle
-                            }
-                            RefundStep::Send => Task::AtGate(holder, Call::Cancel),
-                            RefundStep::SettleRefused
-                            | RefundStep::NewKey
-                            | RefundStep::LookAgainLater
-                            | RefundStep::LookUpTheRefusal => {
-                                release_refund(&mut state.refund, holder);
-                                Task::Idle
-                            }
-                        }
+                        let next = RefundPass::next(RefundAnswer::Looked(read.verdict));
+                        self.take_refund_step(&mut state, holder, next, (read.refunded_total, ""))
                     }
                     Task::RefusalLookedUp(holder, looked) => {
                         let refund = state.refund.clone()?;
                         let read = self.read_refund_lookup(looked, &refund);
-                        match after_refund_lookup_of_refusal(read.verdict) {
-                            RefundStep::SettleRefunded => {
-                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, "")
-                            }
-                            RefundStep::SettleRefused => {
-                                self.settle_refusal(&mut state, holder, None, REFUSED_FOR_GOOD)
-                            }
-                            RefundStep::Send
-                            | RefundStep::NewKey
-                            | RefundStep::LookAgainLater
-                            | RefundStep::LookUpTheRefusal => release_refund(&mut state.refund, holder),
-                        }
-                        Task::Idle
+                        let next = RefundPass::next(RefundAnswer::LookedAfterRefusal(read.verdict));
+                        self.take_refund_step(&mut state, holder, next, (read.refunded_total, REFUSED_FOR_GOOD))
                     }
                     Task::CancelAnswered(holder, reply) => {
                         // Slot 0 is the operator's request, which sends the refund's first cancel.
@@ -319,37 +304,17 @@ impl Protocol {
                         if worker > 0 {
                             note_health(&mut state.servers[server as usize], read.unavailable);
                         }
-                        match read.step {
-                            RefundStep::SettleRefunded => {
-                                settle_refund(&mut state, RefundEnd::Refunded, read.refunded_total, &read.code)
-                            }
-                            RefundStep::SettleRefused => {
-                                self.settle_refusal(&mut state, holder, read.refunded_total, &read.code)
-                            }
-                            // A refusal of a send after the first: a lookup now decides, under the same lease.
-                            RefundStep::LookUpTheRefusal => {
-                                state.set_task(server, worker, Task::AtGate(holder, Call::RefusalLookup));
-                                return Some(state);
-                            }
-                            RefundStep::NewKey => {
-                                // `replace_refund_key`: only the refund's lease holder.
-                                if let Some(refund) = state.refund.as_mut()
-                                    && refund.owner == Some(holder)
-                                    && refund.is_open()
-                                {
-                                    refund.key += 1;
-                                }
-                                release_refund(&mut state.refund, holder);
-                            }
-                            RefundStep::Send | RefundStep::LookAgainLater => release_refund(&mut state.refund, holder),
-                        }
-                        Task::Idle
+                        let next = RefundPass::next(RefundAnswer::Canceled(read.verdict));
+                        self.take_refund_step(&mut state, holder, next, (read.refunded_total, &read.code))
                     }
                     Task::ResendAnswered(holder, reply) => {
                         let read = self.read_confirm(reply, state.names_other_order, Sent::Again);
                         note_health(&mut state.servers[server as usize], read.unavailable);
-                        let step = after_resend(read.verdict, || read.failure);
-                        self.take_step(&mut state, holder, step)
+                        // A resend's answer: its age does not matter to the plan.
+                        let next = self
+                            .pass_plan(AttemptAge::Young)
+                            .next(PaymentAnswer::Resent(read.verdict), |_| read.failure);
+                        self.take_step(&mut state, holder, next)
                     }
                     _ => return None,
                 };

@@ -8,9 +8,7 @@
 use payonce_api::Failure;
 use payonce_rules::kakaopay::classify as kakaopay;
 use payonce_rules::pg_reply::PgReply;
-use payonce_rules::settlement::{
-    CancelVerdict, ConfirmVerdict, RefundLookupVerdict, RefundStep, Sent, Shown, after_cancel,
-};
+use payonce_rules::settlement::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, Sent, Shown};
 use payonce_rules::toss::classify as toss;
 
 use super::spec::Protocol;
@@ -34,10 +32,11 @@ pub(super) struct LookupRead {
     pub unavailable: bool,
 }
 
-/// What a cancel's reply leads to, how much it shows refunded in all, the
-/// code a refusal keeps, and whether it shows the PG unavailable.
+/// What a cancel's reply means (for the send it was), how much it shows
+/// refunded in all, the code a refusal keeps, and whether it shows the PG
+/// unavailable.
 pub(super) struct CancelRead {
-    pub step: RefundStep,
+    pub verdict: CancelVerdict,
     pub refunded_total: Option<u64>,
     pub code: String,
     pub unavailable: bool,
@@ -77,7 +76,7 @@ impl Protocol {
                     verdict => verdict,
                 };
             return CancelRead {
-                step: after_cancel(verdict),
+                verdict,
                 refunded_total: kakaopay::canceled_total(&answer),
                 code: kakaopay::refusal_code(&answer),
                 unavailable: answer.shows_pg_unavailable(),
@@ -86,7 +85,7 @@ impl Protocol {
         // Toss replays a key's first answer: a refusal proves the same on every send.
         let answer = pg::cancel_answer(reply);
         CancelRead {
-            step: after_cancel(toss::cancel_verdict(toss::cancel_answer(&answer, toss_refund(refund)))),
+            verdict: toss::cancel_verdict(toss::cancel_answer(&answer, toss_refund(refund))),
             refunded_total: toss::refunded_total(&answer),
             code: toss::refusal_code(&answer),
             unavailable: answer.shows_pg_unavailable(),

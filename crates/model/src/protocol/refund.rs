@@ -1,7 +1,7 @@
 //! The refund's steps: settling it and the order with it, releasing it, and a
 //! refund worker's call.
 
-use payonce_rules::settlement::Transition;
+use payonce_rules::settlement::{Next, RefundCall, RefundStore, Transition};
 
 use super::rows::note_health;
 use super::spec::Protocol;
@@ -40,6 +40,38 @@ pub(super) fn release_refund(refund: &mut Option<RefundRow>, holder: Holder) {
 }
 
 impl Protocol {
+    /// Does what the server's plan of a refund's pass (`RefundPass`) says
+    /// next, with what the answer showed refunded in all and the code a
+    /// refusal keeps; returns the task's next step.
+    pub(super) fn take_refund_step(
+        &self,
+        state: &mut State,
+        holder: Holder,
+        next: Next<RefundCall, RefundStore>,
+        (refunded_total, code): (Option<u64>, &str),
+    ) -> Task {
+        match next {
+            Next::Store(RefundStore::Refunded) => settle_refund(state, RefundEnd::Refunded, refunded_total, code),
+            Next::Store(RefundStore::Refused) => self.settle_refusal(state, holder, refunded_total, code),
+            Next::Store(RefundStore::NewKey) => {
+                // `replace_refund_key`: only the refund's lease holder.
+                if let Some(refund) = state.refund.as_mut()
+                    && refund.owner == Some(holder)
+                    && refund.is_open()
+                {
+                    refund.key += 1;
+                }
+                release_refund(&mut state.refund, holder);
+            }
+            Next::Call(RefundCall::LookUp) => return Task::AtGate(holder, Call::RefundLookup),
+            Next::Call(RefundCall::Cancel) => return Task::AtGate(holder, Call::Cancel),
+            // A refusal of a send after the first: a lookup now decides, under the same lease.
+            Next::Call(RefundCall::LookUpTheRefusal) => return Task::AtGate(holder, Call::RefusalLookup),
+            Next::End => release_refund(&mut state.refund, holder),
+        }
+        Task::Idle
+    }
+
     /// Settles the refund refused, as `db::settle_refund` does: only while
     /// `holder` holds its lease (a refusal read after a takeover may be of a
     /// cancel sent before one that went through), else it stays open.

@@ -4,7 +4,7 @@
 
 use payonce_api::{Failure, Order, OrderStatus};
 use payonce_flow::{Check, Verdict, classify_check};
-use payonce_rules::settlement::{AttemptAge, FailedBecause, PaymentStep, Transition, after_lookup, after_order_lookup};
+use payonce_rules::settlement::{AttemptAge, FailedBecause, Next, PaymentAnswer, PaymentCall, PaymentPass, Transition};
 use payonce_rules::toss::classify::{order_status_answer, status_verdict};
 
 use super::spec::Protocol;
@@ -96,37 +96,51 @@ impl Protocol {
         if state.pg.long_over && !self.old(OldRule::NoAgeRule) { AttemptAge::PastSession } else { AttemptAge::Young }
     }
 
-    /// What a lookup's answer leads to.
-    pub(super) fn after_looking(&self, state: &State, by: Lookup, looked: Looked, age: AttemptAge) -> PaymentStep {
+    /// The server's plan of a pass (`PaymentPass`), for an attempt of `age`
+    /// at this PG: its lookup by order only where the PG has one (and not
+    /// under the old rule that looked up by key only).
+    pub(super) fn pass_plan(&self, age: AttemptAge) -> PaymentPass {
+        let lookup_by_order = !self.keyless_pg && !self.old(OldRule::LookupByKeyOnly);
+        PaymentPass { age, resending: self.resending, lookup_by_order }
+    }
+
+    /// What a lookup's answer leads to, by the server's plan of the pass.
+    pub(super) fn after_looking(
+        &self,
+        state: &State,
+        by: Lookup,
+        looked: Looked,
+        age: AttemptAge,
+    ) -> Next<PaymentCall, Transition> {
+        let plan = self.pass_plan(age);
         match by {
             Lookup::ByKey => {
                 let read = self.read_lookup(looked, state.names_other_order);
                 let failure =
                     |why: FailedBecause| Failure { code: format!("{why:?}"), message: read.described.clone() };
-                match after_lookup(read.shown, age, self.resending, failure) {
-                    PaymentStep::LookUpByOrder if self.old(OldRule::LookupByKeyOnly) => PaymentStep::LookAgainLater,
-                    step => step,
-                }
+                plan.next(PaymentAnswer::Looked(read.shown), failure)
             }
-            // Toss's only: the rules never ask it at a PG without one (no other order's key there).
+            // Toss's only: the plan never asks it at a PG without one.
             Lookup::ByOrder => {
                 let answer = pg::lookup_answer(looked);
                 let failure = |why: FailedBecause| Failure { code: format!("{why:?}"), message: pg::describe(&answer) };
-                after_order_lookup(status_verdict(order_status_answer(&answer, pg::ORDER_ID, AMOUNT)), failure)
+                let verdict = status_verdict(order_status_answer(&answer, pg::ORDER_ID, AMOUNT));
+                plan.next(PaymentAnswer::LookedByOrder(verdict), failure)
             }
         }
     }
 
-    /// Does what a step says; returns the worker's next task.
-    pub(super) fn take_step(&self, state: &mut State, holder: Holder, step: PaymentStep) -> Task {
-        match step {
-            PaymentStep::Settle(transition) => {
+    /// Does what the plan says next; returns the worker's next task.
+    pub(super) fn take_step(&self, state: &mut State, holder: Holder, next: Next<PaymentCall, Transition>) -> Task {
+        match next {
+            Next::Store(transition) => {
                 self.write(state, &transition, holder, true);
                 Task::Idle
             }
-            PaymentStep::Resend => Task::AtGate(holder, Call::Resend),
-            PaymentStep::LookUpByOrder => Task::AtGate(holder, Call::Lookup(Lookup::ByOrder)),
-            PaymentStep::LookAgainLater => {
+            Next::Call(PaymentCall::Resend) => Task::AtGate(holder, Call::Resend),
+            Next::Call(PaymentCall::LookUpByOrder) => Task::AtGate(holder, Call::Lookup(Lookup::ByOrder)),
+            Next::Call(PaymentCall::LookUp) => Task::AtGate(holder, Call::Lookup(Lookup::ByKey)),
+            Next::End => {
                 release(&mut state.row, holder);
                 Task::Idle
             }

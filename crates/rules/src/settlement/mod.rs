@@ -1,6 +1,7 @@
 //! The settlement rules, without I/O: what a payment or a refund may become,
 //! and why. The PG's adapters read its answers into `verdicts`; `payment` and
-//! `refund` say what each leads to, `reconcile` what a charge at the PG is to
+//! `refund` say what each leads to, `plan` how a pass of the job engine
+//! sequences its calls by them, `reconcile` what a charge at the PG is to
 //! the shop; `lifecycle` where a transition takes an order;
 //! `schedule` (with `timings`) when a job not settled is looked at again and
 //! when an operator is told; `told` what a shop is told of a change. `db` stores what these compute; `payment/` (the
@@ -8,6 +9,7 @@
 
 mod lifecycle;
 mod payment;
+mod plan;
 mod reconcile;
 mod refund;
 mod schedule;
@@ -20,6 +22,7 @@ pub use payment::{
     AttemptAge, Deadlines, FailedBecause, PaymentStep, Resending, Shown, after_first_call, after_lookup,
     after_order_lookup, after_resend,
 };
+pub use plan::{Next, PaymentAnswer, PaymentCall, PaymentPass, RefundAnswer, RefundCall, RefundPass, RefundStore};
 pub use reconcile::{
     Charge, ChargeStep, Disagreement, Finding, MismatchAction, OrphanAction, OrphanPolicy, ShopSide, charge_step,
     classify, orphan_action,

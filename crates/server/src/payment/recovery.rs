@@ -32,10 +32,11 @@ use crate::app::App;
 use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
 use crate::error::AppError;
 use crate::metrics;
-use crate::pg::adapters::{ConfirmCall, Looked, PaymentAt, PgAdapter, Sent};
+use crate::pg::adapters::{ConfirmCall, Confirmed, Looked, PaymentAt, PgAdapter, Sent};
 use crate::resilience::lease;
+use payonce_api::Failure;
 use payonce_rules::settlement::{
-    AttemptAge, ConfirmVerdict, PaymentStep, StatusVerdict, Transition, after_lookup, after_order_lookup, after_resend,
+    AttemptAge, ConfirmVerdict, FailedBecause, Next, PaymentAnswer, PaymentCall, PaymentPass, StatusVerdict, Transition,
 };
 
 /// One pass over a payment whose lease the engine took for this pass.
@@ -69,26 +70,58 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
     Ok(pass)
 }
 
-/// The steps of one pass over a claimed attempt. Returns what it came to and
-/// the PG's last answer, for operators.
+/// What one call of a pass answered, kept for the failure it may store and
+/// the words operators see.
+enum Answered {
+    Looked(Looked),
+    LookedByOrder(Looked),
+    Resent(Confirmed),
+}
+
+impl Answered {
+    /// The answer as the plan reads it.
+    fn for_plan(&self) -> PaymentAnswer {
+        match self {
+            Answered::Looked(looked) => PaymentAnswer::Looked(looked.shown),
+            Answered::LookedByOrder(looked) => PaymentAnswer::LookedByOrder(looked.shown.verdict),
+            Answered::Resent(confirmed) => PaymentAnswer::Resent(confirmed.verdict),
+        }
+    }
+
+    /// The failure a FAILED stores, by why: a lookup's by its PG's words, a resend's its own.
+    fn failure(&self, adapter: &dyn PgAdapter, why: FailedBecause) -> Failure {
+        match self {
+            Answered::Looked(looked) | Answered::LookedByOrder(looked) => adapter.failure_because(why, looked),
+            Answered::Resent(confirmed) => confirmed.failure.clone(),
+        }
+    }
+
+    fn described(&self) -> String {
+        match self {
+            Answered::Looked(looked) | Answered::LookedByOrder(looked) => looked.describe(),
+            Answered::Resent(confirmed) => confirmed.describe(),
+        }
+    }
+
+    /// What a pass the plan ended came to: a resend the PG was too unwell to
+    /// answer counts apart (the breaker, the backoff).
+    fn ended(&self) -> Recovered {
+        match self {
+            Answered::Resent(confirmed) if confirmed.shows_pg_unavailable() => Recovered::Unavailable,
+            _ => Recovered::Unsettled,
+        }
+    }
+}
+
+/// One pass over a claimed attempt, as the rules plan it (`PaymentPass`):
+/// each call it asks for, until it says what to store or ends. Returns what it
+/// came to and the PG's last answer, for operators.
 async fn recover_claimed(
     app: &App,
     adapter: &dyn PgAdapter,
     job: Job<'_>,
     attempt: &Attempt,
 ) -> Result<(Recovered, Option<String>), AppError> {
-    let payment = PaymentAt { order_id: &attempt.order_id, payment_key: &attempt.payment_key, amount: attempt.amount };
-    let usable = |looked: &Looked| {
-        let verdict = looked.shown.verdict;
-        metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
-        tracing::debug!(
-            order_id = attempt.order_id,
-            answer = looked.describe(),
-            ?verdict,
-            "recovery looked the payment up"
-        );
-        verdict != StatusVerdict::Retry
-    };
     // Its age when the lookup goes out: only a lookup made past the session
     // (and the longest processing) shows what can no longer be charged.
     let promises = adapter.promises();
@@ -97,57 +130,71 @@ async fn recover_claimed(
         now_ms(),
         lease::deadlines(&app.config, promises.session_lifetime).nothing_charges_after(promises.resending),
     );
-    let lookup = |place| adapter.look_up(place, payment, PgCaller::Recovery);
-    let looked = match look_up(app, adapter, job, lookup, usable).await?.answer() {
-        Ok(looked) => looked,
-        Err(ended) => return Ok(ended),
-    };
-    let described = Some(looked.describe());
-    match after_lookup(looked.shown, age, promises.resending, |why| adapter.failure_because(why, &looked)) {
-        PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
+    let plan = PaymentPass { age, resending: promises.resending, lookup_by_order: promises.lookup_by_order };
+    let mut call = PaymentPass::FIRST;
+    loop {
+        let answered = match make(app, adapter, job, attempt, call).await? {
+            Ok(answered) => answered,
+            Err(ended) => return Ok(ended),
+        };
+        let described = Some(answered.described());
+        match plan.next(answered.for_plan(), |why| answered.failure(adapter, why)) {
+            Next::Call(next) => call = next,
+            Next::Store(transition) => {
+                return settle_from_recovery(app, job, attempt, transition)
+                    .await
+                    .map(|recovered| (recovered, described));
+            }
+            Next::End => return Ok((answered.ended(), described)),
         }
-        PaymentStep::Resend => resend(app, adapter, job, attempt).await,
-        PaymentStep::LookUpByOrder if promises.lookup_by_order => look_up_by_order(app, adapter, job, attempt).await,
-        PaymentStep::LookUpByOrder => {
-            tracing::error!(order_id = attempt.order_id, "the rules asked for a lookup by order the PG cannot make");
-            Ok((Recovered::Unsettled, described))
-        }
-        PaymentStep::LookAgainLater => Ok((Recovered::Unsettled, described)),
     }
 }
 
-/// The lookup by paymentKey showed another order's payment: look the order up
-/// by its id, and settle as that shows.
-async fn look_up_by_order(
+/// Makes one call of the pass: a lookup (retried while the PG gives no usable
+/// answer) or the resend, under the attempt's lease. `Err` is what the pass
+/// came to when the call could not be made or answered nothing usable.
+async fn make(
     app: &App,
     adapter: &dyn PgAdapter,
     job: Job<'_>,
     attempt: &Attempt,
-) -> Result<(Recovered, Option<String>), AppError> {
-    let (order_id, amount) = (attempt.order_id.as_str(), attempt.amount);
-    let usable = |looked: &Looked| looked.shown.verdict != StatusVerdict::Retry;
-    let lookup = |place| adapter.look_up_by_order(place, order_id, amount, PgCaller::Recovery);
-    let looked = match look_up(app, adapter, job, lookup, usable).await?.answer() {
-        Ok(looked) => looked,
-        Err(ended) => return Ok(ended),
-    };
-    let described = Some(looked.describe());
-    let verdict = looked.shown.verdict;
-    tracing::warn!(
-        order_id,
-        payment_key = attempt.payment_key,
-        ?verdict,
-        "the paymentKey named another order's payment"
-    );
-    match after_order_lookup(verdict, |why| adapter.failure_because(why, &looked)) {
-        PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
+    call: PaymentCall,
+) -> Result<Result<Answered, (Recovered, Option<String>)>, AppError> {
+    let payment = PaymentAt { order_id: &attempt.order_id, payment_key: &attempt.payment_key, amount: attempt.amount };
+    Ok(match call {
+        PaymentCall::LookUp => {
+            let usable = |looked: &Looked| {
+                let verdict = looked.shown.verdict;
+                metrics::recovery_call(attempt.pg, "lookup", status_label(verdict));
+                tracing::debug!(
+                    order_id = attempt.order_id,
+                    answer = looked.describe(),
+                    ?verdict,
+                    "recovery looked the payment up"
+                );
+                verdict != StatusVerdict::Retry
+            };
+            let lookup = |place| adapter.look_up(place, payment, PgCaller::Recovery);
+            look_up(app, adapter, job, lookup, usable).await?.answer().map(Answered::Looked)
         }
-        PaymentStep::Resend | PaymentStep::LookUpByOrder | PaymentStep::LookAgainLater => {
-            Ok((Recovered::Unsettled, described))
+        PaymentCall::LookUpByOrder => {
+            let (order_id, amount) = (payment.order_id, payment.amount);
+            let usable = |looked: &Looked| looked.shown.verdict != StatusVerdict::Retry;
+            let lookup = |place| adapter.look_up_by_order(place, order_id, amount, PgCaller::Recovery);
+            let looked = look_up(app, adapter, job, lookup, usable).await?.answer();
+            if let Ok(looked) = &looked {
+                let verdict = looked.shown.verdict;
+                tracing::warn!(
+                    order_id,
+                    payment_key = attempt.payment_key,
+                    ?verdict,
+                    "the paymentKey named another order's payment"
+                );
+            }
+            looked.map(Answered::LookedByOrder)
         }
-    }
+        PaymentCall::Resend => resend(app, adapter, job, attempt).await?.map(Answered::Resent),
+    })
 }
 
 /// Resends the confirm with the attempt's own key, once, after a lookup showed
@@ -157,7 +204,7 @@ async fn resend(
     adapter: &dyn PgAdapter,
     job: Job<'_>,
     attempt: &Attempt,
-) -> Result<(Recovered, Option<String>), AppError> {
+) -> Result<Result<Confirmed, (Recovered, Option<String>)>, AppError> {
     let call = ConfirmCall {
         order_id: &attempt.order_id,
         customer_id: None,
@@ -167,25 +214,18 @@ async fn resend(
         idempotency_key: &attempt.pg_idempotency_key,
     };
     let sending = |place| async move { Ok(adapter.confirm(place, call, PgCaller::Recovery, Sent::Again).await) };
-    let confirmed = match send_under_lease(app, adapter, job, sending).await? {
-        Ok(confirmed) => confirmed,
-        Err(not_sent) => return Ok(not_sent),
-    };
-    let verdict = confirmed.verdict;
-    metrics::recovery_call(attempt.pg, "resend", verdict_label(verdict));
-    tracing::info!(order_id = attempt.order_id, answer = confirmed.describe(), ?verdict, "recovery resent the confirm");
-    let described = Some(confirmed.describe());
-    match after_resend(verdict, || confirmed.failure.clone()) {
-        PaymentStep::Settle(transition) => {
-            settle_from_recovery(app, job, attempt, transition).await.map(|recovered| (recovered, described))
-        }
-        // The rules never resend twice in a pass: the next lookup decides.
-        PaymentStep::Resend | PaymentStep::LookUpByOrder | PaymentStep::LookAgainLater => {
-            let recovered =
-                if confirmed.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled };
-            Ok((recovered, described))
-        }
+    let confirmed = send_under_lease(app, adapter, job, sending).await?;
+    if let Ok(confirmed) = &confirmed {
+        let verdict = confirmed.verdict;
+        metrics::recovery_call(attempt.pg, "resend", verdict_label(verdict));
+        tracing::info!(
+            order_id = attempt.order_id,
+            answer = confirmed.describe(),
+            ?verdict,
+            "recovery resent the confirm"
+        );
     }
+    Ok(confirmed)
 }
 
 async fn settle_from_recovery(

@@ -16,7 +16,7 @@ use crate::metrics;
 use crate::pg::PgPlace;
 use crate::pg::adapters::{Canceled, PaymentAt, Sent};
 use crate::resilience::lease;
-use payonce_rules::settlement::RefundStep;
+use payonce_rules::settlement::{RefundStep, after_cancel};
 
 /// The reason the PG is given for a customer's own cancel.
 const CUSTOMER_REASON: &str = "cancelled by the customer";
@@ -256,7 +256,7 @@ pub(super) async fn send(
         idempotency_key = refund.pg_idempotency_key,
         answer = answer.describe(),
         ?send,
-        step = ?answer.step,
+        verdict = ?answer.verdict,
         "cancel sent"
     );
     Ok(answer)
@@ -277,7 +277,7 @@ pub(super) enum Settled {
 }
 
 impl Settled {
-    fn is_settled(self) -> bool {
+    pub(super) fn is_settled(self) -> bool {
         self == Settled::Done
     }
 
@@ -300,7 +300,7 @@ pub(super) async fn settle_by_answer(
     answer: &Canceled,
     (actor, holder): (Actor, &str),
 ) -> Result<Settled, AppError> {
-    match answer.step {
+    match after_cancel(answer.verdict) {
         RefundStep::SettleRefunded => {
             settle_refunded(app, refund, answer.refunded_total, &answer.describe(), actor).await
         }

@@ -21,14 +21,14 @@
 use payonce_rules::pg_reply::PgReply;
 
 use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
-use super::refund::{Settled, send, settle_by_answer, settle_refunded, settle_refused};
+use super::refund::{Settled, send, settle_refunded, settle_refused};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::PgPlace;
 use crate::pg::adapters::{Canceled, RefundLooked, Sent};
-use payonce_rules::settlement::{RefundLookupVerdict, RefundStep, after_refund_lookup, after_refund_lookup_of_refusal};
+use payonce_rules::settlement::{Next, RefundAnswer, RefundCall, RefundLookupVerdict, RefundPass, RefundStore};
 
 /// One pass over a refund whose lease the engine took for this worker.
 pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
@@ -40,23 +40,118 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
     Ok(Pass::came_to(recovered, last_answer, refund.recovery_passes))
 }
 
-/// One pass over a claimed refund: what it came to, and the PG's last answer.
-async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
-    let looked = match look_up_refund(app, job, refund).await? {
-        Ok(looked) => looked,
-        Err(ended) => return Ok(ended),
-    };
-    let described = looked.describe();
-    match after_refund_lookup(looked.verdict) {
-        RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, looked.refunded_total, &described, Actor::Recovery).await?;
-            Ok((Recovered::Settled, Some(described)))
-        }
-        RefundStep::Send => resend(app, job, refund).await,
-        RefundStep::SettleRefused | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
-            Ok((Recovered::Unsettled, Some(described)))
+/// What one call of a refund's pass answered.
+enum Answered {
+    Looked(RefundLooked),
+    /// The cancel, with the refund as it was sent (its key read again under the lease).
+    Canceled(Canceled, Refund),
+    LookedAfterRefusal(RefundLooked),
+}
+
+impl Answered {
+    fn for_plan(&self) -> RefundAnswer {
+        match self {
+            Answered::Looked(looked) => RefundAnswer::Looked(looked.verdict),
+            Answered::Canceled(canceled, _) => RefundAnswer::Canceled(canceled.verdict),
+            Answered::LookedAfterRefusal(looked) => RefundAnswer::LookedAfterRefusal(looked.verdict),
         }
     }
+
+    fn described(&self) -> String {
+        match self {
+            Answered::Looked(looked) | Answered::LookedAfterRefusal(looked) => looked.describe(),
+            Answered::Canceled(canceled, _) => canceled.describe(),
+        }
+    }
+
+    /// What the PG shows refunded in all, when it says.
+    fn refunded_total(&self) -> Option<u64> {
+        match self {
+            Answered::Looked(looked) | Answered::LookedAfterRefusal(looked) => looked.refunded_total,
+            Answered::Canceled(canceled, _) => canceled.refunded_total,
+        }
+    }
+}
+
+/// One pass over a claimed refund, as the rules plan it (`RefundPass`): each
+/// call it asks for, until it says what to store or ends. Returns what it came
+/// to and the PG's last answer, for operators.
+async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+    let mut call = RefundPass::FIRST;
+    // The cancel a refusal came from, which a refusal stored keeps the code of.
+    let mut refused: Option<Canceled> = None;
+    loop {
+        let answered = match call {
+            RefundCall::LookUp | RefundCall::LookUpTheRefusal => match look_up_refund(app, job, refund).await? {
+                Ok(looked) if call == RefundCall::LookUp => Answered::Looked(looked),
+                Ok(looked) => Answered::LookedAfterRefusal(looked),
+                Err(ended) => return Ok(ended),
+            },
+            RefundCall::Cancel => match resend(app, job, refund).await? {
+                Ok((canceled, sent)) => Answered::Canceled(canceled, sent),
+                Err(not_sent) => return Ok(not_sent),
+            },
+        };
+        let described = answered.described();
+        let next = RefundPass::next(answered.for_plan());
+        // A cancel's outcome is stored with the refund as it was sent.
+        let mut stored_as = refund;
+        if let Answered::Canceled(canceled, sent) = &answered {
+            metrics::refund_call(refund.pg, "resend", resend_label(&next, canceled));
+            if next == Next::Call(RefundCall::LookUpTheRefusal) {
+                refused = Some(canceled.clone());
+            }
+            stored_as = sent;
+        }
+        match next {
+            Next::Call(next) => call = next,
+            Next::Store(store) => {
+                return store_refund(app, job, stored_as, store, (&answered, refused.as_ref())).await;
+            }
+            Next::End => {
+                let recovered = match &answered {
+                    Answered::Canceled(canceled, _) if canceled.shows_pg_unavailable() => Recovered::Unavailable,
+                    _ => Recovered::Unsettled,
+                };
+                return Ok((recovered, Some(described)));
+            }
+        }
+    }
+}
+
+/// Stores what the plan says of `refund`, from the pass's last answer (and the
+/// cancel a refusal came from). A refusal is stored only while this pass holds
+/// the refund's lease; a new key only by it.
+async fn store_refund(
+    app: &App,
+    job: Job<'_>,
+    refund: &Refund,
+    store: RefundStore,
+    (answered, refused): (&Answered, Option<&Canceled>),
+) -> Result<(Recovered, Option<String>), AppError> {
+    let described = answered.described();
+    let settled = match (store, answered) {
+        (RefundStore::Refunded, _) => {
+            settle_refunded(app, refund, answered.refunded_total(), &described, Actor::Recovery).await?
+        }
+        (RefundStore::Refused, Answered::Canceled(canceled, _)) => {
+            settle_refused(app, refund, canceled, &described, (Actor::Recovery, job.holder)).await?
+        }
+        (RefundStore::Refused, _) => {
+            let refusal =
+                refused.ok_or_else(|| AppError::Internal("a refusal stored without its cancel".to_owned()))?;
+            let described = format!("{}; then {described}", refusal.describe());
+            settle_refused(app, refund, refusal, &described, (Actor::Recovery, job.holder)).await?
+        }
+        (RefundStore::NewKey, _) => {
+            // The PG refunded nothing and replays that answer for this key: only a new key goes out.
+            let new_key = uuid::Uuid::new_v4().to_string();
+            app.db.replace_refund_key(&refund.refund_id, job.holder, &new_key).await?;
+            Settled::NewKey
+        }
+    };
+    let recovered = if settled.is_settled() { Recovered::Settled } else { Recovered::Unsettled };
+    Ok((recovered, Some(described)))
 }
 
 /// What a lookup showed of a refund, or what the pass came to without one.
@@ -73,13 +168,18 @@ async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<Refu
     Ok(look_up(app, adapter, job, lookup, usable).await?.answer())
 }
 
-/// Sends the cancel again with the refund's key, after a lookup showed it not done.
-async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+/// Sends the cancel again, after a lookup showed it not done: with the refund
+/// as it is stored when the lease is renewed (the key may have changed since
+/// the claim: a refusal by the card company gives the refund a new one).
+/// Returns the answer and the refund it was sent as.
+async fn resend(
+    app: &App,
+    job: Job<'_>,
+    refund: &Refund,
+) -> Result<Result<(Canceled, Refund), (Recovered, Option<String>)>, AppError> {
     let mut sent_as = None;
     let sending = &mut sent_as;
     let sending_again = |place: PgPlace| async move {
-        // Read again under the renewed lease: the key may have changed since the
-        // claim (a refusal by the card company gives the refund a new one).
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
         let answer = send(app, place, &current, PgCaller::Recovery, Sent::Again).await;
         *sending = Some(current);
@@ -87,53 +187,10 @@ async fn resend(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, 
     };
     let answer = match send_under_lease(app, app.pgs.of(refund.pg)?, job, sending_again).await? {
         Ok(answer) => answer,
-        Err(not_sent) => return Ok(not_sent),
+        Err(not_sent) => return Ok(Err(not_sent)),
     };
     let refund = sent_as.expect("a refund that was sent was read first");
-    let settled = settle_by_answer(app, &refund, &answer, (Actor::Recovery, job.holder)).await?;
-    metrics::refund_call(refund.pg, "resend", resend_label(settled, &answer));
-    let recovered = match settled {
-        Settled::Done => Recovered::Settled,
-        Settled::RefusedUnlessDone => return look_up_the_refusal(app, job, &refund, &answer).await,
-        Settled::NewKey => Recovered::Unsettled,
-        Settled::Unknown if answer.shows_pg_unavailable() => Recovered::Unavailable,
-        Settled::Unknown => Recovered::Unsettled,
-    };
-    Ok((recovered, Some(answer.describe())))
-}
-
-/// A cancel sent again was refused: looks the payment up at once, under the
-/// same lease, and settles the refund as the balance shows (the rules'
-/// `after_refund_lookup_of_refusal`). Without this a refusal of a send after
-/// the first would be looked up, sent again and refused for ever.
-async fn look_up_the_refusal(
-    app: &App,
-    job: Job<'_>,
-    refund: &Refund,
-    refusal: &Canceled,
-) -> Result<(Recovered, Option<String>), AppError> {
-    let looked = match look_up_refund(app, job, refund).await? {
-        Ok(looked) => looked,
-        Err(ended) => return Ok(ended),
-    };
-    let described = looked.describe();
-    let recovered = match after_refund_lookup_of_refusal(looked.verdict) {
-        RefundStep::SettleRefunded => {
-            settle_refunded(app, refund, looked.refunded_total, &described, Actor::Recovery).await?;
-            Recovered::Settled
-        }
-        RefundStep::SettleRefused => {
-            let described = format!("{}; then {described}", refusal.describe());
-            match settle_refused(app, refund, refusal, &described, (Actor::Recovery, job.holder)).await? {
-                Settled::Unknown => Recovered::Unsettled,
-                _ => Recovered::Settled,
-            }
-        }
-        RefundStep::Send | RefundStep::NewKey | RefundStep::LookAgainLater | RefundStep::LookUpTheRefusal => {
-            Recovered::Unsettled
-        }
-    };
-    Ok((recovered, Some(described)))
+    Ok(Ok((answer, refund)))
 }
 
 fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
@@ -145,13 +202,13 @@ fn lookup_label(verdict: RefundLookupVerdict) -> &'static str {
     }
 }
 
-fn resend_label(settled: Settled, answer: &Canceled) -> &'static str {
-    match settled {
-        Settled::Done => "settled",
-        Settled::NewKey => "new_key",
-        Settled::RefusedUnlessDone => "refused_unless_done",
-        Settled::Unknown if answer.shows_pg_unavailable() => "unavailable",
-        Settled::Unknown => "unknown",
+fn resend_label(next: &Next<RefundCall, RefundStore>, answer: &Canceled) -> &'static str {
+    match next {
+        Next::Store(RefundStore::Refunded | RefundStore::Refused) => "settled",
+        Next::Store(RefundStore::NewKey) => "new_key",
+        Next::Call(_) => "refused_unless_done",
+        Next::End if answer.shows_pg_unavailable() => "unavailable",
+        Next::End => "unknown",
     }
 }
 

@@ -15,7 +15,7 @@ use payonce_rules::kakaopay::classify::{
 use payonce_rules::kakaopay::messages::{approve_failure, not_approved_failure, status_failure};
 use payonce_rules::kakaopay::{self as rules, KakaoPayReply};
 use payonce_rules::pg_reply::PgReply;
-use payonce_rules::settlement::{FailedBecause, Shown, after_cancel};
+use payonce_rules::settlement::{FailedBecause, Shown};
 
 use super::{
     Canceled, ConfirmCall, Confirmed, Looked, PaymentAt, PgAdapter, Promises, RefundLooked, ReplyFacts, Sent,
@@ -255,9 +255,8 @@ impl PgAdapter for KakaoPayAdapter {
             balance_before: refund.balance_before,
         };
         let answer = self.gateway.cancel(place, call, caller).await;
-        let step = after_cancel(tables::cancel_verdict(tables::cancel_answer(&answer, expected_refund(refund)), send));
         Canceled {
-            step,
+            verdict: tables::cancel_verdict(tables::cancel_answer(&answer, expected_refund(refund)), send),
             refunded_total: tables::canceled_total(&answer),
             refusal_code: tables::refusal_code(&answer),
             reply: facts(&answer),

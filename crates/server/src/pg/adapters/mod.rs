@@ -19,7 +19,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use payonce_api::{ConfirmRequest, Failure, Pg, PgWindow};
 use payonce_rules::pg_reply::PgReply;
-use payonce_rules::settlement::{ConfirmVerdict, FailedBecause, RefundLookupVerdict, RefundStep, Resending, Shown};
+use payonce_rules::settlement::{CancelVerdict, ConfirmVerdict, FailedBecause, RefundLookupVerdict, Resending, Shown};
 
 pub use self::kakaopay::KakaoPayAdapter;
 use self::ledger::PgLedger;
@@ -164,11 +164,11 @@ pub struct Looked {
     pub reply: ReplyFacts,
 }
 
-/// A cancel's answer: the step it leads to, how much the PG shows refunded in
-/// all when it says, and the code a refusal keeps.
+/// A cancel's answer: its verdict (read for the send it was), how much the PG
+/// shows refunded in all when it says, and the code a refusal keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Canceled {
-    pub step: RefundStep,
+    pub verdict: CancelVerdict,
     pub refunded_total: Option<u64>,
     pub refusal_code: String,
     pub reply: ReplyFacts,

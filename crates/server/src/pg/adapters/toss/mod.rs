@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use payonce_api::{ConfirmRequest, Failure, Pg};
-use payonce_rules::settlement::{FailedBecause, Shown, after_cancel};
+use payonce_rules::settlement::{FailedBecause, Shown};
 use payonce_rules::toss::TossReply;
 use payonce_rules::toss::classify::{
     Expected, ExpectedRefund, cancel_answer, cancel_verdict, confirm_answer, describe, failure_of, first_call_verdict,
@@ -170,10 +170,9 @@ impl PgAdapter for TossAdapter {
             idempotency_key: &refund.pg_idempotency_key,
         };
         let answer = self.gateway.cancel(place, call, caller).await;
-        // Toss replays a key's first answer: a refusal proves the same on every send.
-        let step = after_cancel(cancel_verdict(cancel_answer(&answer, expected_refund(refund, order_amount))));
         Canceled {
-            step,
+            // Toss replays a key's first answer: a refusal proves the same on every send.
+            verdict: cancel_verdict(cancel_answer(&answer, expected_refund(refund, order_amount))),
             refunded_total: refunded_total(&answer),
             refusal_code: refusal_code(&answer),
             reply: facts(&answer),
