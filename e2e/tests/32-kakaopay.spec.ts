@@ -97,12 +97,12 @@ test('KakaoPay that cannot be prepared says so; trying again opens its window, a
   const cart = new CartPage(page);
   await cart.open();
   await cart.chooseKakaoPay();
-  await page.route('**/api/orders/*/kakaopay', (route) => route.fulfill({ status: 503, json: { code: 'PG_UNREACHABLE' } }));
+  await page.route('**/api/orders/*/window', (route) => route.fulfill({ status: 503, json: { code: 'PG_UNREACHABLE' } }));
   await cart.pay.click();
 
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('KakaoPay could not be opened');
   await expect(page.getByTestId('pay-error')).toHaveText('The shop answered with an error (503).');
-  await page.unroute('**/api/orders/*/kakaopay');
+  await page.unroute('**/api/orders/*/window');
   await page.getByRole('button', { name: 'Try again' }).click();
   expect((await KakaoPayWindow.opened(page)).mode).toBe('pc');
 

@@ -305,15 +305,19 @@ pub(super) async fn settle_by_answer(
             settle_refunded(app, refund, answer.refunded_total, &answer.describe(), actor).await
         }
         RefundStep::SettleRefused => settle_refused(app, refund, answer, &answer.describe(), (actor, holder)).await,
-        RefundStep::NewKey => {
-            // The PG refunded nothing and replays that answer for this key: only a new key goes out.
-            let new_key = uuid::Uuid::new_v4().to_string();
-            app.db.replace_refund_key(&refund.refund_id, holder, &new_key).await?;
-            Ok(Settled::NewKey)
-        }
+        RefundStep::NewKey => give_new_key(app, refund, holder).await,
         RefundStep::LookUpTheRefusal => Ok(Settled::RefusedUnlessDone),
         RefundStep::Send | RefundStep::LookAgainLater => Ok(Settled::Unknown),
     }
+}
+
+/// Gives the refund a new key, as `holder` of its lease (only the holder's
+/// change is stored): the PG refunded nothing and replays that answer for the
+/// old one, so only a new key goes out.
+pub(super) async fn give_new_key(app: &App, refund: &Refund, holder: &str) -> Result<Settled, AppError> {
+    let new_key = uuid::Uuid::new_v4().to_string();
+    app.db.replace_refund_key(&refund.refund_id, holder, &new_key).await?;
+    Ok(Settled::NewKey)
 }
 
 /// Settles a refund the PG shows done (in a cancel's answer or a lookup), with

@@ -21,7 +21,7 @@
 use payonce_rules::pg_reply::PgReply;
 
 use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
-use super::refund::{Settled, send, settle_refunded, settle_refused};
+use super::refund::{give_new_key, send, settle_refunded, settle_refused};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
 use crate::error::AppError;
@@ -143,12 +143,7 @@ async fn store_refund(
             let described = format!("{}; then {described}", refusal.describe());
             settle_refused(app, refund, refusal, &described, (Actor::Recovery, job.holder)).await?
         }
-        (RefundStore::NewKey, _) => {
-            // The PG refunded nothing and replays that answer for this key: only a new key goes out.
-            let new_key = uuid::Uuid::new_v4().to_string();
-            app.db.replace_refund_key(&refund.refund_id, job.holder, &new_key).await?;
-            Settled::NewKey
-        }
+        (RefundStore::NewKey, _) => give_new_key(app, refund, job.holder).await?,
     };
     let recovered = if settled.is_settled() { Recovered::Settled } else { Recovered::Unsettled };
     Ok((recovered, Some(described)))

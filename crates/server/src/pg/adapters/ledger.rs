@@ -8,7 +8,7 @@ use std::fmt::Debug;
 use async_trait::async_trait;
 use payonce_rules::settlement::{OrphanCancel, RefundLookupVerdict};
 
-use super::ReplyFacts;
+use super::reply_facts::ReplyFacts;
 use crate::db::OrphanRefund;
 use crate::pg::PgPlace;
 

@@ -10,6 +10,7 @@
 
 mod kakaopay;
 pub mod ledger;
+mod reply_facts;
 mod toss;
 
 use std::fmt::Debug;
@@ -23,6 +24,7 @@ use payonce_rules::settlement::{CancelVerdict, ConfirmVerdict, FailedBecause, Re
 
 pub use self::kakaopay::KakaoPayAdapter;
 use self::ledger::PgLedger;
+pub use self::reply_facts::ReplyFacts;
 pub use self::toss::TossAdapter;
 use super::PgPlace;
 use crate::db::{Db, PgCaller, Refund};
@@ -82,46 +84,6 @@ pub struct WindowFor<'a> {
     pub amount: u64,
     /// Where the page is served: the window sends the customer back there.
     pub public_base_url: &'a str,
-}
-
-/// What a PG's answer showed on the wire, once its meaning was read: the
-/// limit, the breaker and the operators' records need no more of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplyFacts {
-    unanswered: bool,
-    shows_overload: bool,
-    shows_pg_unavailable: bool,
-    described: String,
-}
-
-impl ReplyFacts {
-    /// The facts of `reply`, described as `described`.
-    pub fn of(reply: &impl PgReply, described: String) -> Self {
-        Self {
-            unanswered: reply.unanswered(),
-            shows_overload: reply.shows_overload(),
-            shows_pg_unavailable: reply.shows_pg_unavailable(),
-            described,
-        }
-    }
-}
-
-impl PgReply for ReplyFacts {
-    fn unanswered(&self) -> bool {
-        self.unanswered
-    }
-
-    fn shows_overload(&self) -> bool {
-        self.shows_overload
-    }
-
-    fn shows_pg_unavailable(&self) -> bool {
-        self.shows_pg_unavailable
-    }
-
-    fn describe(&self) -> String {
-        self.described.clone()
-    }
 }
 
 /// Implements `PgReply` for an answer type through its `reply` field.
