@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -33,6 +33,7 @@ cd "$REPO_ROOT"
 declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
+  [shell-lease]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -47,8 +48,18 @@ declare -A files=(
   [page-flow]="crates/flow/src/lib.rs crates/flow/src/classify.rs"
   # Which credential the confirm carries, by the PG whose window sent the customer back.
   [page-return]="crates/flow/src/returned.rs"
+  # The server's own arithmetic of a lease (how long a confirm holds its
+  # attempt, and the deadlines an attempt's age is judged by), which only the
+  # order server's tests against the fake PG reach.
+  [shell-lease]="crates/server/src/resilience/lease.rs"
 )
-all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return)
+# The tests a module's mutants run: the crate's unit tests, and, for the
+# server's shell, its integration tests that pay, recover and refund (run by
+# nextest, on SQLite).
+declare -A tests=(
+  [shell-lease]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing)::/)"
+)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.
@@ -100,18 +111,29 @@ accepted="$REPO_ROOT/scripts/mutants-accepted.txt"
 out="$REPO_ROOT/target/mutants"
 mkdir -p "$out"
 
+# Which run a module's mutants go in: its crate's (the crate's unit tests), or,
+# with tests of its own, a run of its own.
+run_of() { if [ -n "${tests[$1]:-}" ]; then echo "$1"; else echo "${crate[$1]}"; fi; }
+
 # One run per crate (each builds a copy of the tree once), over its modules' files.
-for package in $(for module in "${modules[@]}"; do echo "${crate[$module]}"; done | sort -u); do
+for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u); do
   args=()
+  test_args=(--cargo-test-arg=--lib)
   for module in "${modules[@]}"; do
-    [ "${crate[$module]}" = "$package" ] || continue
+    [ "$(run_of "$module")" = "$run" ] || continue
+    package="${crate[$module]}"
     for pattern in ${files[$module]}; do args+=(--file "$pattern"); done
+    if [ -n "${tests[$module]:-}" ]; then
+      test_args=(--test-tool nextest)
+      read -r -a words <<<"${tests[$module]}"
+      for word in "${words[@]}"; do test_args+=("--cargo-test-arg=$word"); done
+    fi
   done
   say "mutating $package (${args[*]})"
   # An earlier run's results must never stand for this one's.
-  rm -rf "$out/$package/mutants.out" "$out/$package/mutants.out.old"
-  cargo mutants --package "$package" "${args[@]}" --output "$out/$package" \
-    --cargo-test-arg=--lib >"$out/$package.log" 2>&1
+  rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old"
+  cargo mutants --package "$package" "${args[@]}" --output "$out/$run" \
+    "${test_args[@]}" >"$out/$run.log" 2>&1
   exit_status=$?
   # 0: every mutant caught; 2: some missed; 3: some made the tests hang (the
   # report below counts each). Anything else (the unmutated tests failing, a
@@ -119,8 +141,8 @@ for package in $(for module in "${modules[@]}"; do echo "${crate[$module]}"; don
   case "$exit_status" in
     0 | 2 | 3) ;;
     *)
-      echo "cargo mutants --package $package ended with exit status $exit_status: no results (see $out/$package.log)"
-      rm -rf "$out/$package/mutants.out"
+      echo "cargo mutants ($run) ended with exit status $exit_status: no results (see $out/$run.log)"
+      rm -rf "$out/$run/mutants.out"
       ;;
   esac
 done
@@ -134,9 +156,9 @@ at_target=0
 below=${#not_rerun[@]}
 [ "$below" -eq 0 ] || status=1
 for module in "${modules[@]}"; do
-  dir="$out/${crate[$module]}/mutants.out"
+  dir="$out/$(run_of "$module")/mutants.out"
   if [ ! -d "$dir" ]; then
-    echo "$module: no results in $dir (see $out/${crate[$module]}.log)"
+    echo "$module: no results in $dir (see $out/$(run_of "$module").log)"
     status=1 below=$((below + 1))
     continue
   fi

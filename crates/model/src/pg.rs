@@ -279,17 +279,7 @@ impl Pg {
         let reply = match processing {
             CancelProcessing::TurnedAway => return CancelReply::TooManyRequests,
             CancelProcessing::ProviderError => CancelReply::ProviderError,
-            CancelProcessing::AsDocumented => {
-                let charged_now = matches!(self.payment, PaymentAtPg::Done | PaymentAtPg::PartialCanceled);
-                if charged_now && AMOUNT - self.refunded >= amount {
-                    self.refunded += amount;
-                    self.payment =
-                        if self.refunded == AMOUNT { PaymentAtPg::Canceled } else { PaymentAtPg::PartialCanceled };
-                    CancelReply::Refunded { balance: AMOUNT - self.refunded }
-                } else {
-                    CancelReply::NotCancelable
-                }
-            }
+            CancelProcessing::AsDocumented => self.refund(amount, |_| true),
         };
         self.cancel_stored[key] = Some(reply);
         reply
@@ -310,19 +300,21 @@ impl Pg {
                 CancelReply::ProviderError
             }
             CancelProcessing::AsDocumented if self.cancels_refused => CancelReply::ProviderError,
-            CancelProcessing::AsDocumented => {
-                let charged_now = matches!(self.payment, PaymentAtPg::Done | PaymentAtPg::PartialCanceled);
-                let balance = AMOUNT - self.refunded;
-                if charged_now && balance == balance_before && balance >= amount {
-                    self.refunded += amount;
-                    self.payment =
-                        if self.refunded == AMOUNT { PaymentAtPg::Canceled } else { PaymentAtPg::PartialCanceled };
-                    CancelReply::Refunded { balance: AMOUNT - self.refunded }
-                } else {
-                    CancelReply::NotCancelable
-                }
-            }
+            CancelProcessing::AsDocumented => self.refund(amount, |balance| balance == balance_before),
         }
+    }
+
+    /// Refunds `amount` of a charge whose balance covers it and passes
+    /// `checked`; refuses it (`NotCancelable`) otherwise.
+    fn refund(&mut self, amount: u64, checked: impl FnOnce(u64) -> bool) -> CancelReply {
+        let charged_now = matches!(self.payment, PaymentAtPg::Done | PaymentAtPg::PartialCanceled);
+        let balance = AMOUNT - self.refunded;
+        if !(charged_now && balance >= amount && checked(balance)) {
+            return CancelReply::NotCancelable;
+        }
+        self.refunded += amount;
+        self.payment = if self.refunded == AMOUNT { PaymentAtPg::Canceled } else { PaymentAtPg::PartialCanceled };
+        CancelReply::Refunded { balance: AMOUNT - self.refunded }
     }
 
     /// A confirm that reached the PG while the session was open is still

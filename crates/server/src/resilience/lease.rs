@@ -59,4 +59,15 @@ mod tests {
         assert_eq!(margin(&quick), Duration::from_secs(1));
         assert_eq!(for_lookup(&quick), Duration::from_millis(7_300));
     }
+
+    #[test]
+    fn every_holder_is_its_own_even_on_one_server() {
+        // Two tasks of one server under one name: a task whose lease lapsed
+        // would still pass the holder's checks after the other took over (the
+        // model checker's `one-lease-name-per-server`: a stale failure stored
+        // over a charge).
+        let (first, second) = (holder("server-1"), holder("server-1"));
+        assert_ne!(first, second);
+        assert!(first.starts_with("server-1/") && first.len() > "server-1/".len(), "{first}");
+    }
 }
