@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -33,7 +33,7 @@ cd "$REPO_ROOT"
 declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
-  [shell-lease]=payonce-server
+  [shell-lease]=payonce-server [shell-resilience]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -52,14 +52,21 @@ declare -A files=(
   # attempt, and the deadlines an attempt's age is judged by), which only the
   # order server's tests against the fake PG reach.
   [shell-lease]="crates/server/src/resilience/lease.rs"
+  # The server's breaker, retry budget and hinted lookups: the rules' phases
+  # and sums (in payonce-rules, mutated apart) under a lock and a clock.
+  [shell-resilience]="crates/server/src/resilience/breaker.rs crates/server/src/resilience/retry_budget.rs crates/server/src/resilience/hinted.rs"
 )
 # The tests a module's mutants run: the crate's unit tests, and, for the
 # server's shell, its integration tests that pay, recover and refund (run by
 # nextest, on SQLite).
 declare -A tests=(
   [shell-lease]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing)::/)"
+  [shell-resilience]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|retry_budget|webhooks)::/)"
 )
 all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease)
+# Modules run only by name until their first clean run records them (the test
+# command counts a module of `all` without a record as below target).
+named_only=(shell-resilience)
 recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.
@@ -93,7 +100,7 @@ else
   modules=("${@:-${all[@]}}")
 fi
 for module in "${modules[@]}"; do
-  [ -n "${crate[$module]:-}" ] || die "no module $module; the modules are: ${all[*]}"
+  [ -n "${crate[$module]:-}" ] || die "no module $module; the modules are: ${all[*]} ${named_only[*]}"
 done
 
 # The files as they are mutated now: what a clean run records (an edit during

@@ -16,18 +16,12 @@ pub struct RetryBudget {
     counts: Mutex<Counts>,
     /// Where the counts' clock starts.
     origin: Instant,
-    /// The window the budget looks back over.
-    window: Duration,
 }
 
 impl RetryBudget {
     pub fn new(window: Duration) -> Self {
         let window_ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        Self { counts: Mutex::new(Counts::new(window_ms)), origin: Instant::now(), window }
-    }
-
-    pub fn window(&self) -> Duration {
-        self.window
+        Self { counts: Mutex::new(Counts::new(window_ms)), origin: Instant::now() }
     }
 
     /// A customer's confirm went to the PG.
