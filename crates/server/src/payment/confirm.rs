@@ -259,16 +259,21 @@ async fn answer_existing(app: &App, order: &Order, idempotency_key: &str) -> Res
     if !app.db.has_attempt(&order.order_id).await? {
         return Ok(None);
     }
-    let current = Box::new(app.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?);
-    Err(match current.status {
+    let current = app.db.order(&order.order_id).await?.ok_or(AppError::OrderNotFound)?;
+    Err(already_begun(current))
+}
+
+/// Why an order whose payment has begun (or is over) takes no new one: its
+/// payment is in progress, or it is paid, or it failed, with the order.
+pub(super) fn already_begun(order: Order) -> AppError {
+    let order = Box::new(order);
+    match order.status {
         OrderStatus::Paid | OrderStatus::Canceled | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested => {
-            AppError::OrderAlreadyPaid { order: current }
+            AppError::OrderAlreadyPaid { order }
         }
-        OrderStatus::Failed => AppError::OrderAlreadyFailed { order: current },
-        OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created => {
-            AppError::PaymentInProgress { order: current }
-        }
-    })
+        OrderStatus::Failed => AppError::OrderAlreadyFailed { order },
+        OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created => AppError::PaymentInProgress { order },
+    }
 }
 
 /// What the first confirm call's verdict means for the order (the settlement

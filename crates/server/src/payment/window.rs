@@ -4,8 +4,9 @@
 //! has not begun. Nothing is charged until the customer's confirm, with what
 //! the window gives, is approved.
 
-use payonce_api::{Order, OrderStatus, Pg, PgWindow};
+use payonce_api::{OrderStatus, Pg, PgWindow};
 
+use super::confirm::already_begun;
 use crate::app::App;
 use crate::customer::Customer;
 use crate::error::AppError;
@@ -17,7 +18,8 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str, pg: Pg) -> 
     let order = app.db.customer_order(&customer.0, order_id).await?.ok_or(AppError::OrderNotFound)?;
     // CREATED is an order without an attempt: no confirm was ever stored for it.
     if order.status != OrderStatus::Created {
-        return Err(already_under_way(order));
+        // An order whose payment is under way or over cannot be prepared again.
+        return Err(already_begun(order));
     }
     let public_base_url = app.config.public_base_url();
     let window_for = WindowFor {
@@ -28,16 +30,4 @@ pub async fn prepare(app: &App, customer: &Customer, order_id: &str, pg: Pg) -> 
         public_base_url: &public_base_url,
     };
     adapter.prepare_window(&app.db, window_for).await
-}
-
-/// An order whose payment is under way or over cannot be prepared again.
-fn already_under_way(order: Order) -> AppError {
-    let order = Box::new(order);
-    match order.status {
-        OrderStatus::Failed => AppError::OrderAlreadyFailed { order },
-        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown => AppError::PaymentInProgress { order },
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::CancelRequested | OrderStatus::Canceled => {
-            AppError::OrderAlreadyPaid { order }
-        }
-    }
 }
