@@ -152,8 +152,7 @@ async fn run_one(learning: Learning, settings: Settings, bin_dir: &Path, work_di
     configure(json!({"hold": true, "webhook_url": webhook_url})).await?;
 
     // Every confirm outlives the read timeout: each payment is UNKNOWN.
-    let customer = reqwest::Client::builder().cookie_store(true).build()?;
-    let confirms = (0..settings.payments).map(|_| confirm_one(&customer, &server.url));
+    let confirms = (0..settings.payments).map(|_| confirm_one(&server.url));
     let order_ids: Vec<String> = futures::future::try_join_all(confirms).await?;
     let db = Db::open(&DbLocation::sqlite_file(&db_path), 2).await.map_err(database)?;
     for order_id in &order_ids {
@@ -201,8 +200,13 @@ async fn wait_for_event(db: &Db, order_id: &str, status: &str, within: Duration)
     }
 }
 
-/// Creates an order and confirms it; the answer is UNKNOWN once the read timeout passes.
-async fn confirm_one(customer: &reqwest::Client, shop: &str) -> Result<String, RunError> {
+/// A new customer creates an order and confirms it; the answer is UNKNOWN
+/// once the read timeout passes. Each customer has a browser of their own:
+/// customers sharing one cookie jar while their first orders are under way
+/// would each be given a cookie, and a confirm could carry another's and be
+/// told 404, as the order is not theirs.
+async fn confirm_one(shop: &str) -> Result<String, RunError> {
+    let customer = reqwest::Client::builder().cookie_store(true).build()?;
     let order: payonce_api::Order = customer
         .post(format!("{shop}/api/orders"))
         .json(&json!({"items": [{"sku": "TEA-TOWEL", "quantity": 1}]}))
