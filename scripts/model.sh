@@ -28,7 +28,7 @@ status=0
 # Each bound at Toss's PG, and at KakaoPay's (no idempotency keys, its own tables).
 for pg in "" "--without-idempotency-keys"; do
   for bounds in "--faults 2 --workers 1" "--faults 1 --workers 2" "--faults 1 --workers 1 --tabs 2" \
-    "--faults 2 --workers 2 --no-refunds"; do
+    "--faults 2 --workers 2 --no-refunds" "--faults 2 --workers 1 --outage" "--faults 1 --workers 2 --outage"; do
     say "payonce-model $bounds $pg"
     # shellcheck disable=SC2086 # the bounds are words on purpose
     "$model" $bounds $pg || status=1

@@ -35,6 +35,10 @@ struct Args {
     /// processing, a body that cannot be read, a connection that fails.
     #[arg(long)]
     wire_faults: bool,
+    /// One fault may be an outage of the PG's lookups, long enough to open
+    /// the breaker at the server's threshold (five failures in a row).
+    #[arg(long)]
+    outage: bool,
     /// Put an old rule back (to see the checker catch it): one of
     /// confirm-settles-without-lease, half-open-forever, no-age-rule,
     /// partial-refund-without-amount, one-lease-name-per-server, lookup-by-key-only,
@@ -73,6 +77,9 @@ fn main() -> ExitCode {
     if args.wire_faults {
         base = base.with_wire_faults();
     }
+    if args.outage {
+        base = base.with_outage();
+    }
     let protocol = args.old_rules.iter().fold(base, |protocol, rule| protocol.with_old_rule(*rule));
     if let Some(address) = args.explore {
         println!("explorer at http://{address}/ (Ctrl-C to stop)");
@@ -80,8 +87,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!(
-        "bounds: {bounds:?}; old rules: {:?}; PG without idempotency keys: {}; wire faults: {}",
-        args.old_rules, args.without_idempotency_keys, args.wire_faults
+        "bounds: {bounds:?}; old rules: {:?}; PG without idempotency keys: {}; wire faults: {}; outage: {}",
+        args.old_rules, args.without_idempotency_keys, args.wire_faults, args.outage
     );
     let report = check(&protocol, args.threads);
     println!("{}", report.summary());

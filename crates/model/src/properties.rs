@@ -1,6 +1,7 @@
 //! What must hold in every reachable state, and what must be reachable.
 
 use payonce_api::OrderStatus;
+use payonce_rules::breaker::Phase;
 use payonce_rules::settlement::{Charge, Finding, ShopSide, classify};
 use stateright::{Model, Property};
 
@@ -23,6 +24,7 @@ pub const CAN_BE_PAID: &str = "a payment can be paid";
 pub const CAN_FAIL: &str = "a payment can fail";
 pub const CAN_BE_RECOVERED_PARTLY_REFUNDED: &str = "a payment can be found partly refunded";
 pub const CAN_BE_REFUNDED: &str = "a refund can go out";
+pub const BREAKER_CAN_OPEN: &str = "recovery's breaker can open";
 
 fn charged_statuses(status: OrderStatus) -> bool {
     matches!(
@@ -38,14 +40,18 @@ pub fn payment_settled(status: OrderStatus) -> bool {
 }
 
 /// The customer's payment is settled (final, or never stored: its confirm
-/// task gone before it stored anything, so there is nothing to settle), and
-/// so is the operator's refund of it, where one is to come.
+/// task gone before it stored anything and no other tab's confirm to come, so
+/// there is nothing to settle), and so is the operator's refund of it, where
+/// one is to come. With two tabs, an order left CREATED by the first is not
+/// settled while the second may still submit: "eventually" holds on a path
+/// from the first state that satisfies it, and a payment the second tab's
+/// confirm then left stuck would go unreported.
 fn settled(state: &State) -> bool {
     let confirm_task_gone = state.servers.iter().all(|server| server.tasks[0] == Task::Idle);
     let refund_settled = state.refund.as_ref().map(|refund| !refund.is_open());
     state.submitted
         && match state.row.status {
-            OrderStatus::Created => confirm_task_gone,
+            OrderStatus::Created => confirm_task_gone && !state.second_tab_to_come,
             OrderStatus::Failed => true,
             OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::CancelRequested => false,
             OrderStatus::Paid | OrderStatus::PartiallyRefunded | OrderStatus::Canceled => {
@@ -129,6 +135,10 @@ pub fn all<M: Model<State = State>>() -> Vec<Property<M>> {
         }),
         Property::sometimes(CAN_BE_REFUNDED, |_, state: &State| {
             state.refund.as_ref().is_some_and(|refund| refund.settled == Some(RefundEnd::Refunded))
+        }),
+        // Under an outage, at the server's threshold: its phases are explored.
+        Property::sometimes(BREAKER_CAN_OPEN, |_, state: &State| {
+            state.servers.iter().any(|server| matches!(server.breaker, Phase::Open { .. }))
         }),
     ]
 }

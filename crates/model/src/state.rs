@@ -3,7 +3,7 @@
 //! bound the exploration.
 
 use payonce_api::OrderStatus;
-use payonce_rules::breaker::Phase as BreakerPhase;
+use payonce_rules::breaker::{FAILURE_THRESHOLD, Phase as BreakerPhase};
 use payonce_rules::settlement::AttemptAge;
 
 pub use crate::lease::Holder;
@@ -175,6 +175,22 @@ impl Server {
     }
 }
 
+/// The PG's outage, where the protocol has one (`Protocol::with_outage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outage {
+    NotYet,
+    /// The PG answers no lookup; `failed` have gone unanswered so far.
+    Out {
+        failed: u8,
+    },
+    Over,
+}
+
+/// Lookups an outage leaves unanswered before it ends: enough to open one
+/// server's breaker at the server's threshold, and to fail the probe it lets
+/// through after its cool-down.
+pub const OUTAGE_LOOKUPS: u8 = FAILURE_THRESHOLD as u8 + 1;
+
 /// What the page has told the customer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Said {
@@ -194,14 +210,18 @@ pub struct State {
     pub submitted: bool,
     /// The page asked the server to close the order.
     pub page_closed: bool,
-    /// A second tab sent its confirm.
-    pub second_tab_submitted: bool,
+    /// A second tab will still send its confirm (the bounds have one, and it
+    /// has not): until it has, an order its first tab left CREATED is not
+    /// settled, as the second tab's confirm may still come.
+    pub second_tab_to_come: bool,
     pub said: Said,
     /// The customer confirmed with a paymentKey of another order.
     pub names_other_order: bool,
     /// Faults still allowed: a kill, a freeze past a lease, a database
     /// error, a timeout, a 429, a stored 5xx, a failed lookup.
     pub faults_left: u8,
+    /// The PG's outage (one of the faults, where the protocol has one).
+    pub outage: Outage,
     /// Recovery passes so far (each claim is one); no claim past the bound.
     pub passes: u8,
     /// Refund passes so far, bounded the same way.

@@ -106,6 +106,7 @@ pub fn describe(action: &Action, after: &State) -> String {
         Action::SessionLongOver => "the session's longest processing is over too".to_owned(),
         Action::PartialCancelAtPg => "part of the charge is cancelled at the PG's console".to_owned(),
         Action::Tick => "time passes: the breakers' deadlines come".to_owned(),
+        Action::OutageBegins => "the PG goes out: it answers no lookup for a while".to_owned(),
         Action::Kill { server } => format!("server {server} is killed and restarts"),
         Action::TaskStops { server, worker } => format!("a database call of {} fails", task_name(server, worker)),
         Action::Freeze { job } => format!("the {}'s lease holder freezes past its lease", job_name(job)),

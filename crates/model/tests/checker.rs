@@ -84,6 +84,20 @@ fn every_interleaving_with_409s_unreadable_answers_and_failed_connections_keeps_
 }
 
 #[test]
+fn every_interleaving_through_an_outage_at_the_servers_breaker_threshold_keeps_the_promises() {
+    // One fault is an outage: no lookup is answered until a server's breaker
+    // could open at five failures in a row and its probe fail once more.
+    // Elsewhere the model's breaker opens at the first failure, so that one
+    // or two faults reach every phase; here it opens as the server's does.
+    for protocol in [Protocol::new(SMALL), Protocol::new(KEYLESS).without_idempotency_keys()] {
+        let protocol = protocol.with_outage();
+        let what = format!("{SMALL:?} through an outage, keys: {}", !protocol.keyless_pg);
+        let report = assert_holds(&protocol, &what);
+        assert!(report.unique_states > 1_000_000, "the model explores what it says: {}", report.summary());
+    }
+}
+
+#[test]
 fn a_resend_at_a_pg_without_idempotency_keys_is_caught() {
     // Toss's rule (send again under the same key once a lookup shows no
     // confirm) at a PG that has no keys sends a second approve.
@@ -188,8 +202,10 @@ fn a_confirm_task_that_stores_a_failure_without_its_lease_is_caught() {
 
 #[test]
 fn a_probe_lost_to_a_breaker_half_open_forever_is_caught() {
-    // The pass asks the breaker for the probe it holds and never sends: no call again.
-    assert_caught(OldRule::HalfOpenForever, EVERY_PAYMENT_SETTLES, "with a 5xx it stores", &["'s breaker"]);
+    // Through an outage, at the server's threshold of five: the pass asks the
+    // breaker for the probe it holds and never sends, and no call goes again.
+    let outage = Protocol::new(SMALL).with_outage();
+    assert_caught_in(&outage, OldRule::HalfOpenForever, EVERY_PAYMENT_SETTLES, "the PG goes out", &["'s breaker"]);
 }
 
 #[test]

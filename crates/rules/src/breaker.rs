@@ -3,6 +3,10 @@
 //! `CircuitBreaker` keeps one `Phase` behind a lock and reads the time; the
 //! model checker drives the same rules with a clock of its own.
 
+/// Failures in a row that open recovery's breaker: the server's, and the
+/// model checker's when it lets the PG be out for a stretch.
+pub const FAILURE_THRESHOLD: u32 = 5;
+
 /// The breaker's state and rules, without a clock: what it allows at `now`,
 /// and what an answer or a failure makes of it. Generic over time, so the
 /// model checker drives the same rules with a clock of its own.

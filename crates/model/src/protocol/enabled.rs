@@ -5,7 +5,7 @@ use payonce_api::OrderStatus;
 use super::rows::{BreakerPhaseOf, deadline_to_come};
 use super::spec::{Action, Protocol};
 use crate::pg::{self, CancelProcessing, Processing};
-use crate::state::{Call, Job, RefundRow, SERVERS, State, Task};
+use crate::state::{Call, Job, Outage, RefundRow, SERVERS, State, Task};
 
 impl Protocol {
     /// Pushes every step that can be taken in `state`.
@@ -22,7 +22,7 @@ impl Protocol {
             }
         }
         let before_an_outcome = matches!(state.row.status, OrderStatus::Created | OrderStatus::Pending);
-        if self.bounds.tabs > 1 && !state.second_tab_submitted && before_an_outcome {
+        if state.second_tab_to_come && before_an_outcome {
             for server in (0..SERVERS).filter(|&server| state.task(server, 0) == Task::Idle) {
                 actions.push(Action::SecondTabSubmits { server });
             }
@@ -58,8 +58,13 @@ impl Protocol {
                     Task::Claimed(_) => actions.push(Action::BeginPass { server, worker }),
                     Task::AtGate(..) => actions.push(Action::AskBreaker { server, worker }),
                     Task::Granted(_, call) => {
-                        actions.push(Action::RenewAndCall { server, worker, fails: false });
-                        if fault && matches!(call, Call::Lookup(_) | Call::RefundLookup | Call::RefusalLookup) {
+                        let lookup = matches!(call, Call::Lookup(_) | Call::RefundLookup | Call::RefusalLookup);
+                        // Out, the PG answers no lookup.
+                        let out = lookup && matches!(state.outage, Outage::Out { .. });
+                        if !out {
+                            actions.push(Action::RenewAndCall { server, worker, fails: false });
+                        }
+                        if lookup && (fault || out) {
                             actions.push(Action::RenewAndCall { server, worker, fails: true });
                         }
                     }
@@ -134,6 +139,9 @@ impl Protocol {
         }
         if state.pg.payment == pg::PaymentAtPg::Done && !state.pg.partly_cancelled && console_refund_in_scope(state) {
             actions.push(Action::PartialCancelAtPg);
+        }
+        if self.outage && fault && state.outage == Outage::NotYet {
+            actions.push(Action::OutageBegins);
         }
         if state.servers.iter().any(|server| deadline_to_come(server.breaker)) {
             actions.push(Action::Tick);

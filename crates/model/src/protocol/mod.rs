@@ -21,14 +21,14 @@ use payonce_rules::settlement::{
 use stateright::{Model, Property};
 
 use self::refund::release_refund;
-use self::rows::{BreakerPhaseOf, deadline_to_come, lapse, note_health, page_says, release};
+use self::rows::{BreakerPhaseOf, deadline_to_come, lapse, page_says, release};
 pub use self::spec::{Action, Bounds, Protocol, REFUND_AMOUNT};
 use crate::old_rules::OldRule;
 use crate::pg::{
     self, AMOUNT, CancelProcessing, CancelReply, CancelRequest, ExpiryShows, Pg, Processing, Reply, Request,
 };
 use crate::properties;
-use crate::state::{Call, Job, Lookup, RefundRow, Row, Said, Server, ShopHeard, State, Task};
+use crate::state::{Call, Job, Lookup, Outage, RefundRow, Row, Said, Server, ShopHeard, State, Task};
 
 /// The code a refund keeps when the lookup after a refusal of a cancel sent
 /// again shows nothing refunded: KakaoPay's "not in a state that can be
@@ -60,10 +60,11 @@ impl Model for Protocol {
                         said: Said::Nothing,
                         names_other_order,
                         faults_left: self.bounds.faults,
+                        outage: Outage::NotYet,
                         passes: 0,
                         refund_passes: 0,
                         page_closed: false,
-                        second_tab_submitted: false,
+                        second_tab_to_come: self.bounds.tabs > 1,
                         shop: ShopHeard::default(),
                         settled_once: false,
                         operator_asked: false,
@@ -91,6 +92,9 @@ impl Model for Protocol {
         if !self.bounds.refunds {
             properties.retain(|property| property.name != properties::CAN_BE_REFUNDED);
         }
+        if self.bounds.faults == 0 {
+            properties.retain(|property| property.name != properties::BREAKER_CAN_OPEN);
+        }
         if let Some(only) = self.only {
             properties.retain(|property| property.name == only);
         }
@@ -116,7 +120,7 @@ impl Protocol {
                 state.said = said;
             }
             Action::SecondTabSubmits { server } => {
-                state.second_tab_submitted = true;
+                state.second_tab_to_come = false;
                 state.set_task(server, 0, Task::ConfirmReceived);
             }
 
@@ -252,7 +256,7 @@ impl Protocol {
                 match call {
                     Call::Lookup(by) => {
                         if fails {
-                            state.faults_left -= 1;
+                            self.lookup_fails(&mut state, Job::Payment);
                         }
                         let looked = match (fails, by) {
                             (true, _) => pg::Looked::Unavailable,
@@ -263,7 +267,7 @@ impl Protocol {
                             Lookup::ByKey => self.read_lookup(looked, state.names_other_order).unavailable,
                             Lookup::ByOrder => pg::lookup_answer(looked).shows_pg_unavailable(),
                         };
-                        note_health(&mut state.servers[server as usize], unavailable);
+                        self.note_health(&mut state.servers[server as usize], unavailable);
                         let age = self.age(&state);
                         state.set_task(server, worker, Task::LookedUp(holder, by, looked, age));
                     }
@@ -302,14 +306,14 @@ impl Protocol {
                         let refund = state.refund.clone()?;
                         let read = self.read_cancel(reply, &refund, sent);
                         if worker > 0 {
-                            note_health(&mut state.servers[server as usize], read.unavailable);
+                            self.note_health(&mut state.servers[server as usize], read.unavailable);
                         }
                         let next = RefundPass::next(RefundAnswer::Canceled(read.verdict));
                         self.take_refund_step(&mut state, holder, next, (read.refunded_total, &read.code))
                     }
                     Task::ResendAnswered(holder, reply) => {
                         let read = self.read_confirm(reply, state.names_other_order, Sent::Again);
-                        note_health(&mut state.servers[server as usize], read.unavailable);
+                        self.note_health(&mut state.servers[server as usize], read.unavailable);
                         // A resend's answer: its age does not matter to the plan.
                         let next = self
                             .pass_plan(AttemptAge::Young)
@@ -377,6 +381,10 @@ impl Protocol {
                 state.pg.refunded = 1;
                 state.pg.refunded_at_console = 1;
                 state.pg.partly_cancelled = true;
+            }
+            Action::OutageBegins => {
+                state.faults_left -= 1;
+                state.outage = Outage::Out { failed: 0 };
             }
             Action::Tick => {
                 for server in &mut state.servers {

@@ -3,11 +3,10 @@
 
 use payonce_rules::settlement::{Next, RefundCall, RefundStore, Transition};
 
-use super::rows::note_health;
 use super::spec::Protocol;
 use crate::old_rules::OldRule;
 use crate::pg::{self, AMOUNT, CancelRequest};
-use crate::state::{Call, Holder, RefundEnd, RefundRow, State, Task};
+use crate::state::{Call, Holder, Job, RefundEnd, RefundRow, State, Task};
 
 /// Settles the refund (`settle_refunded`, with what the PG showed refunded in
 /// all, or a refusal, with its code) and the order with it, if it is still open.
@@ -106,12 +105,12 @@ impl Protocol {
             state.set_task(server, worker, Task::CancelAwaiting(holder));
             return state;
         }
+        let refund = refund.clone();
         if fails {
-            state.faults_left -= 1;
+            self.lookup_fails(&mut state, Job::Refund);
         }
         let looked = if fails { pg::Looked::Unavailable } else { state.pg.look_up_by_order() };
-        let refund = refund.clone();
-        note_health(&mut state.servers[server as usize], self.read_refund_lookup(looked, &refund).unavailable);
+        self.note_health(&mut state.servers[server as usize], self.read_refund_lookup(looked, &refund).unavailable);
         let task = match call {
             Call::RefusalLookup => Task::RefusalLookedUp(holder, looked),
             _ => Task::RefundLookedUp(holder, looked),

@@ -10,7 +10,7 @@ use payonce_rules::toss::classify::{order_status_answer, status_verdict};
 use super::spec::Protocol;
 use crate::old_rules::OldRule;
 use crate::pg::{self, AMOUNT, Looked};
-use crate::state::{Call, Holder, Job, Lookup, Row, Said, Server, State, Task};
+use crate::state::{Call, Holder, Job, Lookup, OUTAGE_LOOKUPS, Outage, Row, Said, Server, State, Task};
 
 /// The breaker's phases, on the model's clock.
 pub(super) type BreakerPhaseOf = payonce_rules::breaker::Phase<u8>;
@@ -19,13 +19,31 @@ pub(super) fn deadline_to_come(phase: BreakerPhaseOf) -> bool {
     matches!(phase, BreakerPhaseOf::Open { until: 1 } | BreakerPhaseOf::HalfOpen { probe_until: 1 })
 }
 
-/// The breaker hears how the PG answered (`pass::note_health`). It opens at
-/// the first failure here, so that few faults reach every phase.
-pub(super) fn note_health(server: &mut Server, pg_unavailable: bool) {
-    if pg_unavailable {
-        server.breaker.record_failure(1, 1);
-    } else {
-        server.breaker.record_answer();
+impl Protocol {
+    /// The breaker hears how the PG answered (`pass::note_health`), opening
+    /// at the protocol's threshold (`breaker_threshold`).
+    pub(super) fn note_health(&self, server: &mut Server, pg_unavailable: bool) {
+        if pg_unavailable {
+            server.breaker.record_failure(1, self.breaker_threshold());
+        } else {
+            server.breaker.record_answer();
+        }
+    }
+
+    /// A lookup that gets no answer: a fault of the bound's, or one of the
+    /// outage's. A pass the outage failed is not one of the bound's (the
+    /// outage is bounded itself), as one the breaker held back is not.
+    pub(super) fn lookup_fails(&self, state: &mut State, job: Job) {
+        let Outage::Out { failed } = state.outage else {
+            state.faults_left -= 1;
+            return;
+        };
+        state.outage = if failed + 1 < OUTAGE_LOOKUPS { Outage::Out { failed: failed + 1 } } else { Outage::Over };
+        let passes = match job {
+            Job::Payment => &mut state.passes,
+            Job::Refund => &mut state.refund_passes,
+        };
+        *passes = passes.saturating_sub(1);
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use payonce_rules::breaker::FAILURE_THRESHOLD;
 use payonce_rules::settlement::Resending;
 
 use crate::old_rules::OldRule;
@@ -57,6 +58,11 @@ pub struct Protocol {
     /// fail before the request arrives (a run of its own: these multiply the
     /// states several times over).
     pub wire_faults: bool,
+    /// One fault may be an outage: the PG answers no lookup until the
+    /// breaker could have opened at the server's threshold and a probe failed
+    /// once more, and the breaker opens at the server's threshold, not at the
+    /// first failure (a run of its own).
+    pub outage: bool,
 }
 
 impl Protocol {
@@ -68,6 +74,7 @@ impl Protocol {
             keyless_pg: false,
             resending: Resending::UnderTheSameKey,
             wire_faults: false,
+            outage: false,
         }
     }
 
@@ -90,6 +97,20 @@ impl Protocol {
     pub fn with_wire_faults(mut self) -> Self {
         self.wire_faults = true;
         self
+    }
+
+    /// The same protocol with an outage in play and the server's breaker
+    /// threshold (`outage`).
+    pub fn with_outage(mut self) -> Self {
+        self.outage = true;
+        self
+    }
+
+    /// Failures in a row that open a server's breaker: the server's own under
+    /// an outage; otherwise the first, so that one or two faults reach every
+    /// phase of the breaker.
+    pub(super) fn breaker_threshold(&self) -> u32 {
+        if self.outage { FAILURE_THRESHOLD } else { 1 }
     }
 
     /// The same protocol, checked for one property only.
@@ -196,6 +217,8 @@ pub enum Action {
     PartialCancelAtPg,
     /// Time passes: breaker deadlines come.
     Tick,
+    /// The PG goes out: it answers no lookup for a stretch (`Outage`).
+    OutageBegins,
     /// SIGKILL: the server's tasks and breaker are lost; it restarts.
     Kill {
         server: u8,

@@ -5,11 +5,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use payonce_rules::breaker::Phase;
+use payonce_rules::breaker::{FAILURE_THRESHOLD, Phase};
 use tokio::time::Instant;
-
-/// Consecutive failures that open the breaker.
-const FAILURE_THRESHOLD: u32 = 5;
 /// How long an open breaker refuses calls before letting one probe through,
 /// unless told otherwise (the server derives it from its recovery interval).
 const COOL_DOWN: Duration = Duration::from_secs(30);
