@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-by-hand
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -21,6 +21,13 @@
 # there, and changed since its record it counts as below target until
 # `scripts/mutants.sh pg-limit` records it. Put the figures in docs/mutation-tests.md.
 #
+# `shell-by-hand` is the mutants cargo-mutants cannot make: a lease's guard in
+# a statement's SQL made always true, a deadline left out, a check moved after
+# the call it guards. Each is a patch in scripts/mutants-by-hand/ (its first
+# line says what it breaks), applied in turn to a copy of the tree and run
+# against the same integration tests; a patch that no longer applies or
+# builds counts as missed, until it is made again.
+#
 # Its last line, "mutated modules: N at target, N below", is for the test command.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -33,7 +40,7 @@ cd "$REPO_ROOT"
 declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
-  [shell-lease]=payonce-server [shell-resilience]=payonce-server
+  [shell-lease]=payonce-server [shell-resilience]=payonce-server [shell-by-hand]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -55,6 +62,9 @@ declare -A files=(
   # The server's breaker, retry budget and hinted lookups: the rules' phases
   # and sums (in payonce-rules, mutated apart) under a lock and a clock.
   [shell-resilience]="crates/server/src/resilience/breaker.rs crates/server/src/resilience/retry_budget.rs crates/server/src/resilience/hinted.rs"
+  # The server's guards no cargo-mutants mutation reaches (in SQL, or an
+  # order of calls), and the patches that break them.
+  [shell-by-hand]="crates/server/src/db/status.rs crates/server/src/db/leases.rs crates/server/src/db/refunds.rs crates/server/src/resilience/lease.rs crates/server/src/payment/confirm.rs crates/server/src/payment/recovery.rs scripts/mutants-by-hand/*.patch"
 )
 # The tests a module's mutants run: the crate's unit tests, and, for the
 # server's shell, its integration tests that pay, recover and refund (run by
@@ -62,8 +72,11 @@ declare -A files=(
 declare -A tests=(
   [shell-lease]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing)::/)"
   [shell-resilience]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|retry_budget|webhooks)::/)"
+  [shell-by-hand]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation)::/)"
 )
-all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease)
+# Modules whose mutants are patches, not cargo-mutants'.
+declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-by-hand)
 # Modules run only by name until their first clean run records them (the test
 # command counts a module of `all` without a record as below target).
 named_only=(shell-resilience)
@@ -122,6 +135,56 @@ mkdir -p "$out"
 # with tests of its own, a run of its own.
 run_of() { if [ -n "${tests[$1]:-}" ]; then echo "$1"; else echo "${crate[$1]}"; fi; }
 
+# A run of a module's patches, written as cargo-mutants writes its results
+# (caught.txt, missed.txt, timeout.txt, unviable.txt; a line "FILE:0:0: PATCH
+# (what it breaks)" each) so the report below reads both alike. Each patch is
+# applied to a copy of the tree (its own target directory: the first build
+# takes minutes, each patch's seconds) and the tests run by nextest: a test
+# failing catches it (exit 100).
+hand_run() {
+  local module="$1" results="$out/$1/mutants.out" tree="$out/$1/tree"
+  mkdir -p "$results" "$tree"
+  # The tree as it is now (tracked and new files, not ignored ones), over the
+  # last copy's, whose target directory is kept.
+  find "$tree" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
+  git ls-files -z --cached --others --exclude-standard | tar -c --null -T - | tar -x -C "$tree"
+  read -r -a words <<<"${tests[$module]}"
+  run_tests() { (cd "$tree" && CARGO_TARGET_DIR="$tree/target" timeout "$1" cargo nextest run -p "${crate[$module]}" "${words[@]}"); }
+  # git apply in the copy, which is no repository: the ceiling keeps git from
+  # finding this one's above it (and applying the patch to its files instead).
+  in_tree() { local patch="${*: -1}"; (cd "$tree" && GIT_CEILING_DIRECTORIES="$(dirname "$tree")" git apply "${@:1:$#-1}" "$REPO_ROOT/$patch"); }
+  (cd "$tree" && CARGO_TARGET_DIR="$tree/target" cargo nextest run -p "${crate[$module]}" "${words[@]}" --no-run) \
+    || { echo "the unmutated tree does not build"; return 1; }
+  local started=$SECONDS
+  run_tests 3600 || { echo "the unmutated tests fail"; return 1; }
+  # A patch's tests may take three times the unmutated run's before they count as hung.
+  local limit=$(((SECONDS - started) * 3 + 60))
+  : >"$results/caught.txt"; : >"$results/missed.txt"; : >"$results/timeout.txt"; : >"$results/unviable.txt"
+  for patch in "${by_hand[$module]}"/*.patch; do
+    local name file line
+    name="$(basename "$patch" .patch)"
+    file="$(sed -n 's|^+++ b/||p' "$patch" | head -1)"
+    line="$file:0:0: $name ($(head -1 "$patch"))"
+    # A patch that no longer applies or builds breaks nothing: missed until it is made again.
+    if ! in_tree --check "$patch" 2>/dev/null; then
+      echo "$line, no longer applies" >>"$results/missed.txt"
+      echo "  $name: no longer applies: make it again"
+      continue
+    fi
+    in_tree "$patch"
+    run_tests "$limit" >"$out/$module/$name.log" 2>&1
+    local exit_status=$?
+    in_tree -R "$patch"
+    case "$exit_status" in
+      0) echo "$line" >>"$results/missed.txt"; echo "  $name: missed" ;;
+      100) echo "$line" >>"$results/caught.txt"; echo "  $name: caught" ;;
+      101) echo "$line, does not build" >>"$results/missed.txt"; echo "  $name: does not build: make it again" ;;
+      124) echo "$line" >>"$results/timeout.txt"; echo "  $name: hung" ;;
+      *) echo "  $name: the tests ended with exit status $exit_status (see $out/$module/$name.log)"; return 1 ;;
+    esac
+  done
+}
+
 # One run per crate (each builds a copy of the tree once), over its modules' files.
 for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u); do
   args=()
@@ -136,9 +199,14 @@ for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u)
       for word in "${words[@]}"; do test_args+=("--cargo-test-arg=$word"); done
     fi
   done
-  say "mutating $package (${args[*]})"
   # An earlier run's results must never stand for this one's.
   rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old"
+  if [ -n "${by_hand[$run]:-}" ]; then
+    say "mutating $package by hand (${by_hand[$run]}/*.patch)"
+    hand_run "$run" || { echo "$run: no results"; rm -rf "$out/$run/mutants.out"; }
+    continue
+  fi
+  say "mutating $package (${args[*]})"
   cargo mutants --package "$package" "${args[@]}" --output "$out/$run" \
     "${test_args[@]}" >"$out/$run.log" 2>&1
   exit_status=$?

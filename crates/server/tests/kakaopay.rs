@@ -450,3 +450,33 @@ async fn an_approve_that_never_landed_is_never_sent_again_and_fails_as_not_appro
     assert_eq!(stats.confirm_requests, 1, "the approve was sent once, and only looked up after");
     assert!(stats.lookups >= 2, "{stats:?}");
 }
+
+#[tokio::test]
+async fn an_approve_whose_store_waited_past_the_confirms_lease_is_never_sent() {
+    // The confirm's lease: 0.5 + 1 s for the call and 1 s to store its
+    // answer. The database stalls writers for 3.5 s, so the attempt is stored
+    // after its lease: recovery may have counted on the one approve having
+    // left by then (as after a server frozen there), and KakaoPay has no key
+    // to tell a late approve from a second one. It is never sent.
+    let pg = kakaopay().await;
+    let url = pg.url.clone();
+    let server = Server::start_with(&pg.url, move |config| {
+        config.kakaopay_url = Some(url);
+        config.pg_read_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let (created, token) = authorised(&server, "approve").await;
+
+    let stall = support::WriteStall::begin(&server.store).await;
+    // The stall itself: how long the database keeps the store waiting.
+    let stalling = async {
+        tokio::time::sleep(Duration::from_millis(3_500)).await;
+        stall.end().await;
+    };
+    let ((_, answer), ()) = tokio::join!(confirm(&server, &created, &token), stalling);
+    assert_ne!(answer["status"], "PAID", "{answer}");
+    let order_id = &created.order.order_id;
+    assert_ne!(server.order(order_id).await.status, OrderStatus::Paid);
+    assert_eq!(pg.stats().await.confirm_requests, 0, "KakaoPay never received the approve");
+    assert_eq!(pg.charges(order_id).await, 0);
+}

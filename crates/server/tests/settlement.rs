@@ -213,6 +213,78 @@ async fn a_definitive_answer_arriving_after_recovery_took_over_settles_once() {
 }
 
 #[tokio::test]
+async fn a_confirm_whose_store_waited_on_the_database_keeps_the_attempt_for_its_whole_call() {
+    // The attempt's lease counts from before its store began: 0.5 + 4 s for
+    // the call and 1 s to store its answer. The database stalls writers for
+    // 4 s, so the stored lease would lapse 1.5 s into a 3 s approval; renewed
+    // for a whole call before it goes out, it holds past the answer.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"latency_ms": 3_000})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_read_timeout = Duration::from_secs(4)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+
+    let stall = support::WriteStall::begin(&server.store).await;
+    // The stall itself: how long the database keeps the store waiting.
+    let stalling = async {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        stall.end().await;
+    };
+    let ((status, answer), ()) = tokio::join!(server.confirm(&created.order, "key-slow-store"), stalling);
+    assert_eq!((status, answer["status"].as_str()), (StatusCode::OK, Some("PAID")), "{answer}");
+    assert_eq!(
+        server.history(&order_id).await,
+        ["CREATED>PENDING", "PENDING>PAID"],
+        "recovery never took the attempt, nor the page saw it unknown, while its confirm was out"
+    );
+    assert_eq!(pg.stats().await.lookups, 0, "nothing looked the payment up while its confirm was out");
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
+
+#[tokio::test]
+async fn a_payments_lease_is_its_holders_alone_and_a_worker_it_lapsed_on_can_no_longer_renew_release_or_settle_it() {
+    use payonce_api::Failure;
+    use payonce_rules::settlement::Transition;
+    use payonce_server::db::{Actor, JobKind, Lease, Writer, now_ms};
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    // Recovery's own passes come an hour apart: the test's workers are the only ones.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    let created = server.create_order().await;
+    let order_id = created.order.order_id.clone();
+    let (_, body) = server.confirm(&created.order, "key-held").await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    let db = server.db().await;
+
+    // Worker A takes the payment; while its lease holds, B cannot.
+    let later = now_ms() + 3_600_000;
+    let claim = |worker: &'static str, at: i64| db.claim_job(JobKind::Payment, &order_id, worker, at, at + 60_000);
+    assert!(claim("worker-a", later).await.unwrap().is_some(), "A took it");
+    assert!(claim("worker-b", later + 30_000).await.unwrap().is_none(), "two workers would ask the PG at once");
+
+    // A freezes past its lease, and B takes the payment over.
+    let lapsed = later + 61_000;
+    assert!(claim("worker-b", lapsed).await.unwrap().is_some(), "B took it over once A's lease lapsed");
+
+    // A wakes: it can neither renew the lease, let it go, nor store what it learned.
+    assert!(!db.renew_job(JobKind::Payment, &order_id, "worker-a", lapsed + 120_000).await.unwrap());
+    assert_eq!(db.release_job(JobKind::Payment, &order_id, "worker-a", None, true, None).await.unwrap(), 0);
+    assert!(claim("worker-c", lapsed + 1_000).await.unwrap().is_none(), "B's lease still holds: A let go of nothing");
+    let failed = Transition::Failed(Failure { code: "NOT_FOUND_PAYMENT".into(), message: "A's stale lookup".into() });
+    let release = Lease::Release { next_attempt_at_ms: 0 };
+    let by_a =
+        db.transition(&order_id, OrderStatus::Unknown, &failed, release, Writer::holding(Actor::Recovery, "worker-a"));
+    assert!(by_a.await.unwrap().is_none(), "a failure A read may be older than a resend of B's that charged");
+    assert_eq!(server.order(&order_id).await.status, OrderStatus::Unknown);
+
+    let by_b =
+        db.transition(&order_id, OrderStatus::Unknown, &failed, release, Writer::holding(Actor::Recovery, "worker-b"));
+    assert!(by_b.await.unwrap().is_some(), "the holder settles it");
+    assert_eq!(server.order(&order_id).await.status, OrderStatus::Failed);
+    assert_charges_agree(&pg, &server, &[&order_id]).await;
+}
+
+#[tokio::test]
 async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_panics_nothing() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_500, "faults": {"reset_after_charge": 1.0}})).await;

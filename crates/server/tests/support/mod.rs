@@ -195,6 +195,44 @@ async fn fresh_postgres_database(server_url: &str) -> DbLocation {
     url.as_str().parse().unwrap()
 }
 
+/// The database stalls for writers: a transaction of the test's holds the
+/// write lock of the payments' table (SQLite's one writer, or PostgreSQL's
+/// lock of `payment_attempts`), as a slow writer or a database pausing would,
+/// until `end`. Reads go on. SQLite makes a writer wait 5 s at most.
+pub enum WriteStall {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+impl WriteStall {
+    pub async fn begin(store: &Store) -> Self {
+        use sqlx::{Connection, Executor};
+        let url = store.db.url();
+        match store.db.engine() {
+            payonce_server::db::Engine::Sqlite => {
+                let mut connection = sqlx::SqliteConnection::connect(url).await.unwrap();
+                connection.execute("BEGIN IMMEDIATE").await.unwrap();
+                Self::Sqlite(connection)
+            }
+            payonce_server::db::Engine::Postgres => {
+                let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+                connection.execute("BEGIN").await.unwrap();
+                connection.execute("LOCK TABLE payment_attempts IN SHARE ROW EXCLUSIVE MODE").await.unwrap();
+                Self::Postgres(connection)
+            }
+        }
+    }
+
+    /// The stall ends: writers go on.
+    pub async fn end(self) {
+        use sqlx::Executor;
+        match self {
+            Self::Sqlite(mut connection) => drop(connection.execute("COMMIT").await.unwrap()),
+            Self::Postgres(mut connection) => drop(connection.execute("COMMIT").await.unwrap()),
+        }
+    }
+}
+
 /// The order server on its own database, in this process or as a child process.
 pub struct Server {
     pub url: String,
