@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-by-hand
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-by-hand
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -14,7 +14,7 @@
 # report prints it): listed ones are counted apart, not reported again.
 #
 # A module none of whose mutants is missed has its files' digests written to
-# scripts/mutants-recorded.txt. The test command runs `--changed`: the modules of
+# scripts/mutants-recorded/MODULE.txt. The test command runs `--changed`: the modules of
 # payonce-rules and payonce-flow (a second or so a mutant) whose files differ
 # from that record, so a rule changed without its tests fails the run; the
 # server's limit (a large crate built per mutant: 15 minutes) is not mutated
@@ -41,6 +41,7 @@ declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
   [shell-lease]=payonce-server [shell-resilience]=payonce-server [shell-by-hand]=payonce-server
+  [shell-db]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -62,30 +63,38 @@ declare -A files=(
   # The server's breaker, retry budget and hinted lookups: the rules' phases
   # and sums (in payonce-rules, mutated apart) under a lock and a clock.
   [shell-resilience]="crates/server/src/resilience/breaker.rs crates/server/src/resilience/retry_budget.rs crates/server/src/resilience/hinted.rs"
+  # The status writer and the job engine's leases: which statement runs, and
+  # what its rows mean (the SQL itself is shell-by-hand's).
+  [shell-db]="crates/server/src/db/status.rs crates/server/src/db/leases.rs"
   # The server's guards no cargo-mutants mutation reaches (in SQL, or an
   # order of calls), and the patches that break them.
   [shell-by-hand]="crates/server/src/db/status.rs crates/server/src/db/leases.rs crates/server/src/db/refunds.rs crates/server/src/resilience/lease.rs crates/server/src/payment/confirm.rs crates/server/src/payment/recovery.rs scripts/mutants-by-hand/*.patch"
 )
 # The tests a module's mutants run: the crate's unit tests, and, for the
 # server's shell, its integration tests that pay, recover and refund (run by
-# nextest, on SQLite).
+# nextest, on SQLite), stopped at the first failure: a mutant that breaks
+# recovery would otherwise wait out every test's own time limit.
 declare -A tests=(
-  [shell-lease]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing)::/)"
-  [shell-resilience]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|retry_budget|webhooks)::/)"
-  [shell-by-hand]="--lib --test integration -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation)::/)"
+  [shell-lease]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing)::/)"
+  [shell-resilience]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|retry_budget|webhooks)::/)"
+  [shell-by-hand]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation)::/)"
+  [shell-db]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation|webhooks)::/)"
 )
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
-all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-by-hand)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-db shell-by-hand)
 # Modules run only by name until their first clean run records them (the test
 # command counts a module of `all` without a record as below target).
 named_only=(shell-resilience)
-recorded="$REPO_ROOT/scripts/mutants-recorded.txt"
+# Each module's record: its files' digests when a run of it last caught every
+# mutant. Per module, as modules share files (the leases' code is both
+# shell-db's and shell-by-hand's): one module's run records nothing of another's.
+recorded="$REPO_ROOT/scripts/mutants-recorded"
 
 # The digests of a module's files, one "DIGEST  FILE" line each.
 digests() { sha256sum ${files[$1]} | sort -k2; }
 # Whether a module's files are as its last clean run left them.
-as_recorded() { diff -q <(digests "$1") <(grep -F -f <(digests "$1" | awk '{ print "  " $2 }') "$recorded" 2>/dev/null | sort -k2) >/dev/null; }
+as_recorded() { diff -q <(digests "$1") "$recorded/$1.txt" >/dev/null 2>&1; }
 
 # Modules changed since their recorded run that this run leaves to a run of
 # their own (the server's: minutes a mutant). Each counts as below target: a
@@ -103,7 +112,7 @@ if [ "${1:-}" = "--changed" ]; then
     fi
   done
   if [ "${#modules[@]}" -eq 0 ]; then
-    say "no rule of payonce-rules or payonce-flow changed since its recorded mutation run (scripts/mutants-recorded.txt)"
+    say "no rule of payonce-rules or payonce-flow changed since its recorded mutation run (scripts/mutants-recorded/)"
     echo "mutated modules: 0 at target, ${#not_rerun[@]} below"
     [ "${#not_rerun[@]}" -eq 0 ]
     exit
@@ -259,8 +268,8 @@ for module in "${modules[@]}"; do
   else
     # Clean: this is the module's recorded run now.
     at_target=$((at_target + 1))
-    { grep -vF -f <(awk '{ print "  " $2 }' "$snapshot/$module") "$recorded" 2>/dev/null; cat "$snapshot/$module"; } \
-      | sort -k2 >"$recorded.new" && mv "$recorded.new" "$recorded"
+    mkdir -p "$recorded"
+    cp "$snapshot/$module" "$recorded/$module.txt"
   fi
 done
 echo "mutated modules: $at_target at target, $below below"

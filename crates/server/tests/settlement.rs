@@ -285,6 +285,30 @@ async fn a_payments_lease_is_its_holders_alone_and_a_worker_it_lapsed_on_can_no_
 }
 
 #[tokio::test]
+async fn the_job_engine_sleeps_until_the_first_payment_falls_due_and_an_interval_when_none_is_open() {
+    use payonce_server::db::{JobKind, now_ms};
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    // An hour's interval: an unknown outcome's first look is five minutes after it.
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    let db = server.db().await;
+    for kind in JobKind::ALL {
+        assert_eq!(db.next_job_due_ms(kind).await.unwrap(), None, "nothing open: the engine sleeps its interval");
+    }
+
+    let created = server.create_order().await;
+    let stored_before = now_ms();
+    let (_, body) = server.confirm(&created.order, "key-due-later").await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    let due = db.next_job_due_ms(JobKind::Payment).await.unwrap().expect("the unknown payment is a job");
+    // Were it due at once, the engine would wake every sixtieth of its interval to find nothing to do.
+    let first_look = 5 * 60 * 1_000;
+    assert!(due >= stored_before + first_look, "due at {due}, {} ms after the store", due - stored_before);
+    assert!(due <= now_ms() + first_look, "due at {due}: not later than its first look");
+    assert_eq!(db.next_job_due_ms(JobKind::Refund).await.unwrap(), None);
+}
+
+#[tokio::test]
 async fn an_unknown_answer_for_an_attempt_already_unknown_changes_nothing_and_panics_nothing() {
     let pg = FakePg::start().await;
     pg.configure(json!({"latency_ms": 1_500, "faults": {"reset_after_charge": 1.0}})).await;
