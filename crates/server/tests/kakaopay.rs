@@ -17,8 +17,17 @@ async fn kakaopay() -> FakePg {
 }
 
 async fn shop(pg: &FakePg) -> Server {
+    shop_with(pg, |_| {}).await
+}
+
+/// A shop that takes KakaoPay at `pg`, with `tweak` to its settings.
+async fn shop_with(pg: &FakePg, tweak: impl FnOnce(&mut payonce_server::ServerConfig)) -> Server {
     let url = pg.url.clone();
-    Server::start_with(&pg.url, move |config| config.kakaopay_url = Some(url)).await
+    Server::start_with(&pg.url, move |config| {
+        config.kakaopay_url = Some(url);
+        tweak(config);
+    })
+    .await
 }
 
 async fn prepare(server: &Server, order_id: &str) -> reqwest::Response {
@@ -429,12 +438,7 @@ async fn an_approve_that_never_landed_is_never_sent_again_and_fails_as_not_appro
         config.time_scale = 0.005;
     })
     .await;
-    let url = pg.url.clone();
-    let server = Server::start_with(&pg.url, move |config| {
-        config.kakaopay_url = Some(url);
-        config.kakaopay_session_lifetime = Duration::from_millis(4_500);
-    })
-    .await;
+    let server = shop_with(&pg, |config| config.kakaopay_session_lifetime = Duration::from_millis(4_500)).await;
     let (created, token) = authorised(&server, "approve").await;
     pg.configure(json!({"faults": {"error_500": 1.0}})).await;
     let (status, order) = confirm(&server, &created, &token).await;
@@ -459,12 +463,7 @@ async fn an_approve_whose_store_waited_past_the_confirms_lease_is_never_sent() {
     // left by then (as after a server frozen there), and KakaoPay has no key
     // to tell a late approve from a second one. It is never sent.
     let pg = kakaopay().await;
-    let url = pg.url.clone();
-    let server = Server::start_with(&pg.url, move |config| {
-        config.kakaopay_url = Some(url);
-        config.pg_read_timeout = Duration::from_secs(1);
-    })
-    .await;
+    let server = shop_with(&pg, |config| config.pg_read_timeout = Duration::from_secs(1)).await;
     let (created, token) = authorised(&server, "approve").await;
 
     let stall = support::WriteStall::begin(&server.store).await;

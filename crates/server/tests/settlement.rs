@@ -241,19 +241,31 @@ async fn a_confirm_whose_store_waited_on_the_database_keeps_the_attempt_for_its_
     assert_charges_agree(&pg, &server, &[&order_id]).await;
 }
 
+/// A server whose recovery passes come an hour apart (an unknown outcome's
+/// first look five minutes after it), at a PG that never receives a confirm:
+/// what the test does is all that touches its payments.
+async fn quiet_server() -> (FakePg, Server) {
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    (pg, server)
+}
+
+/// A payment whose confirm never reached the PG: UNKNOWN. Its order's id.
+async fn unknown_payment(server: &Server, idempotency_key: &str) -> String {
+    let created = server.create_order().await;
+    let (_, body) = server.confirm(&created.order, idempotency_key).await;
+    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    created.order.order_id
+}
+
 #[tokio::test]
 async fn a_payments_lease_is_its_holders_alone_and_a_worker_it_lapsed_on_can_no_longer_renew_release_or_settle_it() {
     use payonce_api::Failure;
     use payonce_rules::settlement::Transition;
     use payonce_server::db::{Actor, JobKind, Lease, Writer, now_ms};
-    let pg = FakePg::start().await;
-    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
-    // Recovery's own passes come an hour apart: the test's workers are the only ones.
-    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
-    let created = server.create_order().await;
-    let order_id = created.order.order_id.clone();
-    let (_, body) = server.confirm(&created.order, "key-held").await;
-    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    let (pg, server) = quiet_server().await;
+    let order_id = unknown_payment(&server, "key-held").await;
     let db = server.db().await;
 
     // Worker A takes the payment; while its lease holds, B cannot.
@@ -287,19 +299,14 @@ async fn a_payments_lease_is_its_holders_alone_and_a_worker_it_lapsed_on_can_no_
 #[tokio::test]
 async fn the_job_engine_sleeps_until_the_first_payment_falls_due_and_an_interval_when_none_is_open() {
     use payonce_server::db::{JobKind, now_ms};
-    let pg = FakePg::start().await;
-    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
-    // An hour's interval: an unknown outcome's first look is five minutes after it.
-    let server = Server::start_with(&pg.url, |config| config.recovery_interval = Duration::from_secs(3_600)).await;
+    let (_pg, server) = quiet_server().await;
     let db = server.db().await;
     for kind in JobKind::ALL {
         assert_eq!(db.next_job_due_ms(kind).await.unwrap(), None, "nothing open: the engine sleeps its interval");
     }
 
-    let created = server.create_order().await;
     let stored_before = now_ms();
-    let (_, body) = server.confirm(&created.order, "key-due-later").await;
-    assert_eq!(body["status"], "UNKNOWN", "{body}");
+    unknown_payment(&server, "key-due-later").await;
     let due = db.next_job_due_ms(JobKind::Payment).await.unwrap().expect("the unknown payment is a job");
     // Were it due at once, the engine would wake every sixtieth of its interval to find nothing to do.
     let first_look = 5 * 60 * 1_000;
