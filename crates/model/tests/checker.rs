@@ -12,6 +12,11 @@ use stateright::Expectation;
 
 const THREADS: usize = 2;
 
+// Each step clones a state: the system allocator's arena locks cost the two
+// threads more than mimalloc's per-thread heaps.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn assert_keeps_its_promises(bounds: Bounds) -> Report {
     assert_holds(&Protocol::new(bounds), &format!("{bounds:?}"))
 }
@@ -133,10 +138,9 @@ fn assert_caught_in(protocol: &Protocol, rule: OldRule, property: &'static str, 
     let trace = finding.trace.as_deref().unwrap_or_else(|| panic!("{rule:?} was not caught ({})", report.summary()));
     println!("{rule:?} breaks {property:?}:\n{trace}");
     assert_made_by(trace, &finding.expectation, cause, makes);
-    // The fix holds within the same bounds (the larger ones are the tests above).
-    if small {
-        assert!(check(&protocol.clone().only(property), THREADS).broken().next().is_none(), "the fix holds");
-    }
+    // That the fix holds within the same bounds is the wire faults' test above
+    // (the small bound with more answers at both PGs: every path of the small
+    // bound is one of its paths, and ends where it ends) and the outage's.
 }
 
 /// The trace's numbered steps, in order.
