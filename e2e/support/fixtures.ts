@@ -163,27 +163,40 @@ const CHARGED = ['PAID', 'CANCEL_REQUESTED', 'CANCELED', 'PARTIALLY_REFUNDED'];
 // Runs in every page before its own scripts. Reports each change of
 // data-payment-state ('starting' lasts a request or two and is in no journey's
 // story) and each confirm fetch, timed on the page's own monotonic clock so that
-// "checking 15 s after the POST" is measured where it happens.
+// "checking 15 s after the POST" is measured where it happens. Each report
+// reaches the test later than it happens (the page's event is queued, and the
+// binding's call crosses to the test): window.__reportsDelivered() settles once
+// every report made so far has been recorded, so the invariants read them all.
 const pageRecorder = `(() => {
   const now = () => performance.timeOrigin + performance.now();
   const documentId = Math.random().toString(36).slice(2);
+  const pending = new Set();
+  const report = (call) => {
+    pending.add(call);
+    call.finally(() => pending.delete(call));
+  };
+  window.__reportsDelivered = async () => {
+    // One more turn of the page's tasks: an event queued before this call is dispatched first.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await Promise.allSettled([...pending]);
+  };
   let last = null;
   const check = () => {
     const state = document.querySelector('[data-payment-state]')?.getAttribute('data-payment-state') ?? null;
     const orderId = new URLSearchParams(location.search).get('orderId') ?? '';
-    if (state && state !== last && state !== 'starting') window.__recordPaymentState(state, documentId, now(), orderId);
+    if (state && state !== last && state !== 'starting') report(window.__recordPaymentState(state, documentId, now(), orderId));
     last = state;
   };
   new MutationObserver(check).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-payment-state'] });
   document.addEventListener('securitypolicyviolation', (event) =>
-    window.__recordCspViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline') + ' at ' +
-      location.pathname + ' (' + event.sourceFile + ':' + event.lineNumber + ')'));
+    report(window.__recordCspViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline') + ' at ' +
+      location.pathname + ' (' + event.sourceFile + ':' + event.lineNumber + ')')));
   const fetch = window.fetch;
   window.fetch = function (input, init) {
     const request = input instanceof Request ? input : null;
     const url = new URL(request ? request.url : String(input), location.href);
     const method = (init && init.method) || (request && request.method) || 'GET';
-    if (method === 'POST' && /\\/api\\/orders\\/[^/]+\\/confirm$/.test(url.pathname)) window.__recordConfirmFetch(now());
+    if (method === 'POST' && /\\/api\\/orders\\/[^/]+\\/confirm$/.test(url.pathname)) report(window.__recordConfirmFetch(now()));
     return fetch.apply(this, arguments);
   };
 })();`;
@@ -227,6 +240,13 @@ export class Observed {
 
   watchApi(request: APIRequestContext): void {
     this.apis.push(request);
+  }
+
+  /** Once every page still open has had what it reported so far recorded here. */
+  async reportsDelivered(): Promise<void> {
+    const pages = this.contexts.flatMap((context) => context.pages());
+    // A page closing or navigating away meanwhile has nothing more to deliver.
+    await Promise.all(pages.map((page) => page.evaluate(() => (window as { __reportsDelivered?: () => Promise<void> }).__reportsDelivered?.()).catch(() => undefined)));
   }
 
   /** Every customer id the test's browsers and API clients were given. */
@@ -303,6 +323,7 @@ export async function assertInvariants(
   settleWithin = settleWait(stack.timings),
 ): Promise<void> {
   const { confirmPosts, states, answers } = observed;
+  await observed.reportsDelivered();
   expect(observed.cspViolations, "what the shop's Content-Security-Policy blocked").toEqual([]);
   for (const [orderId, posts] of confirmPosts.perOrder) {
     expect(posts, `confirm POSTs the browser sent for ${orderId}`).toBe(1);
