@@ -32,10 +32,14 @@ say "building the page (trunk, release)"
 # beside another's; Trunk then finds them built and binds and optimises each.
 cargo build --quiet --release --offline --target wasm32-unknown-unknown \
   --bin payonce-page --bin payonce-cart --bin payonce-checkout || die "the page did not build"
-trunk_build app
+# Trunk binds and optimises each bundle on one core: the three side by side.
+trunk_build app &
+bundles=($!)
 for page in cart checkout; do
-  trunk_build "$page" --dist "target/trunk-$page" --html-output "$page.html" "$page.html"
+  trunk_build "$page" --dist "target/trunk-$page" --html-output "$page.html" "$page.html" &
+  bundles+=($!)
 done
+for bundle in "${bundles[@]}"; do wait "$bundle" || exit 1; done
 for page in cart checkout; do cp "target/trunk-$page"/* dist/; done
 node scripts/minify-glue.mjs dist
 node scripts/prefetch-app.mjs dist cart.html checkout.html

@@ -2,21 +2,29 @@
 // highest levels, so the order server sends them without compressing per request.
 // The .gz files come from zopfli (Debian's package, installed by setup.sh): the
 // same gzip format every browser reads, about 5 % smaller than zlib's level 9,
-// at a cost (a few seconds) paid once per build instead of per request.
+// at a cost (a few seconds) paid once per build instead of per request. Every
+// file is compressed at once: zopfli in processes of its own, brotli on Node's
+// thread pool, so the cores share the work.
 // Usage: node scripts/precompress.mjs dist
-import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { brotliCompressSync, constants } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, constants } from 'node:zlib';
+
+const zopfli = (file) => promisify(execFile)('zopfli', ['-c', file], { encoding: 'buffer', maxBuffer: 64 << 20 });
+const brotli = promisify(brotliCompress);
+
+async function precompress(file) {
+  const bytes = await readFile(file);
+  const [gzipped, brotlied] = await Promise.all([
+    zopfli(file),
+    brotli(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
+  ]);
+  await writeFile(`${file}.gz`, gzipped.stdout);
+  await writeFile(`${file}.br`, brotlied);
+}
 
 const dir = process.argv[2];
-for (const name of readdirSync(dir)) {
-  if (!/\.(wasm|js|css|html|svg)$/.test(name)) continue;
-  const file = path.join(dir, name);
-  const bytes = readFileSync(file);
-  writeFileSync(`${file}.gz`, execFileSync('zopfli', ['-c', file], { maxBuffer: 64 << 20 }));
-  writeFileSync(
-    `${file}.br`,
-    brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
-  );
-}
+const assets = (await readdir(dir)).filter((name) => /\.(wasm|js|css|html|svg)$/.test(name));
+await Promise.all(assets.map((name) => precompress(path.join(dir, name))));
