@@ -41,7 +41,7 @@ declare -A crate=(
   [settlement]=payonce-rules [toss-classify]=payonce-rules [kakaopay-classify]=payonce-rules [pg-learning]=payonce-rules
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
   [shell-lease]=payonce-server [shell-resilience]=payonce-server [shell-by-hand]=payonce-server
-  [shell-db]=payonce-server
+  [shell-db]=payonce-server [shell-refunds]=payonce-server [shell-gateway]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -66,6 +66,12 @@ declare -A files=(
   # The status writer and the job engine's leases: which statement runs, and
   # what its rows mean (the SQL itself is shell-by-hand's).
   [shell-db]="crates/server/src/db/status.rs crates/server/src/db/leases.rs"
+  # The refunds' rows: what is stored of a refund and its answer, its balance,
+  # and the key it is sent under (its lease guard is shell-by-hand's).
+  [shell-refunds]="crates/server/src/db/refunds.rs"
+  # Every call to a PG goes through here: its place under the PG's limit, what
+  # the limit learns of each answer, and the calls recorded for the operators.
+  [shell-gateway]="crates/server/src/pg/gateway.rs"
   # The server's guards no cargo-mutants mutation reaches (in SQL, or an
   # order of calls), and the patches that break them.
   [shell-by-hand]="crates/server/src/db/status.rs crates/server/src/db/leases.rs crates/server/src/db/refunds.rs crates/server/src/resilience/lease.rs crates/server/src/payment/confirm.rs crates/server/src/payment/recovery.rs scripts/mutants-by-hand/*.patch"
@@ -79,13 +85,15 @@ declare -A tests=(
   [shell-resilience]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|retry_budget|webhooks)::/)"
   [shell-by-hand]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation)::/)"
   [shell-db]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation|webhooks)::/)"
+  [shell-refunds]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|reconciliation|kakaopay|closing|events)::/)"
+  [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|settlement|payments|kakaopay|refunds)::/)"
 )
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
 all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-by-hand)
 # Modules run only by name until their first clean run records them (the test
 # command counts a module of `all` without a record as below target).
-named_only=()
+named_only=(shell-refunds shell-gateway)
 # Each module's record: its files' digests when a run of it last caught every
 # mutant. Per module, as modules share files (the leases' code is both
 # shell-db's and shell-by-hand's): one module's run records nothing of another's.

@@ -428,11 +428,6 @@ impl Db {
         Ok(result.rows_affected() == 1)
     }
 
-    /// How many refunds are waiting for the PG's answer.
-    pub async fn count_requested_refunds(&self) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar("SELECT COUNT(*) FROM refunds WHERE status = 'REQUESTED'").fetch_one(&self.pool).await
-    }
-
     /// The audit log of an order, oldest first.
     pub async fn audit_log(&self, order_id: &str) -> Result<Vec<AuditLine>, sqlx::Error> {
         sqlx::query_as(
