@@ -244,9 +244,11 @@ export class Observed {
 
   /** Once every page still open has had what it reported so far recorded here. */
   async reportsDelivered(): Promise<void> {
+    type Reporting = { __reportsDelivered?: () => Promise<void> };
     const pages = this.contexts.flatMap((context) => context.pages());
+    const delivered = (page: Page) => page.evaluate(() => (window as Reporting).__reportsDelivered?.());
     // A page closing or navigating away meanwhile has nothing more to deliver.
-    await Promise.all(pages.map((page) => page.evaluate(() => (window as { __reportsDelivered?: () => Promise<void> }).__reportsDelivered?.()).catch(() => undefined)));
+    await Promise.all(pages.map((page) => delivered(page).catch(() => undefined)));
   }
 
   /** Every customer id the test's browsers and API clients were given. */
