@@ -86,7 +86,7 @@ declare -A tests=(
   [shell-by-hand]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation)::/)"
   [shell-db]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation|webhooks)::/)"
   [shell-refunds]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|reconciliation|kakaopay|closing|events)::/)"
-  [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|settlement|payments|kakaopay|refunds)::/)"
+  [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|process|settlement|payments|kakaopay|refunds)::/)"
 )
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)

@@ -56,6 +56,50 @@ async fn an_operator_sees_the_learned_pg_limit_from_the_start_at_40() {
     assert_eq!(server.metric("payment_pg_concurrency_limit{pg=\"toss\"}").await.as_deref(), Some("40"));
 }
 
+/// The learned limit hears from every call the PG processes, through the
+/// gateway each call goes through: a confirm the PG took while every place
+/// was in use raises it (slow start), one it refused for load lowers it.
+#[tokio::test]
+async fn the_learned_pg_limit_rises_while_the_pg_takes_every_place_and_falls_when_it_refuses_for_load() {
+    use payonce_rules::learning::INITIAL;
+
+    let pg = FakePg::start().await;
+    // Held at the PG, each confirm stays in processing and keeps its place;
+    // a read timeout longer than the test, as a timeout counts as overload.
+    pg.configure(json!({"hold": true})).await;
+    let server = Server::own_process(&pg.url, &[("--pg-read-timeout", "60s")]).await;
+    let limit = || async {
+        let value = server.metric("payment_pg_limit{pg=\"toss\"}").await?;
+        value.parse::<u32>().ok()
+    };
+    assert_eq!(limit().await, Some(INITIAL));
+
+    let mut orders = Vec::new();
+    for _ in 0..INITIAL {
+        orders.push(server.create_order().await.order);
+    }
+    // Sent together and never awaited: the PG holds them all.
+    let _held: Vec<_> = orders
+        .iter()
+        .map(|order| tokio::spawn(server.confirm_request(order, &uuid::Uuid::new_v4().to_string()).send()))
+        .collect();
+    let risen = eventually("the PG took a confirm with every place in use", Duration::from_secs(20), || async {
+        limit().await.filter(|&limit| limit > INITIAL)
+    })
+    .await;
+
+    // The PG's contract is full: the confirm the risen limit lets through is refused for load.
+    pg.configure(json!({"contract_limit": INITIAL})).await;
+    let refused = server.create_order().await.order;
+    let _ = server.confirm(&refused, &uuid::Uuid::new_v4().to_string()).await;
+    assert!(pg.stats().await.contract_limit_rejections > 0, "the PG refused it for load");
+    let fallen = eventually("the refusal lowered the limit", Duration::from_secs(10), || async {
+        limit().await.filter(|&limit| limit < risen)
+    })
+    .await;
+    assert!(fallen < INITIAL, "a refusal takes the limit down to 95 %: {risen} -> {fallen}");
+}
+
 #[tokio::test]
 async fn the_binary_refuses_a_checking_window_shorter_than_its_pg_timeout() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_payonce-server"))

@@ -199,14 +199,6 @@ impl<C> PgGateway<C> {
         }
     }
 
-    /// The calls allowed at once now (across the cluster, for a shared limit).
-    pub fn limit(&self) -> u32 {
-        match &self.limit {
-            Limit::Server(limit) => limit.current(),
-            Limit::Cluster(limit) => limit.current(),
-        }
-    }
-
     /// A place now, or `None` at the limit. Customers do not queue: a queued
     /// confirm would eat into the page's waiting time with nothing sent.
     pub async fn try_place(&self) -> Result<Option<PgPlace>, sqlx::Error> {
@@ -318,5 +310,29 @@ mod tests {
         tokio::time::advance(Duration::from_secs(60)).await;
         tokio::task::yield_now().await;
         assert!(limit.try_acquire().is_some(), "back once a confirm's longest wait is over");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn confirms_answered_lately_say_how_long_a_reset_confirms_place_stays_taken() {
+        let limit = ConcurrencyLimit::new(Pg::Toss, Policy::Fixed(1), Duration::from_secs(60));
+        let declined =
+            TossReply::Error { http_status: 400, code: "REJECT_CARD_COMPANY".into(), message: "declined".into() };
+        // Confirms the PG answered in a second each: how long one takes lately.
+        for _ in 0..payonce_rules::places::KNOWN_AFTER {
+            let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+            place.processing();
+            tokio::time::advance(Duration::from_secs(1)).await;
+            tell_limit(&mut place, &declined);
+            drop(place);
+        }
+        // A confirm reset at once: the PG may be processing it for as long as confirms take lately.
+        let mut place = PgPlace::Server(limit.try_acquire().expect("a free place"));
+        place.processing();
+        tell_limit(&mut place, &TossReply::NoReply { detail: "connection reset".into(), timed_out: false });
+        drop(place);
+        assert!(limit.try_acquire().is_none(), "the PG may still be processing it");
+        tokio::time::advance(Duration::from_millis(1_100)).await;
+        tokio::task::yield_now().await;
+        assert!(limit.try_acquire().is_some(), "back once a confirm's time lately is over, not a minute later");
     }
 }

@@ -52,8 +52,6 @@ pub struct ClusterLimit {
     recent: Mutex<RecentCalls>,
     /// Places this server holds now.
     held: AtomicU32,
-    /// The limit as last read or written.
-    limit_seen: AtomicU32,
     /// A place of this server's was freed: a waiting caller may look again.
     freed: Notify,
     renewing: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -87,18 +85,12 @@ impl ClusterLimit {
             call_deadline,
             recent: Mutex::new(RecentCalls::default()),
             held: AtomicU32::new(0),
-            limit_seen: AtomicU32::new(limit),
             freed: Notify::new(),
             renewing: Mutex::new(None),
         });
         let task = tokio::spawn(renew_until_dropped(Arc::downgrade(&limit)));
         *limit.renewing.lock().expect("renewing lock") = Some(task);
         limit
-    }
-
-    /// The calls the cluster allows at once, as last seen.
-    pub fn current(&self) -> u32 {
-        self.limit_seen.load(Ordering::Relaxed)
     }
 
     fn terms(&self) -> PlaceTerms {
@@ -176,7 +168,6 @@ impl ClusterLimit {
             } else {
                 learned.overload(now, window_ms)
             };
-            self.limit_seen.store(learned.limit, Ordering::Relaxed);
             if !changed {
                 return Ok(());
             }
@@ -241,9 +232,7 @@ async fn renew_until_dropped(limit: Weak<ClusterLimit>) {
         if matches!(limit.policy, Policy::Adaptive { .. }) {
             match limit.db.learned_limit_row(limit.pg).await {
                 Ok(row) => {
-                    let learned = learned_from(&row).limit;
-                    limit.limit_seen.store(learned, Ordering::Relaxed);
-                    metrics::pg_limit(limit.pg, f64::from(learned));
+                    metrics::pg_limit(limit.pg, f64::from(learned_from(&row).limit));
                 }
                 Err(error) => {
                     let pg = limit.pg.as_str();
