@@ -68,6 +68,17 @@ enum Claim {
 async fn claim(stack: &(impl Servers + ?Sized), browser: &Client, checkout: &Checkout, pause: Duration) -> Claim {
     let body = ClaimRequest { token: link_token(checkout).to_owned() };
     for _ in 0..ORDER_TRIES {
+        // A look first, as the page takes: a browser that is already the
+        // checkout's customer needs no claim, and one that is not yet gets its
+        // cookie from this answer, so that a claim whose answer was lost (a
+        // server killed or frozen) goes again as the same customer.
+        let look = browser.get(format!("{}/api/checkouts/{}", stack.server_url(), checkout.id)).send().await;
+        if let Ok(response) = look
+            && response.status() == StatusCode::OK
+            && response.json::<CustomerCheckout>().await.is_ok()
+        {
+            return Claim::Opened;
+        }
         let sent = browser
             .post(format!("{}/api/checkouts/{}/claim", stack.server_url(), checkout.id))
             .json(&body)
