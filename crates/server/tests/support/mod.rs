@@ -140,11 +140,15 @@ impl FakePg {
         payment_key
     }
 
-    /// A URL where nothing listens: connecting is refused.
+    /// A URL where nothing listens: connecting is refused. The port stays
+    /// bound, never listening, for the rest of the test's process: a port
+    /// merely closed again was taken by another test's server meanwhile (which
+    /// answered 404 where the test expected a refusal).
     pub async fn closed_port_url() -> String {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        drop(listener);
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let address = socket.local_addr().unwrap();
+        std::mem::forget(socket);
         format!("http://{address}")
     }
 }
