@@ -15,36 +15,10 @@ use web_sys::{AbortSignal, Response};
 
 use crate::fetch::{self, Call};
 use crate::flow::{ConfirmReply, retry_after_ms};
-use crate::i18n::{Lang, fill};
 use crate::js_fields::{self, Fields, FromJs};
 use crate::json::Serde;
-use crate::tr;
 
-/// Why a call did not give what was asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApiError {
-    /// No response: offline, server down, or aborted.
-    Network(String),
-    /// The server answered with an error, and its code if it gave one; with
-    /// `Retry-After` (a 429), how long it asked the page to wait first.
-    Server { status: u16, code: Option<String>, retry_after_ms: Option<u64> },
-    /// The server answered something this page cannot read.
-    Decode(String),
-}
-
-impl ApiError {
-    /// A sentence for the customer, in the page's words: the server's own
-    /// message is for developers, and in English only.
-    pub fn message(&self, lang: Lang) -> String {
-        match self {
-            ApiError::Network(_) => tr!(lang, network_error).to_owned(),
-            ApiError::Server { status: 429, .. } => tr!(lang, shop_busy).to_owned(),
-            ApiError::Server { code: Some(code), .. } if code == "OUT_OF_STOCK" => tr!(lang, out_of_stock).to_owned(),
-            ApiError::Server { status, .. } => fill(tr!(lang, server_error), &[&status.to_string()]),
-            ApiError::Decode(_) => tr!(lang, unreadable_answer).to_owned(),
-        }
-    }
-}
+pub use payonce_screens::ApiError;
 
 /// Path segment encoding, so an order id from a URL cannot change the path.
 fn segment(value: &str) -> String {

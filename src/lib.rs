@@ -4,7 +4,8 @@
 //!
 //! - `flow`: the confirm page's payment flow, a pure state machine: the `payonce-flow`
 //!   crate, which the chaos campaign and the experiments drive too.
-//! - `cart`: the cart's quantities and total, pure.
+//! - `cart`, `i18n`'s catalogs, and each page's small decisions: the `payonce-screens`
+//!   crate, pure and tested natively.
 //! - `api`: every HTTP call to the order server, with the shared `payonce_api` types;
 //!   `fetch`: the browser's `fetch`, which they go through.
 //! - `storage`: attempts and the cart in `localStorage`; `json`: JSON parsed by the browser.
@@ -15,12 +16,11 @@
 //! - `loader`: data a page loads from the API, as a signal.
 //! - `clock`, `format`: the time now, and dates as people read them.
 //! - `focus`, `page_title`: where the focus goes when the page changes under it; the tab's title.
-//! - `i18n`: the Korean and English catalogs, the language in use, won amounts.
+//! - `i18n`: the language in use, with the Korean and English catalogs.
 //! - `components`: header, toasts, status badges, the recent-order dialog, the way back to a shop.
 //! - `pages`: one module per route.
 
 pub mod api;
-pub mod cart;
 pub mod clock;
 pub mod components;
 pub mod fetch;
@@ -41,6 +41,8 @@ pub mod tab_claim;
 
 /// The payment flow, in its own crate so the harnesses run the page's own rules.
 pub use payonce_flow as flow;
+/// What the screens say and decide, in its own crate so that its tests need no browser.
+pub use payonce_screens::{cart, tr};
 
 use leptos::prelude::*;
 use leptos_router::components::{FlatRoutes, Route, Router};

@@ -5,17 +5,10 @@
 
 use leptos::prelude::*;
 use payonce_api::{BackToShop, Names};
+use payonce_screens::navigation::is_web_address;
 
 use crate::i18n::{Lang, around_hole, back_to_shop_particle, name_in, use_locale};
 use crate::tr;
-
-/// Whether the page links to `url`: http(s) only. The server takes only
-/// addresses on the shop's own origins; this keeps any other kind of address
-/// (`javascript:`) out of a link whatever it sends.
-pub fn is_web_address(url: &str) -> bool {
-    let starts_with = |prefix: &str| url.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
-    starts_with("https://") || starts_with("http://")
-}
 
 /// `template` with the shop's name in its hole `{0}`, in the customer's
 /// language or else the other (marked as such for screen readers), followed
@@ -45,19 +38,4 @@ pub fn BackToShopLink(back: BackToShop, #[prop(optional)] primary: bool) -> impl
         };
         view! { <a href=url class=class data-testid="back-to-shop">{label}</a> }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_web_addresses_are_linked() {
-        assert!(is_web_address("https://books.example/orders/1042/back"));
-        assert!(is_web_address("HTTPS://books.example/"));
-        assert!(is_web_address("http://localhost:4000/back"));
-        for other in ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "//books.example", "", "http"] {
-            assert!(!is_web_address(other), "{other:?}");
-        }
-    }
 }

@@ -1,4 +1,5 @@
 use leptos::prelude::*;
+use payonce_screens::navigation::on_a_checkout;
 
 use crate::focus::focus_by_id;
 use crate::i18n::use_locale;
@@ -37,11 +38,6 @@ pub fn SiteHeader(#[prop(into)] pathname: Signal<String>) -> impl IntoView {
     }
 }
 
-/// Whether `path` is a shop's checkout page.
-fn on_a_checkout(path: &str) -> bool {
-    path.starts_with("/checkout/")
-}
-
 fn skip_to_main(event: leptos::ev::MouseEvent) {
     event.prevent_default();
     focus_by_id("main");
@@ -58,19 +54,6 @@ impl Section {
         match self {
             Section::Cart => path == "/",
             Section::Orders => path == "/orders" || path.starts_with("/orders/"),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cart_is_not_offered_on_a_shops_checkout() {
-        assert!(on_a_checkout("/checkout/po_books_1"));
-        for path in ["/", "/orders", "/orders/po_books_1", "/pay/success", "/checkout"] {
-            assert!(!on_a_checkout(path), "{path}");
         }
     }
 }

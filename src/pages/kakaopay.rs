@@ -10,6 +10,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_query_map;
+use payonce_screens::navigation::way_back;
 
 use crate::i18n::use_locale;
 use crate::page_title::name_the_tab;
@@ -21,15 +22,6 @@ use crate::tr;
 pub fn step_url(order_id: &str, from_checkout: bool) -> String {
     let from = if from_checkout { "&from=checkout" } else { "" };
     format!("/pay/kakaopay?orderId={}{from}", String::from(js_sys::encode_uri_component(order_id)))
-}
-
-/// Where "Choose another way to pay" leads: the checkout's own page, or the cart.
-fn way_back(order_id: &str, from_checkout: bool) -> String {
-    if from_checkout && !order_id.is_empty() && payonce_api::is_order_id_text(order_id) {
-        format!("/checkout/{order_id}")
-    } else {
-        "/".to_owned()
-    }
 }
 
 #[component]
@@ -78,18 +70,5 @@ pub fn KakaoPayStepPage() -> impl IntoView {
                 }
             }}
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn another_way_to_pay_is_the_checkouts_own_page_or_the_cart() {
-        assert_eq!(way_back("po_books_1", true), "/checkout/po_books_1");
-        assert_eq!(way_back("po_books_1", false), "/");
-        assert_eq!(way_back("../admin", true), "/", "only an order id makes a checkout's address");
-        assert_eq!(way_back("", true), "/");
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use payonce_api::{Order, OrderStatus};
+use payonce_screens::navigation::retry_from;
 
 use crate::api::{self, ApiError};
 use crate::components::back_to_shop::BackToShopLink;
@@ -127,18 +128,6 @@ pub fn PayFailPage() -> impl IntoView {
     }
 }
 
-/// Where "Try again" leads, if anywhere: the cart, for its own orders (and
-/// while the server has not said what the order is); a shop's checkout is paid
-/// on its own page, again only while the server keeps it open.
-fn retry_from(order: Option<&Order>) -> Option<String> {
-    match order {
-        Some(order) if order.back.is_some() => (order.status == OrderStatus::Created
-            && payonce_api::is_order_id_text(&order.order_id))
-        .then(|| format!("/checkout/{}", order.order_id)),
-        Some(_) | None => Some("/".to_owned()),
-    }
-}
-
 /// What the server's answer about the order says about a charge (`None`
 /// while it has not come).
 fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> &'static str {
@@ -151,41 +140,5 @@ fn charge_status(closed: Option<Result<Order, ApiError>>, t: &'static Texts) -> 
         Ok(OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Created) => t.still_processing,
         Err(ApiError::Server { status: 404, .. }) => t.other_browser,
         Err(_) => t.could_not_check,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use payonce_api::{BackToShop, Names};
-
-    use super::*;
-
-    fn order(status: OrderStatus, back: Option<BackToShop>) -> Order {
-        Order {
-            order_id: "po_books_1".into(),
-            status,
-            amount: 27_500,
-            order_name: "Two novels".into(),
-            items: vec![],
-            created_at: "2026-12-05T08:00:00Z".into(),
-            updated_at: "2026-12-05T08:00:00Z".into(),
-            failure: None,
-            refunded_amount: 0,
-            paid_at: None,
-            refund_refusal: None,
-            back,
-        }
-    }
-
-    #[test]
-    fn a_shops_checkout_is_tried_again_on_its_own_page_while_it_is_open_and_never_in_the_cart() {
-        let back = BackToShop {
-            shop: Names { en: Some("Seoul Books".into()), ko: None },
-            url: "https://books.example/back".into(),
-        };
-        assert_eq!(retry_from(None).as_deref(), Some("/"), "not known yet: as for any order");
-        assert_eq!(retry_from(Some(&order(OrderStatus::Failed, None))).as_deref(), Some("/"));
-        assert_eq!(retry_from(Some(&order(OrderStatus::Failed, Some(back.clone())))), None);
-        assert_eq!(retry_from(Some(&order(OrderStatus::Created, Some(back)))).as_deref(), Some("/checkout/po_books_1"));
     }
 }

@@ -1,10 +1,6 @@
 //! The page in Korean and English: one catalog per language (`en.rs`, `ko.rs`),
-//! the language in use as a signal, and amounts as each language writes them.
-//!
-//! Korean is chosen for browsers that prefer it (`navigator.languages`), English
-//! otherwise; the switch in the header overrides that and is remembered in
-//! `localStorage`. `<html lang>` follows, so the PG's window (which the SDK
-//! tells the page's language) and screen readers speak the same language.
+//! and amounts and names as each language writes them. The page keeps the
+//! language in use (`src/i18n`).
 //!
 //! The catalogs are plain `&'static str` with numbered holes (`{0}`), filled by
 //! [`fill`]: a few kilobytes of text and one small function, where an i18n
@@ -16,8 +12,6 @@
 mod en;
 mod ko;
 
-use leptos::prelude::*;
-
 pub use en::EN;
 pub use ko::KO;
 
@@ -26,8 +20,8 @@ pub use ko::KO;
 macro_rules! tr {
     ($lang:expr, $($field:ident).+) => {
         match $lang {
-            $crate::i18n::Lang::En => $crate::i18n::EN.$($field).+,
-            $crate::i18n::Lang::Ko => $crate::i18n::KO.$($field).+,
+            $crate::words::Lang::En => $crate::words::EN.$($field).+,
+            $crate::words::Lang::Ko => $crate::words::KO.$($field).+,
         }
     };
 }
@@ -38,9 +32,6 @@ pub enum Lang {
     En,
     Ko,
 }
-
-/// Where the customer's choice is kept.
-const STORAGE_KEY: &str = "payonce.lang";
 
 impl Lang {
     pub fn texts(self) -> &'static Texts {
@@ -79,7 +70,8 @@ impl Lang {
         Lang::En
     }
 
-    fn parse(tag: &str) -> Option<Lang> {
+    /// The language of a tag [`Lang::tag`] wrote.
+    pub fn from_tag(tag: &str) -> Option<Lang> {
         match tag {
             "en" => Some(Lang::En),
             "ko" => Some(Lang::Ko),
@@ -158,61 +150,6 @@ pub fn back_to_shop_particle(shop: &str, lang: Lang) -> &'static str {
     match lang {
         Lang::En => "",
         Lang::Ko => ro_particle(shop),
-    }
-}
-
-/// The page's language, shared through the context of `App` and `CartApp`.
-#[derive(Debug, Clone, Copy)]
-pub struct Locale(RwSignal<Lang>);
-
-impl Locale {
-    /// The remembered choice, or the browser's preference; sets `<html lang>`.
-    pub fn provide() -> Locale {
-        let locale = Locale(RwSignal::new(stored().unwrap_or_else(browser_preference)));
-        Effect::new(move |_| set_document_lang(locale.0.get()));
-        provide_context(locale);
-        locale
-    }
-
-    /// The language now. Tracked: views that read it follow a switch.
-    pub fn get(self) -> Lang {
-        self.0.get()
-    }
-
-    pub fn texts(self) -> &'static Texts {
-        self.get().texts()
-    }
-
-    /// Switches language and remembers it for the next visit.
-    pub fn set(self, lang: Lang) {
-        if let Some(storage) = window().local_storage().ok().flatten() {
-            let _ = storage.set_item(STORAGE_KEY, lang.tag());
-        }
-        self.0.set(lang);
-    }
-}
-
-/// The page's [`Locale`], from context.
-pub fn use_locale() -> Locale {
-    expect_context::<Locale>()
-}
-
-fn stored() -> Option<Lang> {
-    let storage = window().local_storage().ok().flatten()?;
-    Lang::parse(&storage.get_item(STORAGE_KEY).ok().flatten()?)
-}
-
-fn browser_preference() -> Lang {
-    let navigator = window().navigator();
-    let languages: Vec<String> = navigator.languages().iter().filter_map(|tag| tag.as_string()).collect();
-    let fallback = navigator.language();
-    Lang::from_preferences(languages.iter().map(String::as_str).chain(fallback.as_deref()))
-}
-
-fn set_document_lang(lang: Lang) {
-    let document = document();
-    if let Some(root) = document.document_element() {
-        let _ = root.set_attribute("lang", lang.tag());
     }
 }
 
