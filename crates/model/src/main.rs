@@ -9,11 +9,6 @@ use clap::Parser;
 use payonce_model::{Bounds, OldRule, Protocol, check};
 use stateright::Model;
 
-// Each step clones a state: the system allocator's arena locks cost the
-// threads more than mimalloc's per-thread heaps.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Debug, Parser)]
 #[command(about = "Explores every interleaving of the settlement protocol")]
 struct Args {

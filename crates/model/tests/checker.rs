@@ -15,11 +15,6 @@ use stateright::Expectation;
 /// states seen), which the other tests are waiting for.
 const THREADS: usize = 1;
 
-// Each step clones a state: mimalloc allocates and frees them faster than the
-// system allocator.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn assert_keeps_its_promises(bounds: Bounds) -> Report {
     assert_holds(&Protocol::new(bounds), &format!("{bounds:?}"))
 }
