@@ -120,7 +120,8 @@ pub struct RuntimeConfig {
     pub latency_ms: u64,
     /// A share of approvals that take longer.
     pub slow_tail: SlowTail,
-    /// How long a lookup (`GET /v1/payments/...`) takes, before `time_scale`.
+    /// How long a lookup (`GET /v1/payments/...`) or a page of the ledger
+    /// (`GET /v1/transactions`) takes, before `time_scale`.
     pub lookup_latency_ms: u64,
     /// How long a lookup's answer takes to come back once the payment was
     /// read (a slow reply on the wire), before `time_scale`: it shows the

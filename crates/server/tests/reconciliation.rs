@@ -33,10 +33,13 @@ async fn charge_directly(pg: &FakePg, order_id: &str, amount: u64, payment_key: 
 }
 
 /// A request to the operators' API with `token` if given, claiming to be
-/// "jiwoo" in `X-Operator`, which the audit log does not believe.
+/// "jiwoo" in `X-Operator`, which the audit log does not believe. A pass
+/// takes well under a second here: one still listing after 20 s never ends.
 async fn admin(server: &Server, method: reqwest::Method, path: &str, token: Option<&str>) -> (StatusCode, Value) {
-    let mut request =
-        reqwest::Client::new().request(method, format!("{}{path}", server.admin_url)).header("X-Operator", "jiwoo");
+    let mut request = reqwest::Client::new()
+        .request(method, format!("{}{path}", server.admin_url))
+        .header("X-Operator", "jiwoo")
+        .timeout(Duration::from_secs(20));
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -191,6 +194,10 @@ async fn a_clean_shop_with_a_refund_has_nothing_to_report() {
     assert_eq!((report["approvals"].as_u64(), report["cancels"].as_u64()), (Some(2), Some(1)), "{report}");
     assert_eq!(report["matched"], 2);
     assert_eq!(pg.stats().await.cancel_requests, 1, "only the customer's");
+    // The pass read the PG's last day and an hour, up to the second after it started.
+    let at = |field: &str| humantime::parse_rfc3339(report[field].as_str().unwrap()).unwrap();
+    assert_eq!(at("window_end").duration_since(at("window_start")).unwrap(), Duration::from_secs(25 * 3_600 + 1));
+    assert_eq!(at("window_end").duration_since(at("started_at")).unwrap(), Duration::from_secs(1));
     assert_charges_agree(&pg, &server, &[&kept.order_id, &cancelled.order_id]).await;
 }
 
@@ -330,6 +337,62 @@ async fn one_pass_runs_at_a_time_across_servers_and_a_schedule_waits_its_interva
     // A lapsed lease (its holder died) is taken over.
     assert!(db.claim_pass_lease(job, "server-c", now + 62_000, now + 122_000, Some(now + 61_000)).await.unwrap());
     assert!(!db.renew_pass_lease(job, "server-b", now + 200_000).await.unwrap(), "the old holder lost it");
+}
+
+#[tokio::test]
+async fn a_scheduled_pass_waits_its_interval_since_the_last_one_began_and_an_operators_pass_does_not() {
+    use payonce_server::payment::reconcile::{PassMode, StartedBy, run_pass};
+    let pg = FakePg::start().await;
+    let store = Store::fresh().await;
+    let mut config = support::test_config(&pg.url, &store);
+    config.reconcile_interval = Duration::from_secs(3_600);
+    let app = payonce_server::app::App::new(config, payonce_server::db::Db::open(&store.db, 2).await.unwrap());
+    // Who started each pass that ran (as `admin` does, a pass still running after 20 s never ends).
+    let pass = async |started_by| {
+        let ran = tokio::time::timeout(Duration::from_secs(20), run_pass(&app, started_by, PassMode::Act)).await;
+        ran.expect("the pass ended").unwrap().map(|report| report.started_by)
+    };
+
+    assert_eq!(pass(StartedBy::Schedule).await.as_deref(), Some("schedule"), "the first pass runs");
+    assert_eq!(pass(StartedBy::Schedule).await, None, "the next is due an hour after this one began");
+    assert_eq!(pass(StartedBy::Operator).await.as_deref(), Some("operator"), "an operator's runs at once");
+}
+
+#[tokio::test]
+async fn a_pass_holds_its_lease_while_it_lists_and_once_it_lost_it_refunds_nothing() {
+    use payonce_server::error::AppError;
+    use payonce_server::payment::reconcile::{PassMode, StartedBy, run_pass};
+    let pg = FakePg::start().await;
+    charge_directly(&pg, "ord_orphan_taken_over", 5_000, "pk_orphan_taken_over").await;
+    // The pass's one page of the ledger takes 5 s to read: longer than the
+    // test's own steps take on a busy machine.
+    pg.configure(json!({"lookup_latency_ms": 5_000})).await;
+    let store = Store::fresh().await;
+    let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
+    let mut config = support::test_config(&pg.url, &store);
+    config.pg_read_timeout = Duration::from_secs(15);
+    let app = payonce_server::app::App::new(config, db.clone());
+    let job = payonce_server::db::RECONCILE_JOB;
+
+    let pass = tokio::spawn({
+        let app = app.clone();
+        async move { run_pass(&app, StartedBy::Operator, PassMode::Act).await }
+    });
+    let now = payonce_server::db::now_ms;
+    support::eventually("the pass takes the lease", Duration::from_secs(10), || async {
+        let (holder, _) = db.pass_lease(job).await.unwrap();
+        (holder.as_deref() == Some(&*app.worker_id)).then_some(())
+    })
+    .await;
+    assert!(!pass.is_finished(), "the pass is still listing");
+    assert!(!db.claim_pass_lease(job, "server-b", now(), now() + 60_000, None).await.unwrap(), "held while it lists");
+    // Ten hours on, as if the pass's server had been frozen: its lease lapsed and another took it.
+    let later = now() + 36_000_000;
+    assert!(db.claim_pass_lease(job, "server-b", later, later + 60_000, None).await.unwrap());
+
+    let ended = tokio::time::timeout(Duration::from_secs(20), pass).await.expect("the pass ended").unwrap();
+    assert!(matches!(ended, Err(AppError::ReconcileRunning)), "{ended:?}");
+    assert_eq!(pg.stats().await.cancel_requests, 0, "the orphan charge is left to the lease's new holder");
 }
 
 #[tokio::test]

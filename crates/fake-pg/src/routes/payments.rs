@@ -65,8 +65,8 @@ pub(crate) async fn answer_delay(state: &AppState) {
     }
 }
 
-/// A lookup reads the payment as it is once its latency has passed.
-async fn lookup_latency(state: &AppState) {
+/// A lookup reads the payment (a listing, the ledger) as it is once its latency has passed.
+pub(crate) async fn lookup_latency(state: &AppState) {
     let latency = state.settings.clock.scaled_ms(state.store.config().lookup_latency_ms);
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;

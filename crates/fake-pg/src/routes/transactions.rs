@@ -10,6 +10,7 @@ use axum::{Json, Router};
 use crate::auth;
 use crate::clock::parse_kst_local;
 use crate::error::PgError;
+use crate::routes::payments::lookup_latency;
 use crate::state::AppState;
 use crate::transactions::{DEFAULT_LIMIT, MAX_LIMIT, Query, Transaction, UnknownKey};
 
@@ -24,6 +25,8 @@ async fn transactions_list(
 ) -> Result<Json<Vec<Transaction>>, PgError> {
     auth::authorize(&headers, &state.settings.secret_key)?;
     let query = parse_query(query.as_deref().unwrap_or_default())?;
+    // A page of the ledger is read as lookups are, once their latency has passed.
+    lookup_latency(&state).await;
     state
         .store
         .transactions(&query)

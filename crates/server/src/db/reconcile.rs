@@ -129,6 +129,14 @@ impl Db {
         rows.into_iter().map(ShopPayment::try_from).collect()
     }
 
+    /// Who last took the job's lease (none yet: `None`), and until when it holds (0: let go).
+    pub async fn pass_lease(&self, job: &str) -> Result<(Option<String>, i64), sqlx::Error> {
+        sqlx::query_as("SELECT lease_owner, lease_until_ms FROM job_leases WHERE job = $1")
+            .bind(job)
+            .fetch_one(&self.pool)
+            .await
+    }
+
     /// Takes the job's lease if no pass holds it and, with `started_before_ms`,
     /// if the last pass began before then. Says whether it did.
     pub async fn claim_pass_lease(

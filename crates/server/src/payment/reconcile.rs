@@ -225,6 +225,14 @@ pub fn paid_without_charge<'a>(
         .collect()
 }
 
+/// When the attempts of the charged orders whose approvals a listing of the
+/// window must show were stored, both ends included: from a second into the
+/// window (the listing's start is to the second, and an attempt is stored
+/// before its approval) until the pass began.
+pub fn attempts_within(window_start_ms: i64, started_ms: i64) -> (i64, i64) {
+    (window_start_ms + 1_000, started_ms)
+}
+
 /// The idempotency key of the refund of an orphan charge: the same for every
 /// send, whichever server or pass sends it.
 pub fn orphan_refund_key(payment_key: &str) -> String {
@@ -309,13 +317,12 @@ async fn reconcile(app: &App, started_by: StartedBy, started: i64, mode: PassMod
             pass.compare(&mut report).await?;
         }
     }
-    if !report.not_the_shops.is_empty() {
-        tracing::info!(
-            charges = report.not_the_shops.len(),
-            prefix = app.config.order_id_prefix,
-            "charges of the PG account whose orderId is not the shop's: left alone"
-        );
-    }
+    // The report lists each of them for the operators; the log only counts them.
+    tracing::debug!(
+        charges = report.not_the_shops.len(),
+        prefix = app.config.order_id_prefix,
+        "charges of the PG account whose orderId is not the shop's, left alone"
+    );
     let finished = now_ms();
     report.finished_at = rfc3339(finished);
     if dry_run {
@@ -379,13 +386,12 @@ impl LedgerPass<'_> {
         let (charges, earlier_cancels) = charges(&entries);
         report.approvals += charges.len();
         report.cancels += entries.iter().filter(|entry| entry.kind == EntryKind::Cancel).count();
-        if earlier_cancels > 0 {
-            tracing::info!(
-                pg = pg.as_str(),
-                earlier_cancels,
-                "cancels of payments approved before the window are not compared"
-            );
-        }
+        // Every pass's count, zero included: the listing's window cuts some payments' stories.
+        tracing::debug!(
+            pg = pg.as_str(),
+            earlier_cancels,
+            "cancels of payments approved before the window, not compared"
+        );
         let prefix = &app.config.order_id_prefix;
         for charge in &charges {
             let shop = app.db.shop_payment(&charge.order_id).await?;
@@ -422,8 +428,8 @@ impl LedgerPass<'_> {
             }
         }
         let approved: HashSet<&str> = charges.iter().map(|charge| charge.payment_key.as_str()).collect();
-        // A second in: the listing's start is to the second, and an attempt is stored before its approval.
-        let charged = app.db.charged_payments_between(pg, self.window_start_ms + 1_000, self.started).await?;
+        let (stored_from, stored_until) = attempts_within(self.window_start_ms, self.started);
+        let charged = app.db.charged_payments_between(pg, stored_from, stored_until).await?;
         for shop in paid_without_charge(&charged, &approved, self.started) {
             report.mismatches.push(Mismatch {
                 kind: MismatchKind::PaidWithoutCharge,
@@ -576,6 +582,11 @@ mod tests {
         let found: Vec<&str> =
             paid_without_charge(&all, &approved, 100).iter().map(|shop| shop.order_id.as_str()).collect();
         assert_eq!(found, ["missing"]);
+    }
+
+    #[test]
+    fn a_listing_must_show_the_approvals_of_attempts_from_a_second_into_its_window_until_the_pass_began() {
+        assert_eq!(attempts_within(10_000, 99_000), (11_000, 99_000));
     }
 
     #[test]
