@@ -88,7 +88,7 @@ async fn an_operator_refunds_part_then_the_rest_and_each_action_is_audited() {
 }
 
 #[tokio::test]
-async fn an_amount_over_what_is_left_is_refused_and_changes_nothing() {
+async fn an_amount_over_what_is_left_or_a_reason_missing_or_too_long_is_refused_and_changes_nothing() {
     let pg = FakePg::start().await;
     let server = server_with_token(&pg).await;
     let order = server.paid_order().await;
@@ -100,10 +100,18 @@ async fn an_amount_over_what_is_left_is_refused_and_changes_nothing() {
             server.operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": amount, "reason": "too much"})).await;
         assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_CANCEL_AMOUNT")));
     }
+    // A reason is 1 to 200 characters (not bytes: Korean takes three each).
+    for reason in [String::new(), "   ".to_owned(), "환".repeat(201)] {
+        let (status, body) = server.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": reason})).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST")), "{reason:?}");
+    }
 
     assert_eq!(db.digest().await.unwrap(), before);
     assert_eq!(pg.stats().await.cancel_requests, 0);
     assert_eq!(server.order(&order.order_id).await.status, OrderStatus::Paid);
+    let (status, body) =
+        server.operator_cancel(&order.order_id, Some(TOKEN), json!({"reason": "환".repeat(200)})).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("CANCELED")), "{body}");
 }
 
 #[tokio::test]
@@ -269,7 +277,10 @@ async fn a_cancel_still_at_the_pg_goes_out_again_under_its_own_key_and_refunds_o
     pg.configure(json!({"hold": false})).await;
     let canceled = server.wait_for(&order.order_id, OrderStatus::Canceled, SETTLE).await;
     assert_eq!(canceled.refunded_amount, order.amount);
-    assert_eq!(pg.stats().await.cancels_processed, 1);
+    let stats = pg.stats().await;
+    assert_eq!(stats.cancels_processed, 1);
+    // Recovery took the refund only once its first send had given up: never two calls about it at once.
+    assert_eq!(stats.overlapping_calls, 0, "{stats:?}");
     assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
 }
