@@ -436,9 +436,16 @@ async fn a_refund_past_its_refund_period_ends_refused_and_the_order_says_why() {
     // The customer's order page reads the same, and a plain paid order carries no refusal.
     assert_eq!(server.order(&order.order_id).await.refund_refusal.unwrap().code, "EXCEED_MAX_REFUND_DUE");
     assert_eq!(server.paid_order().await.refund_refusal, None);
-    // Operators are alerted, once.
+    // Operators are alerted, once, and see the cancel the refusal answered counted as settled.
     let alerts = server.metric("payment_refund_alerts_total").await;
     assert_eq!(alerts.as_deref(), Some("1"), "the refusal alerted operators once");
+    let metrics = server.metrics().await;
+    let first_calls: Vec<&str> =
+        metrics.lines().filter(|line| line.starts_with("payment_pg_cancel_calls_total{")).collect();
+    assert_eq!(first_calls.len(), 1, "{first_calls:?}");
+    for part in [r#"pg="toss""#, r#"call="first""#, r#"outcome="settled""#, "} 1"] {
+        assert!(first_calls[0].contains(part), "{part}: {first_calls:?}");
+    }
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
 }
 
