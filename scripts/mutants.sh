@@ -6,7 +6,7 @@
 # build) and the share caught of those that built.
 #
 #   scripts/mutants.sh                    every module
-#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-by-hand
+#   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile shell-refund shell-recovery shell-confirm
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
@@ -42,6 +42,8 @@ declare -A crate=(
   [resilience]=payonce-rules [delivery]=payonce-rules [pg-limit]=payonce-server [page-flow]=payonce-flow [page-return]=payonce-flow
   [shell-lease]=payonce-server [shell-resilience]=payonce-server [shell-by-hand]=payonce-server
   [shell-db]=payonce-server [shell-refunds]=payonce-server [shell-gateway]=payonce-server
+  [shell-reconcile]=payonce-server [shell-refund]=payonce-server [shell-recovery]=payonce-server
+  [shell-confirm]=payonce-server
 )
 declare -A files=(
   [settlement]="crates/rules/src/settlement/*.rs"
@@ -72,6 +74,19 @@ declare -A files=(
   # Every call to a PG goes through here: its place under the PG's limit, what
   # the limit learns of each answer, and the calls recorded for the operators.
   [shell-gateway]="crates/server/src/pg/gateway.rs"
+  # Reconciliation: which PG ledger is read over which day, what each
+  # mismatch is called, and which orphan charge is refunded under which key.
+  [shell-reconcile]="crates/server/src/payment/reconcile.rs"
+  # A refund asked for (by the customer, an operator, or the shop), sent under
+  # its key, and settled by recovery when its answer was lost.
+  [shell-refund]="crates/server/src/payment/refund.rs crates/server/src/payment/refund_recovery.rs"
+  # Recovery: which payments a pass takes, the lookup before any resend, the
+  # job engine's passes and orphan charges' refunds.
+  [shell-recovery]="crates/server/src/payment/recovery.rs crates/server/src/payment/pass.rs crates/server/src/payment/jobs.rs crates/server/src/payment/orphan_recovery.rs"
+  # The confirm and what settles an order around it: the confirm task, a
+  # verdict stored, an order closed unpaid, a PG's window prepared, a webhook
+  # bringing a lookup forward, an operator's settlement.
+  [shell-confirm]="crates/server/src/payment/confirm.rs crates/server/src/payment/settle.rs crates/server/src/payment/abandon.rs crates/server/src/payment/window.rs crates/server/src/payment/webhook.rs crates/server/src/payment/operator.rs"
   # The server's guards no cargo-mutants mutation reaches (in SQL, or an
   # order of calls), and the patches that break them.
   [shell-by-hand]="crates/server/src/db/status.rs crates/server/src/db/leases.rs crates/server/src/db/refunds.rs crates/server/src/resilience/lease.rs crates/server/src/payment/confirm.rs crates/server/src/payment/recovery.rs scripts/mutants-by-hand/*.patch"
@@ -87,13 +102,17 @@ declare -A tests=(
   [shell-db]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|refunds|payments|closing|reconciliation|webhooks)::/)"
   [shell-refunds]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|reconciliation|kakaopay|closing|events)::/)"
   [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|process|settlement|payments|kakaopay|refunds)::/)"
+  [shell-reconcile]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(reconciliation|operators)::/)"
+  [shell-refund]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|kakaopay|closing|events|reconciliation)::/)"
+  [shell-recovery]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|payments|retry_budget|webhooks|reconciliation|refunds)::/)"
+  [shell-confirm]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(payments|settlement|stranded|kakaopay|closing|webhooks|operators|interleavings|stock)::/)"
 )
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
-all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile)
 # Modules run only by name until their first clean run records them (the test
 # command counts a module of `all` without a record as below target).
-named_only=()
+named_only=(shell-refund shell-recovery shell-confirm)
 # Each module's record: its files' digests when a run of it last caught every
 # mutant. Per module, as modules share files (the leases' code is both
 # shell-db's and shell-by-hand's): one module's run records nothing of another's.
