@@ -11,6 +11,9 @@ use crate::support;
 use std::time::Duration;
 
 use payonce_api::OrderStatus;
+use payonce_server::ServerConfig;
+use payonce_server::app::App;
+use payonce_server::payment::reconcile::{PassMode, StartedBy, run_pass};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{FakePg, Server, Store, assert_charges_agree};
@@ -46,6 +49,16 @@ async fn admin(server: &Server, method: reqwest::Method, path: &str, token: Opti
     let response = request.send().await.unwrap();
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A server's own `App` on a fresh database, without its timers or listeners:
+/// the test runs its passes itself. The store holds the database's folder.
+async fn app_without_timers(pg: &FakePg, tweak: impl FnOnce(&mut ServerConfig)) -> (App, Store) {
+    let store = Store::fresh().await;
+    let mut config = support::test_config(&pg.url, &store);
+    tweak(&mut config);
+    let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
+    (App::new(config, db), store)
 }
 
 async fn reconcile(server: &Server) -> Value {
@@ -341,12 +354,8 @@ async fn one_pass_runs_at_a_time_across_servers_and_a_schedule_waits_its_interva
 
 #[tokio::test]
 async fn a_scheduled_pass_waits_its_interval_since_the_last_one_began_and_an_operators_pass_does_not() {
-    use payonce_server::payment::reconcile::{PassMode, StartedBy, run_pass};
     let pg = FakePg::start().await;
-    let store = Store::fresh().await;
-    let mut config = support::test_config(&pg.url, &store);
-    config.reconcile_interval = Duration::from_secs(3_600);
-    let app = payonce_server::app::App::new(config, payonce_server::db::Db::open(&store.db, 2).await.unwrap());
+    let (app, _store) = app_without_timers(&pg, |config| config.reconcile_interval = Duration::from_secs(3_600)).await;
     // Who started each pass that ran (as `admin` does, a pass still running after 20 s never ends).
     let pass = async |started_by| {
         let ran = tokio::time::timeout(Duration::from_secs(20), run_pass(&app, started_by, PassMode::Act)).await;
@@ -361,17 +370,13 @@ async fn a_scheduled_pass_waits_its_interval_since_the_last_one_began_and_an_ope
 #[tokio::test]
 async fn a_pass_holds_its_lease_while_it_lists_and_once_it_lost_it_refunds_nothing() {
     use payonce_server::error::AppError;
-    use payonce_server::payment::reconcile::{PassMode, StartedBy, run_pass};
     let pg = FakePg::start().await;
     charge_directly(&pg, "ord_orphan_taken_over", 5_000, "pk_orphan_taken_over").await;
     // The pass's one page of the ledger takes 5 s to read: longer than the
     // test's own steps take on a busy machine.
     pg.configure(json!({"lookup_latency_ms": 5_000})).await;
-    let store = Store::fresh().await;
-    let db = payonce_server::db::Db::open(&store.db, 2).await.unwrap();
-    let mut config = support::test_config(&pg.url, &store);
-    config.pg_read_timeout = Duration::from_secs(15);
-    let app = payonce_server::app::App::new(config, db.clone());
+    let (app, _store) = app_without_timers(&pg, |config| config.pg_read_timeout = Duration::from_secs(15)).await;
+    let db = app.db.clone();
     let job = payonce_server::db::RECONCILE_JOB;
 
     let pass = tokio::spawn({
