@@ -60,6 +60,10 @@ async fn an_operator_refunds_part_then_the_rest_and_each_action_is_audited() {
         server.operator_cancel(&order.order_id, Some(TOKEN), json!({"amount": 3_000, "reason": "one mug broke"})).await;
     assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("PARTIALLY_REFUNDED")), "{body}");
     assert_eq!(body["refunded_amount"], 3_000);
+    // What an operator began is the shop's to finish: the customer's own cancel is refused.
+    let (status, body) = server.cancel(&order.order_id, "cancel-the-rest").await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("ORDER_ALREADY_CANCELED")), "{body}");
+    assert_eq!(pg.stats().await.cancel_requests, 1, "the customer's cancel sent nothing");
     tokio::time::sleep(Duration::from_millis(50)).await;
 
     let (status, body) =
@@ -202,12 +206,16 @@ async fn a_double_click_is_one_cancel_at_the_pg() {
 #[tokio::test]
 async fn a_cancel_turned_away_then_failing_goes_out_once_in_the_end() {
     let pg = FakePg::start().await;
-    let server = Server::start(&pg.url).await;
+    // Its own process: the cancel calls counted are this server's alone.
+    let server = Server::own_process(&pg.url, &[("--admin-token", TOKEN)]).await;
     let order = server.paid_order().await;
     pg.configure(json!({"faults": {"forbidden_consecutive": 1.0}})).await;
 
     let (status, body) = server.cancel(&order.order_id, "cancel-persistent").await;
     assert_eq!((status, body["status"].as_str()), (StatusCode::ACCEPTED, Some("CANCEL_REQUESTED")), "{body}");
+    // Operators read at once what the PG said to it.
+    let answer = last_refund_answer(&server, &order.order_id).await;
+    assert!(answer.as_deref().is_some_and(|answer| answer.contains("FORBIDDEN_CONSECUTIVE_REQUEST")), "{answer:?}");
 
     // Recovery sends it again with the same key: turned away again, then a 500, then it goes out.
     eventually("recovery sends the cancel again", SETTLE, || async {
@@ -229,7 +237,51 @@ async fn a_cancel_turned_away_then_failing_goes_out_once_in_the_end() {
     assert_eq!(refunded_by_pg(&pg, &order.order_id).await, order.amount);
     let refund = &server.db().await.refunds(&order.order_id).await.unwrap()[0];
     assert!(refund.calls >= 4, "the first call and at least three resends: {refund:?}");
+    let answer = last_refund_answer(&server, &order.order_id).await;
+    assert!(answer.as_deref().is_some_and(|answer| answer.starts_with("HTTP 200 payment")), "{answer:?}");
+
+    // The operators' figures: each call under what it came to.
+    let calls = cancel_calls(&server).await;
+    let count = |call: &str, outcome: &str| calls.get(&(call.to_owned(), outcome.to_owned())).copied().unwrap_or(0);
+    assert_eq!(count("first", "unknown"), 1, "{calls:?}");
+    assert!(count("lookup", "not_refunded") >= 2, "a lookup before every resend: {calls:?}");
+    assert!(count("resend", "unknown") >= 1 && count("resend", "unavailable") >= 1, "{calls:?}");
+    assert_eq!(count("resend", "settled"), 1, "{calls:?}");
+    let outcomes = ["first/unknown", "lookup/not_refunded", "lookup/unavailable", "resend/unknown"];
+    let outcomes = [outcomes.as_slice(), &["resend/unavailable", "resend/settled"]].concat();
+    for (call, outcome) in calls.keys() {
+        assert!(outcomes.contains(&format!("{call}/{outcome}").as_str()), "{call}/{outcome}: {calls:?}");
+    }
+    // Only the passes the PG answered count toward the operators' alert: a
+    // resend the PG gave no usable answer to (its 500) is not one of them.
+    assert_eq!(u64::from(refund.recovery_passes), count("resend", "unknown"), "{refund:?} {calls:?}");
     assert_charges_agree(&pg, &server, &[&order.order_id]).await;
+}
+
+/// What the PG last said about the order's first refund, as operators read it.
+async fn last_refund_answer(server: &Server, order_id: &str) -> Option<String> {
+    let url = format!("{}/admin/orders/{order_id}", server.admin_url);
+    let response = server.http.get(url).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let story: serde_json::Value = response.json().await.unwrap();
+    story["refunds"][0]["last_pg_answer"].as_str().map(str::to_owned)
+}
+
+/// The server's cancel calls counted so far, by call and what each came to.
+async fn cancel_calls(server: &Server) -> std::collections::BTreeMap<(String, String), u64> {
+    let metrics = server.metrics().await;
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        line[start..].split('"').next().unwrap().to_owned()
+    };
+    metrics
+        .lines()
+        .filter(|line| line.starts_with("payment_pg_cancel_calls_total{"))
+        .map(|line| {
+            let count = line.rsplit(' ').next().unwrap().parse().unwrap();
+            ((label(line, "call"), label(line, "outcome")), count)
+        })
+        .collect()
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! What the operators' console reads: orders by how long they have waited,
 //! unsettled ones first, and an attempt's full state.
 
+use std::collections::HashMap;
+
 use sqlx::FromRow;
 
 use super::Db;
@@ -69,6 +71,18 @@ impl Db {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await
+    }
+
+    /// What the PG last said about each of the order's refunds that it has
+    /// answered (as the cancel that sent it, or recovery, recorded it), by refund.
+    pub async fn refund_answers(&self, order_id: &str) -> Result<HashMap<String, String>, sqlx::Error> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT refund_id, last_pg_answer FROM refunds WHERE order_id = $1 AND last_pg_answer IS NOT NULL",
+        )
+        .bind(order_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().collect())
     }
 
     /// The order's attempt in full, if it has one.

@@ -3,6 +3,7 @@
 //! PG now about an unsettled payment, and run reconciliation. Each action is
 //! written to the audit log under the operator's name.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use payonce_api::{Order, OrderStatus};
@@ -38,6 +39,8 @@ pub struct Story {
     pub attempt: Option<AttemptDetail>,
     pub history: Vec<HistoryLine>,
     pub refunds: Vec<Refund>,
+    /// What the PG last said about each refund it answered, by refund.
+    pub refund_answers: HashMap<String, String>,
     pub audit: Vec<AuditLine>,
     pub pg_calls: Vec<PgCallRow>,
     /// What its shop was told, and every send of each event (a checkout's only).
@@ -53,6 +56,7 @@ pub async fn story(app: &App, order_id: &str) -> Result<Story, AppError> {
         attempt: app.db.attempt_detail(order_id).await?,
         history: app.db.history(order_id).await?,
         refunds: app.db.refunds(order_id).await?,
+        refund_answers: app.db.refund_answers(order_id).await?,
         audit: app.db.audit_log(order_id).await?,
         pg_calls: app.db.pg_calls(order_id).await?,
         events,

@@ -8,9 +8,7 @@ use payonce_rules::pg_reply::PgReply;
 
 use crate::app::App;
 use crate::customer::Customer;
-use crate::db::{
-    Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RefundStatus, RequestedBy, Stored, now_ms,
-};
+use crate::db::{Actor, AuditEntry, JobKind, NewRefund, PgCaller, Refund, RefundOutcome, RequestedBy, Stored, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::pg::PgPlace;
@@ -36,17 +34,7 @@ pub async fn cancel_for_customer(
     if app.db.refund_by_request(order_id, request_key).await?.is_some() {
         return Ok(order);
     }
-    match order.status {
-        OrderStatus::Paid => {}
-        // A customer cancels a whole order; what an operator refunded in part is the shop's to finish.
-        OrderStatus::Canceled | OrderStatus::PartiallyRefunded => {
-            return Err(AppError::OrderAlreadyCanceled { order: Box::new(order) });
-        }
-        OrderStatus::CancelRequested => return Err(AppError::CancelInProgress { order: Box::new(order) }),
-        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Failed => {
-            return Err(AppError::OrderNotPaid { order: Box::new(order) });
-        }
-    }
+    let order = refundable(order, RequestedBy::Customer)?;
     let window = app.config.cancel_window;
     let paid_at = app.db.paid_at_ms(order_id).await?.unwrap_or_else(now_ms);
     if now_ms() - paid_at > lease::millis(window) {
@@ -55,8 +43,9 @@ pub async fn cancel_for_customer(
     let ask = Ask {
         order_id: order_id.to_owned(),
         request_key: request_key.to_owned(),
-        amount: order.amount - order.refunded_amount,
-        balance_before: order.amount - order.refunded_amount,
+        // A PAID order has had nothing refunded: a refund in part leaves it PARTIALLY_REFUNDED.
+        amount: order.amount,
+        balance_before: order.amount,
         reason: CUSTOMER_REASON.to_owned(),
         requested_by: RequestedBy::Customer,
         previous_status: order.status,
@@ -83,14 +72,7 @@ pub async fn cancel_for_operator(
     if app.db.refund_by_request(order_id, request_key).await?.is_some() {
         return Ok(order);
     }
-    match order.status {
-        OrderStatus::Paid | OrderStatus::PartiallyRefunded => {}
-        OrderStatus::Canceled => return Err(AppError::OrderAlreadyCanceled { order: Box::new(order) }),
-        OrderStatus::CancelRequested => return Err(AppError::CancelInProgress { order: Box::new(order) }),
-        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Failed => {
-            return Err(AppError::OrderNotPaid { order: Box::new(order) });
-        }
-    }
+    let order = refundable(order, RequestedBy::Operator)?;
     let balance = order.amount - order.refunded_amount;
     let amount = amount.unwrap_or(balance);
     if amount == 0 || amount > balance {
@@ -112,6 +94,23 @@ pub async fn cancel_for_operator(
         operator: Some(operator.to_owned()),
     };
     run_detached(app, ask).await
+}
+
+/// The order, if `by` may refund it as it stands; why not, if not. A
+/// customer cancels a whole paid order; an operator also refunds what is left
+/// of one refunded in part (the customer's cancel does not finish what an
+/// operator began).
+fn refundable(order: Order, by: RequestedBy) -> Result<Order, AppError> {
+    let order = Box::new(order);
+    match order.status {
+        OrderStatus::Paid => Ok(*order),
+        OrderStatus::PartiallyRefunded if by == RequestedBy::Operator => Ok(*order),
+        OrderStatus::Canceled | OrderStatus::PartiallyRefunded => Err(AppError::OrderAlreadyCanceled { order }),
+        OrderStatus::CancelRequested => Err(AppError::CancelInProgress { order }),
+        OrderStatus::Created | OrderStatus::Pending | OrderStatus::Unknown | OrderStatus::Failed => {
+            Err(AppError::OrderNotPaid { order })
+        }
+    }
 }
 
 /// Whether the PG shows the order's payment as one it refunds only in full
@@ -178,7 +177,7 @@ impl Ask {
         match app.db.store_refund(&new).await? {
             Stored::Stored => {}
             Stored::SameRequest(_) => return current(&app, &self.order_id).await,
-            Stored::OrderMoved => return Err(moved_error(current(&app, &self.order_id).await?)),
+            Stored::OrderMoved => return Err(moved_error(current(&app, &self.order_id).await?, self.requested_by)),
         }
         metrics::refund_transition("REQUESTED");
         tracing::info!(
@@ -221,12 +220,13 @@ async fn current(app: &App, order_id: &str) -> Result<Order, AppError> {
     app.db.order(order_id).await?.ok_or(AppError::OrderNotFound)
 }
 
-/// Why a refund could not be stored: the order moved since it was read.
-fn moved_error(order: Order) -> AppError {
-    match order.status {
-        OrderStatus::CancelRequested => AppError::CancelInProgress { order: Box::new(order) },
-        OrderStatus::Canceled => AppError::OrderAlreadyCanceled { order: Box::new(order) },
-        _ => AppError::CancelInProgress { order: Box::new(order) },
+/// Why a refund could not be stored: the order moved since it was read. One
+/// still refundable as it is now moved under it all the same (another refund
+/// went through meanwhile): its balance is no longer the one this refund was for.
+fn moved_error(order: Order, by: RequestedBy) -> AppError {
+    match refundable(order, by) {
+        Err(refused) => refused,
+        Ok(order) => AppError::CancelInProgress { order: Box::new(order) },
     }
 }
 
@@ -352,15 +352,10 @@ pub(super) async fn settle_refused(
     let outcome = RefundOutcome::Refused { code: refusal.refusal_code.clone() };
     match settle(app, refund, &outcome, described, (actor, Some(holder))).await? {
         true => Ok(Settled::Done),
-        false if still_requested(app, refund).await? => Ok(Settled::Unknown),
-        false => Ok(Settled::Done),
+        // Not this holder's to store (its lease lapsed, or another settled it
+        // first): to this caller the refund is as unknown as before the answer.
+        false => Ok(Settled::Unknown),
     }
-}
-
-/// Whether the refund is still requested (no one settled it).
-async fn still_requested(app: &App, refund: &Refund) -> Result<bool, AppError> {
-    let stored = app.db.refund(&refund.refund_id).await?;
-    Ok(stored.is_some_and(|stored| stored.status == RefundStatus::Requested))
 }
 
 /// Stores the outcome (`held_by`: only while that holder holds the lease);

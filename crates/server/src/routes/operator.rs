@@ -213,7 +213,7 @@ async fn admin_order_detail(
         order: story.order,
         attempt: story.attempt.map(Into::into),
         history: story.history.into_iter().map(Into::into).collect(),
-        refunds: story.refunds.iter().map(RefundView::from).collect(),
+        refunds: story.refunds.iter().map(|refund| RefundView::new(refund, &story.refund_answers)).collect(),
         audit: story.audit.into_iter().map(Into::into).collect(),
         pg_calls: story.pg_calls.into_iter().map(Into::into).collect(),
         events: story.events.into_iter().map(|event| EventView::new(event, &story.event_sends)).collect(),

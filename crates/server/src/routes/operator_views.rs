@@ -2,6 +2,8 @@
 //! description (`GET /admin/openapi.json`) is made from the same types the
 //! handlers return. Times are RFC 3339 in UTC; amounts are KRW.
 
+use std::collections::HashMap;
+
 use payonce_api::Order;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -249,11 +251,16 @@ pub struct RefundView {
     pub pg_idempotency_key: String,
     pub calls: u32,
     pub recovery_passes: u32,
+    /// What the PG last said about it, as the cancel that sent it or
+    /// recovery recorded it; none before it answered.
+    pub last_pg_answer: Option<String>,
 }
 
-impl From<&Refund> for RefundView {
-    fn from(refund: &Refund) -> Self {
+impl RefundView {
+    /// The refund, with the PG's last answers about the order's refunds.
+    pub fn new(refund: &Refund, answers: &HashMap<String, String>) -> Self {
         Self {
+            last_pg_answer: answers.get(&refund.refund_id).cloned(),
             refund_id: refund.refund_id.clone(),
             amount: refund.amount,
             balance_before: refund.balance_before,

@@ -164,7 +164,9 @@ async function showOrder(orderId) {
   $("attempt").textContent = data.attempt ? JSON.stringify(data.attempt, null, 2) : "no attempt: never sent to the PG";
   tbody = clear($("refunds"));
   for (const refund of data.refunds) {
-    row(tbody, [refund.refund_id, refund.amount, refund.status, refund.failure_code, refund.calls, refund.reason]);
+    row(tbody, [
+      refund.refund_id, refund.amount, refund.status, refund.failure_code, refund.calls, refund.last_pg_answer, refund.reason,
+    ]);
   }
   tbody = clear($("events"));
   const sends = clear($("event-sends"));
