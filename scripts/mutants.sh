@@ -108,6 +108,10 @@ declare -A tests=(
   # With the one test that kills a server mid-payment: a confirm's lease must end for another to settle it.
   [shell-confirm]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(payments|settlement|stranded|kakaopay|closing|webhooks|operators|interleavings|stock|reconciliation)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
 )
+# The integration tests wait on real time (a PG's latency, a lease), not on the
+# CPU: four at once, as the test command's SQLite run has them beside its
+# PostgreSQL run, take half the time of one per core.
+nextest_threads=--test-threads=4
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
 all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile)
@@ -185,14 +189,14 @@ hand_run() {
   # last copy's, whose target directory is kept.
   find "$tree" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
   git ls-files -z --cached --others --exclude-standard | tar -c --null -T - | tar -x -C "$tree"
-  read -r -a words <<<"${tests[$module]}"
+  read -r -a words <<<"${tests[$module]} $nextest_threads"
   run_tests() { (cd "$tree" && CARGO_TARGET_DIR="$tree/target" timeout "$1" cargo nextest run -p "${crate[$module]}" "${words[@]}"); }
   # git apply in the copy, which is no repository: the ceiling keeps git from
   # finding this one's above it (and applying the patch to its files instead).
   in_tree() { local patch="${*: -1}"; (cd "$tree" && GIT_CEILING_DIRECTORIES="$(dirname "$tree")" git apply "${@:1:$#-1}" "$REPO_ROOT/$patch"); }
-  # The build takes the tests' words but how a run stops, which nextest refuses with --no-run.
+  # The build takes the tests' words but how a run goes (stops, threads), which nextest refuses with --no-run.
   local build_words=()
-  for word in "${words[@]}"; do [[ "$word" == --max-fail* ]] || build_words+=("$word"); done
+  for word in "${words[@]}"; do [[ "$word" == --max-fail* || "$word" == --test-threads* ]] || build_words+=("$word"); done
   (cd "$tree" && CARGO_TARGET_DIR="$tree/target" cargo nextest run -p "${crate[$module]}" "${build_words[@]}" --no-run) \
     || { echo "the unmutated tree does not build"; return 1; }
   local started=$SECONDS
@@ -235,7 +239,7 @@ for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u)
     for pattern in ${files[$module]}; do args+=(--file "$pattern"); done
     if [ -n "${tests[$module]:-}" ]; then
       test_args=(--test-tool nextest)
-      read -r -a words <<<"${tests[$module]}"
+      read -r -a words <<<"${tests[$module]} $nextest_threads"
       for word in "${words[@]}"; do test_args+=("--cargo-test-arg=$word"); done
     fi
   done
