@@ -31,6 +31,11 @@ async fn an_approval_is_paid_and_charged_once() {
     assert_eq!(versions, ["2022-11-16"]);
     // Unless told to speak HTTP/2, each call holds an HTTP/1.1 connection of its own.
     assert_eq!(stats.http_versions.into_keys().collect::<Vec<_>>(), ["HTTP/1.1"]);
+    // Operators count every status an order reached: the attempt stored, then its verdict.
+    for status in ["PENDING", "PAID"] {
+        let reached = server.metric(&format!(r#"payment_orders_total{{status="{status}"}}"#)).await;
+        assert_eq!(reached.as_deref(), Some("1"), "{status}");
+    }
 }
 
 /// With `--pg-http2` every call shares one connection to the PG. A call reset
