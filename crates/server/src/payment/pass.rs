@@ -1,8 +1,8 @@
 //! One background pass over a job (a payment, a refund, a refund of a charge
 //! no order made): what it can come to, how it ends when it settled nothing
-//! (released with when to look again, and an alert every so often), what the
-//! passes since the last look add up to, and the gate every one of its PG
-//! calls goes through (the retry budget, then the breaker).
+//! (released with when to look again, and an alert every so often), and the
+//! gate every one of its PG calls goes through (the retry budget, then the
+//! breaker). What passes add up to is the rules' (`settlement::PassReport`).
 
 use std::future::Future;
 
@@ -33,18 +33,6 @@ pub(super) struct Job<'a> {
     pub hinted: bool,
 }
 
-/// What recovery did since it last looked.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PassReport {
-    pub settled: usize,
-    pub unsettled: usize,
-    /// Attempts left for later without an answer from the PG: the breaker
-    /// refused the call, or the PG gave no usable answer.
-    pub held_back: usize,
-    /// Attempts left for later because the retry budget was spent.
-    pub over_budget: usize,
-}
-
 /// What one pass over a job came to, the PG's last answer (for operators),
 /// and the answered passes the job had before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,20 +57,11 @@ impl Pass {
     }
 }
 
-impl PassReport {
-    pub(super) fn count(&mut self, outcome: Result<Recovered, AppError>) {
-        match outcome {
-            Ok(Recovered::Settled) => self.settled += 1,
-            Ok(Recovered::Unsettled) => self.unsettled += 1,
-            Ok(Recovered::HeldBack | Recovered::Unavailable) => self.held_back += 1,
-            Ok(Recovered::OverBudget) => self.over_budget += 1,
-            Ok(Recovered::NotOurs) => {}
-            Err(error) => {
-                self.unsettled += 1;
-                tracing::error!(?error, "recovering a payment failed");
-            }
-        }
-    }
+/// What a pass left its job open on `answer` came to: one the PG was too
+/// unwell to answer (no answer, a 5xx) counts apart, for the breaker, the
+/// backoff and the operators' alert, which count only the PG's answers.
+pub(super) fn left_open_by(answer: &impl PgReply) -> Recovered {
+    if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled }
 }
 
 /// Why the breaker or the budget does not let one more recovery call go now,
