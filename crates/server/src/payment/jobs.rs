@@ -83,7 +83,7 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
 /// pass of its kind, and releases the lease however the pass ends.
 async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppError> {
     let now = now_ms();
-    let until = now + lease::millis(lease::for_lookup(&app.config));
+    let until = pass::from_now_ms(lease::for_lookup(&app.config));
     let holder = lease::holder(&app.worker_id);
     let Some(hinted) = app.db.claim_job(kind, key, &holder, now, until).await? else {
         return Ok(Recovered::NotOurs);
