@@ -104,7 +104,8 @@ declare -A tests=(
   [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|process|settlement|payments|kakaopay|refunds)::/)"
   [shell-reconcile]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(reconciliation|operators)::/)"
   [shell-refund]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|kakaopay|closing|events|reconciliation)::/)"
-  [shell-recovery]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|payments|retry_budget|webhooks|reconciliation|refunds)::/)"
+  # With events (a payment open past the alert) and the server killed mid-payment.
+  [shell-recovery]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|payments|retry_budget|webhooks|reconciliation|refunds|events)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
   # With the one test that kills a server mid-payment: a confirm's lease must end for another to settle it.
   [shell-confirm]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(payments|settlement|stranded|kakaopay|closing|webhooks|operators|interleavings|stock|reconciliation)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
 )

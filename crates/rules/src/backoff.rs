@@ -16,6 +16,14 @@ pub fn full_jitter(retry: u32, rng: &mut impl Rng) -> Duration {
     Duration::from_millis(rng.random_range(0..=ceiling_ms))
 }
 
+/// The wait before try number `try_number` of a call tried again while the
+/// PG gives nothing usable (0 for the first try, which is no retry and waits
+/// for nothing): full jitter before each retry.
+pub fn before_retry(try_number: u32, rng: &mut impl Rng) -> Option<Duration> {
+    let retry = try_number.checked_sub(1)?;
+    Some(full_jitter(retry, rng))
+}
+
 /// A wait spread over its upper half, uniform in `[wait / 2, wait]`: passes
 /// over many refunds spread out, and none comes back much sooner than planned.
 pub fn half_jitter(wait: Duration, rng: &mut impl Rng) -> Duration {
@@ -28,6 +36,18 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::SmallRng;
+
+    #[test]
+    fn the_first_try_waits_for_nothing_and_each_retry_for_its_full_jitter() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        assert_eq!(before_retry(0, &mut rng), None);
+        for (try_number, ceiling) in [(1, 500), (2, 1_000), (3, 2_000)] {
+            let waits: Vec<_> = (0..500).map(|_| before_retry(try_number, &mut rng).unwrap()).collect();
+            let longest = waits.iter().max().unwrap();
+            assert!(*longest <= Duration::from_millis(ceiling), "try {try_number}: {longest:?}");
+            assert!(*longest > Duration::from_millis(ceiling * 8 / 10), "try {try_number} uses its range");
+        }
+    }
 
     #[test]
     fn waits_stay_under_a_ceiling_that_doubles_up_to_the_cap() {

@@ -356,6 +356,7 @@ async fn a_payment_unknown_past_the_alert_is_told_once_as_unresolved_and_then_by
     // The PG takes 8 s over the payment; the server stops waiting after 2 s,
     // and recovery's lookups find it still in progress, pass after pass.
     stack.pg.configure(json!({"latency_ms": 8_000})).await;
+    let started = std::time::Instant::now();
     let checkout = create(&stack.server, BOOKS_KEY, &body("ORDER-8", "https://books.example")).await;
     let token = checkout.next_url.as_deref().unwrap().split_once('#').unwrap().1;
     let claim = format!("{}/api/checkouts/{}/claim", stack.server.url, checkout.id);
@@ -363,6 +364,13 @@ async fn a_payment_unknown_past_the_alert_is_told_once_as_unresolved_and_then_by
     let order = stack.server.order(&checkout.id).await;
     let (_, answer) = stack.server.confirm(&order, &uuid::Uuid::new_v4().to_string()).await;
     assert_eq!(answer["status"], "UNKNOWN", "{answer}");
+    // Operators see how long the oldest unsettled payment has waited: at least the 2 s its confirm did.
+    let waited = eventually("operators see how long the payment has waited", Duration::from_secs(5), || async {
+        let age: f64 = stack.server.metric("payment_unknown_oldest_age_seconds").await?.parse().ok()?;
+        (age >= 2.0).then_some(age)
+    })
+    .await;
+    assert!(waited <= started.elapsed().as_secs_f64(), "{waited} s");
     stack.pg.configure(json!({"latency_ms": 10})).await;
 
     let events = eventually("the verdict follows the unresolved event", Duration::from_secs(30), || async {
@@ -374,6 +382,13 @@ async fn a_payment_unknown_past_the_alert_is_told_once_as_unresolved_and_then_by
     use payonce_api::CheckoutStatus::{Paid, Unknown};
     assert_eq!(told, [(EventType::Unresolved, Unknown, 1), (EventType::Paid, Paid, 2)]);
     assert_eq!(stack.pg.charges(&checkout.id).await, 1);
+    // Operators were alerted once, with every answered pass that left it open counted.
+    assert_eq!(stack.server.metric("payment_recovery_alerts_total").await.as_deref(), Some("1"));
+    let passes = stack.server.metric("payment_pg_lookup_retry_exhausted_total").await;
+    assert!(
+        passes.as_deref().and_then(|passes| passes.parse::<u32>().ok()).is_some_and(|passes| passes >= 10),
+        "{passes:?}"
+    );
 }
 
 #[tokio::test]

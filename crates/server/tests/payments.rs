@@ -229,6 +229,10 @@ async fn recovery_leaves_a_payment_unknown_while_the_pg_is_still_processing() {
     })
     .await;
     assert_eq!(server.order(&created.order.order_id).await.status, OrderStatus::Unknown);
+    // Operators read what the PG last said about it.
+    let attempt = server.db().await.attempt_detail(&created.order.order_id).await.unwrap().unwrap();
+    let answer = attempt.last_pg_answer.unwrap_or_default();
+    assert!(answer.starts_with("HTTP "), "{answer:?}");
     let metrics = server.metrics().await;
     assert!(
         metrics.contains(r#"payment_pg_recovery_calls_total{pg="toss",call="lookup",verdict="not_confirmed"}"#),

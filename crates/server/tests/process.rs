@@ -38,6 +38,11 @@ async fn a_server_killed_mid_payment_settles_the_order_after_restart_with_one_ch
 
     assert_eq!(restarted.order(&created.order.order_id).await.status, OrderStatus::Pending, "the write-ahead survived");
     restarted.wait_for(&created.order.order_id, OrderStatus::Paid, Duration::from_secs(30)).await;
+    assert_eq!(
+        restarted.history(&created.order.order_id).await,
+        ["CREATED>PENDING", "PENDING>UNKNOWN", "UNKNOWN>PAID"],
+        "recovery first said the outcome was unknown, then what the PG showed"
+    );
     assert_charges_agree(&pg, &restarted, &[&created.order.order_id]).await;
     assert_eq!(pg.stats().await.processings, 1);
 }

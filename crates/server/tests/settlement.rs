@@ -459,3 +459,32 @@ async fn a_lookup_made_inside_the_session_is_judged_by_the_age_it_went_out_at_no
     assert_eq!(pg.stats().await.processings, 1, "charged once: the resend met the first answer");
     assert_charges_agree(&pg, &server, &[order_id]).await;
 }
+
+#[tokio::test]
+async fn recovery_resends_the_confirms_of_several_payments_side_by_side() {
+    // Three confirms never reach the PG: their outcomes are unknown. A resend
+    // waits up to 30 s for its answer, so one worker could not send the next sooner.
+    let pg = FakePg::start().await;
+    pg.configure(json!({"faults": {"reset_before_processing": 1.0}})).await;
+    let server = Server::start_with(&pg.url, |config| config.pg_read_timeout = Duration::from_secs(30)).await;
+    let mut order_ids = Vec::new();
+    for key in ["key-one", "key-two", "key-three"] {
+        let created = server.create_order().await;
+        let (_, body) = server.confirm(&created.order, key).await;
+        assert_eq!(body["status"], "UNKNOWN", "{body}");
+        order_ids.push(created.order.order_id);
+    }
+    // Recovery's resends are held at the PG: with a worker each, all three are there at once.
+    pg.configure(json!({"faults": {"reset_before_processing": 0.0}, "hold": true})).await;
+    eventually("the three resends are at the PG together", SETTLE, || async {
+        (pg.stats().await.in_flight == 3).then_some(())
+    })
+    .await;
+
+    pg.configure(json!({"hold": false})).await;
+    for order_id in &order_ids {
+        server.wait_for(order_id, OrderStatus::Paid, SETTLE).await;
+    }
+    let order_ids: Vec<&str> = order_ids.iter().map(String::as_str).collect();
+    assert_charges_agree(&pg, &server, &order_ids).await;
+}

@@ -30,7 +30,7 @@ pub use reconcile::{
 pub use refund::{
     OrphanCancel, RefundStep, after_cancel, after_cancel_of_orphan, after_refund_lookup, after_refund_lookup_of_refusal,
 };
-pub use schedule::{PASSES_BEFORE_ALERT, Recovered, Release, alerts, release};
+pub use schedule::{PASSES_BEFORE_ALERT, PassReport, Recovered, Release, alerts, pause, recovery_workers, release};
 pub use timings::Timings;
 pub use told::{Told, event_of};
 pub use verdicts::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, Sent, StatusVerdict};

@@ -104,6 +104,22 @@ impl Deadlines {
             Resending::Never => Some(self.nothing_charges_after(resending)),
         }
     }
+
+    /// The moment (in ms) by which recovery looks again at an attempt stored
+    /// at `created_at_ms`, whatever its backoff says: `margin` after the clock
+    /// alone settles it, while that is still ahead of `now_ms`.
+    pub fn look_again_by_ms(
+        &self,
+        created_at_ms: i64,
+        now_ms: i64,
+        resending: Resending,
+        margin: Duration,
+    ) -> Option<i64> {
+        let millis = |duration: Duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
+        let settles_after = self.settles_unconfirmed_after(resending)?;
+        Some(created_at_ms.saturating_add(millis(settles_after)).saturating_add(millis(margin)))
+            .filter(|at| *at > now_ms)
+    }
 }
 
 /// Why a lookup settles a payment FAILED, for the failure the adapter stores.
@@ -338,6 +354,16 @@ mod tests {
     fn only_without_keys_does_the_clock_alone_settle_an_unconfirmed_payment() {
         assert_eq!(DEADLINES.settles_unconfirmed_after(Resending::Never), Some(Duration::from_secs(965)));
         assert_eq!(DEADLINES.settles_unconfirmed_after(Resending::UnderTheSameKey), None, "a resend settles it first");
+    }
+
+    #[test]
+    fn without_keys_recovery_looks_again_a_margin_after_the_clock_settles_it_while_that_is_ahead() {
+        let margin = Duration::from_secs(5);
+        let by = |now_ms, resending| DEADLINES.look_again_by_ms(10_000, now_ms, resending, margin);
+        assert_eq!(by(10_000, Resending::Never), Some(980_000), "stored at 10 s, settled by the clock at 975 s");
+        assert_eq!(by(979_999, Resending::Never), Some(980_000));
+        assert_eq!(by(980_000, Resending::Never), None, "past it, the backoff alone says when");
+        assert_eq!(by(10_000, Resending::UnderTheSameKey), None);
     }
 
     #[test]

@@ -60,6 +60,70 @@ pub fn alerts(passes: u32) -> bool {
     passes > 0 && passes.is_multiple_of(PASSES_BEFORE_ALERT)
 }
 
+/// What the job engine's passes came to since it last looked for due jobs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassReport {
+    pub settled: usize,
+    /// Answered but not settled, or failed (the database under it, say).
+    pub unsettled: usize,
+    /// Left for later without an answer from the PG: the breaker refused the
+    /// call, or the PG gave no usable answer.
+    pub held_back: usize,
+    /// Left for later because the retry budget was spent.
+    pub over_budget: usize,
+}
+
+impl PassReport {
+    /// Counts a pass that came to `pass`; `None`: it failed, and settled nothing.
+    pub fn count(&mut self, pass: Option<Recovered>) {
+        match pass {
+            Some(Recovered::Settled) => self.settled += 1,
+            Some(Recovered::Unsettled) | None => self.unsettled += 1,
+            Some(Recovered::HeldBack | Recovered::Unavailable) => self.held_back += 1,
+            Some(Recovered::OverBudget) => self.over_budget += 1,
+            Some(Recovered::NotOurs) => {}
+        }
+    }
+
+    /// Whether a pass settled a job or heard the PG about one: worth a line in
+    /// the log (passes held back say so while the breaker or budget does).
+    pub fn has_news(&self) -> bool {
+        self.settled + self.unsettled > 0
+    }
+}
+
+/// The job engine's workers at once: a quarter of the PG limit `pg_limit`
+/// (of 40 at most), so customers' confirms keep most of it; at least one.
+/// Each holds at most one PG place.
+pub fn recovery_workers(pg_limit: u32) -> usize {
+    (pg_limit.min(40) as usize / 4).max(1)
+}
+
+/// How long the job engine sleeps before it looks for due jobs again (a
+/// wake-up cuts it short): while the breaker is open (`cool_down`), until its
+/// probe; after a pass found the retry budget spent, the budget's retry; else
+/// until the next job falls due (`next_due_ms`, against `now_ms`), at least
+/// the shortest gap and at most an interval.
+pub fn pause(
+    cool_down: Option<Duration>,
+    report: &PassReport,
+    next_due_ms: Option<i64>,
+    now_ms: i64,
+    timings: &Timings,
+) -> Duration {
+    let (min_gap, interval) = (timings.min_gap, timings.interval);
+    if let Some(cool_down) = cool_down {
+        return cool_down.clamp(min_gap, interval);
+    }
+    if report.over_budget > 0 {
+        return timings.budget_retry;
+    }
+    match next_due_ms {
+        Some(due) => Duration::from_millis(u64::try_from(due - now_ms).unwrap_or(0)).clamp(min_gap, interval),
+        None => interval,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +150,62 @@ mod tests {
             assert_eq!(release(pass, passes_before, &timings), expected, "{pass:?} after {passes_before}");
         }
         assert_eq!(answered(3).wait, Some(Duration::from_secs(40)));
+    }
+
+    #[test]
+    fn a_report_counts_each_pass_under_what_it_came_to_and_has_news_only_of_the_pgs_answers() {
+        let mut report = PassReport::default();
+        assert!(!report.has_news());
+        let passes = [Recovered::HeldBack, Recovered::Unavailable, Recovered::OverBudget, Recovered::NotOurs];
+        for pass in passes {
+            report.count(Some(pass));
+        }
+        assert_eq!(report, PassReport { settled: 0, unsettled: 0, held_back: 2, over_budget: 1 });
+        assert!(!report.has_news(), "passes held back are no news");
+
+        let mut settled = report;
+        settled.count(Some(Recovered::Settled));
+        assert_eq!((settled.settled, settled.unsettled), (1, 0));
+        assert!(settled.has_news());
+        let mut unsettled = report;
+        unsettled.count(Some(Recovered::Unsettled));
+        unsettled.count(None);
+        assert_eq!((unsettled.settled, unsettled.unsettled), (0, 2), "a failed pass settled nothing");
+        assert!(unsettled.has_news());
+    }
+
+    #[test]
+    fn recovery_takes_a_quarter_of_the_pg_limit_at_most_ten_and_at_least_one() {
+        let workers: Vec<usize> = [1, 4, 7, 8, 40, 41, 400].into_iter().map(recovery_workers).collect();
+        assert_eq!(workers, [1, 1, 1, 2, 10, 10, 10]);
+    }
+
+    #[test]
+    fn the_engine_sleeps_out_the_breaker_then_the_budget_then_until_the_next_job_within_bounds() {
+        let timings = Timings::new(Duration::from_secs(60));
+        let (idle, now) = (PassReport::default(), 1_000_000);
+        let spent = PassReport { over_budget: 1, ..idle };
+        let secs = Duration::from_secs;
+        #[rustfmt::skip]
+        let table = [
+            // (breaker's cool-down, report, next due, pause)
+            (Some(secs(20)), spent, Some(now), secs(20)),
+            (Some(secs(600)), idle, None, secs(60)),
+            (Some(Duration::ZERO), idle, None, secs(1)),
+            (None, spent, Some(now), secs(10)),
+            (None, idle, Some(now + 7_500), Duration::from_millis(7_500)),
+            (None, idle, Some(now + 90_000), secs(60)),
+            (None, idle, Some(now + 200), secs(1)),
+            (None, idle, Some(now - 5_000), secs(1)),
+            (None, idle, None, secs(60)),
+        ];
+        for (cool_down, report, next_due, expected) in table {
+            assert_eq!(
+                pause(cool_down, &report, next_due, now, &timings),
+                expected,
+                "{cool_down:?} {report:?} {next_due:?}"
+            );
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::time::Duration;
 /// figures in the comments are those of the default 60 s interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timings {
+    /// The longest the job engine sleeps between two looks for due jobs (60 s).
+    pub interval: Duration,
     /// Before the first look at a new unknown outcome, and after a pass the
     /// PG gave no usable answer (5 s).
     pub backoff_base: Duration,
@@ -26,6 +28,7 @@ pub struct Timings {
 impl Timings {
     pub fn new(interval: Duration) -> Self {
         Self {
+            interval,
             backoff_base: interval / 12,
             unsettled_backoff: interval / 12,
             backoff_cap: interval * 15,

@@ -11,13 +11,14 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::pass::{self, Job, PassReport, Recovered};
+use super::pass::{self, Job, Recovered};
 use super::{orphan_recovery, recovery, refund_recovery};
 use crate::app::App;
 use crate::db::{JobKind, now_ms};
 use crate::error::AppError;
 use crate::metrics;
 use crate::resilience::lease;
+use payonce_rules::settlement::{self, PassReport};
 
 /// Looks for due jobs at start, then again when the next one falls due (at
 /// most `recovery_interval` later), when woken (a confirm ended unknown, a
@@ -31,7 +32,7 @@ pub async fn run(app: App, shutdown: CancellationToken) {
             tracing::error!(?error, "recovery could not look for due jobs");
         }
         let report = std::mem::take(&mut *finished.lock().expect("recovery report lock"));
-        if report.settled + report.unsettled > 0 {
+        if report.has_news() {
             tracing::info!(?report, "recovery");
         }
         let pause = pause_after(&app, &report).await;
@@ -43,10 +44,9 @@ pub async fn run(app: App, shutdown: CancellationToken) {
     }
 }
 
-/// Workers at once: a quarter of the PG limit (of 40 at most), so customers'
-/// confirms keep most of it. Each holds at most one PG place.
+/// Workers at once, as the rules share the PG limit out (`recovery_workers`).
 fn worker_limit(app: &App) -> usize {
-    (app.config.pg_limit.most().min(40) as usize / 4).max(1)
+    settlement::recovery_workers(app.config.pg_limit.most())
 }
 
 /// Starts a worker for each due job, as many as are free: payments first, then
@@ -65,7 +65,10 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
             app.pg_tasks.clone().spawn(async move {
                 let outcome = run_pass(&app, kind, &key).await;
                 drop(permit);
-                finished.lock().expect("recovery report lock").count(outcome);
+                if let Err(error) = &outcome {
+                    tracing::error!(?error, job = kind.as_str(), key, "a recovery pass failed");
+                }
+                finished.lock().expect("recovery report lock").count(outcome.ok());
                 // A worker is free, and the report has news: look again.
                 app.recovery_wake.notify_one();
             });
@@ -80,7 +83,7 @@ async fn start_due(app: &App, workers: &Arc<Semaphore>, finished: &Arc<Mutex<Pas
 /// pass of its kind, and releases the lease however the pass ends.
 async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppError> {
     let now = now_ms();
-    let until = now + lease::millis(lease::for_lookup(&app.config));
+    let until = pass::from_now_ms(lease::for_lookup(&app.config));
     let holder = lease::holder(&app.worker_id);
     let Some(hinted) = app.db.claim_job(kind, key, &holder, now, until).await? else {
         return Ok(Recovered::NotOurs);
@@ -95,29 +98,16 @@ async fn run_pass(app: &App, kind: JobKind, key: &str) -> Result<Recovered, AppE
     outcome.map(|pass| pass.recovered)
 }
 
-/// Until the next look: when the next job falls due, within bounds.
+/// Until the next look, as the rules say (`settlement::pause`); an interval
+/// when the database cannot say when the next job falls due.
 async fn pause_after(app: &App, report: &PassReport) -> Duration {
-    let interval = app.config.recovery_interval;
     let timings = app.timings();
-    let min_gap = timings.min_gap;
-    if let Some(cool_down) = app.breaker.refuses_for() {
-        return cool_down.clamp(min_gap, interval);
-    }
-    if report.over_budget > 0 {
-        return timings.budget_retry;
-    }
     let mut next_due = None;
     for kind in JobKind::ALL {
         match app.db.next_job_due_ms(kind).await {
             Ok(due) => next_due = next_due.into_iter().chain(due).min(),
-            Err(_) => return interval,
+            Err(_) => return timings.interval,
         }
     }
-    match next_due {
-        Some(due) => {
-            let until_due = u64::try_from(due - now_ms()).unwrap_or(0);
-            Duration::from_millis(until_due).clamp(min_gap, interval)
-        }
-        None => interval,
-    }
+    settlement::pause(app.breaker.refuses_for(), report, next_due, now_ms(), &timings)
 }

@@ -6,7 +6,7 @@
 //! the paymentKey), so the PG refunds it once, whether or not a later
 //! reconciliation still lists the charge.
 
-use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, left_open_by, look_up, send_under_lease};
 use crate::app::App;
 use crate::db::OrphanRefund;
 use crate::error::AppError;
@@ -77,8 +77,7 @@ async fn resend(
             settle(app, refund, &canceled.verdict, &described).await?;
             Recovered::Settled
         }
-        OrphanCancel::Retry if canceled.reply.shows_pg_unavailable() => Recovered::Unavailable,
-        OrphanCancel::Retry => Recovered::Unsettled,
+        OrphanCancel::Retry => left_open_by(&canceled.reply),
     };
     Ok((recovered, Some(described)))
 }

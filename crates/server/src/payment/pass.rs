@@ -1,10 +1,11 @@
 //! One background pass over a job (a payment, a refund, a refund of a charge
 //! no order made): what it can come to, how it ends when it settled nothing
-//! (released with when to look again, and an alert every so often), what the
-//! passes since the last look add up to, and the gate every one of its PG
-//! calls goes through (the retry budget, then the breaker).
+//! (released with when to look again, and an alert every so often), and the
+//! gate every one of its PG calls goes through (the retry budget, then the
+//! breaker). What passes add up to is the rules' (`settlement::PassReport`).
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::app::App;
 use crate::db::{JobKind, now_ms};
@@ -12,7 +13,7 @@ use crate::error::AppError;
 use crate::metrics;
 use crate::pg::PgPlace;
 use crate::pg::adapters::PgAdapter;
-use crate::resilience::backoff::{full_jitter, half_jitter};
+use crate::resilience::backoff::{before_retry, half_jitter};
 use crate::resilience::lease;
 use payonce_rules::pg_reply::PgReply;
 use payonce_rules::settlement;
@@ -31,18 +32,6 @@ pub(super) struct Job<'a> {
     pub holder: &'a str,
     /// A webhook made it due: its lookups go first under the hinted allowance.
     pub hinted: bool,
-}
-
-/// What recovery did since it last looked.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PassReport {
-    pub settled: usize,
-    pub unsettled: usize,
-    /// Attempts left for later without an answer from the PG: the breaker
-    /// refused the call, or the PG gave no usable answer.
-    pub held_back: usize,
-    /// Attempts left for later because the retry budget was spent.
-    pub over_budget: usize,
 }
 
 /// What one pass over a job came to, the PG's last answer (for operators),
@@ -69,20 +58,16 @@ impl Pass {
     }
 }
 
-impl PassReport {
-    pub(super) fn count(&mut self, outcome: Result<Recovered, AppError>) {
-        match outcome {
-            Ok(Recovered::Settled) => self.settled += 1,
-            Ok(Recovered::Unsettled) => self.unsettled += 1,
-            Ok(Recovered::HeldBack | Recovered::Unavailable) => self.held_back += 1,
-            Ok(Recovered::OverBudget) => self.over_budget += 1,
-            Ok(Recovered::NotOurs) => {}
-            Err(error) => {
-                self.unsettled += 1;
-                tracing::error!(?error, "recovering a payment failed");
-            }
-        }
-    }
+/// The moment `after` from now, in ms, as a job's lease and its next look are stored.
+pub(super) fn from_now_ms(after: Duration) -> i64 {
+    now_ms() + lease::millis(after)
+}
+
+/// What a pass left its job open on `answer` came to: one the PG was too
+/// unwell to answer (no answer, a 5xx) counts apart, for the breaker, the
+/// backoff and the operators' alert, which count only the PG's answers.
+pub(super) fn left_open_by(answer: &impl PgReply) -> Recovered {
+    if answer.shows_pg_unavailable() { Recovered::Unavailable } else { Recovered::Unsettled }
 }
 
 /// Why the breaker or the budget does not let one more recovery call go now,
@@ -127,7 +112,7 @@ pub(super) async fn release(app: &App, job: Job<'_>, pass: &Result<Pass, AppErro
         Err(_) => (None, 0, None, None),
     };
     let Some(release) = settlement::release(recovered, passes_before, &app.timings()) else { return Ok(()) };
-    let backed_off = release.wait.map(|wait| now_ms() + lease::millis(half_jitter(wait, &mut rand::rng())));
+    let backed_off = release.wait.map(|wait| from_now_ms(half_jitter(wait, &mut rand::rng())));
     let next_at = backed_off.map(|at| look_again_by.map_or(at, |by| at.min(by)));
     let passes = app.db.release_job(kind, key, holder, next_at, release.answered, last_answer).await?;
     if !release.answered {
@@ -195,17 +180,17 @@ where
     Sent: Future<Output = A>,
 {
     let mut last = None;
-    for retry in 0..LOOKUP_TRIES {
-        if retry > 0 {
+    for try_number in 0..LOOKUP_TRIES {
+        let wait = before_retry(try_number, &mut rand::rng());
+        if let Some(wait) = wait {
             metrics::recovery_retry();
-            let wait = full_jitter(retry - 1, &mut rand::rng());
             tokio::time::sleep(wait).await;
         }
         if let Some(refused) = refusal(app, job.hinted) {
             return Ok(last.map_or(Lookup::Refused(refused), Lookup::Unavailable));
         }
         let place = adapter.place().await?;
-        let until = now_ms() + lease::millis(lease::for_lookup(&app.config));
+        let until = from_now_ms(lease::for_lookup(&app.config));
         if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
             return Ok(Lookup::NotOurs);
         }
@@ -242,12 +227,12 @@ where
         return Ok(Err((refused, None)));
     }
     let place = adapter.place().await?;
-    let until = now_ms() + lease::millis(lease::for_confirm(&app.config));
+    let until = from_now_ms(lease::for_confirm(&app.config));
     if !app.db.renew_job(job.kind, job.key, job.holder, until).await? {
         return Ok(Err((Recovered::NotOurs, None)));
     }
     let answer = call(place).await?;
-    let until = now_ms() + lease::millis(lease::margin(&app.config));
+    let until = from_now_ms(lease::margin(&app.config));
     app.db.renew_job(job.kind, job.key, job.holder, until).await?;
     note_health(app, &answer);
     Ok(Ok(answer))

@@ -26,7 +26,7 @@
 use payonce_api::OrderStatus;
 use payonce_rules::pg_reply::PgReply;
 
-use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, left_open_by, look_up, send_under_lease};
 use super::settle;
 use crate::app::App;
 use crate::db::{Actor, Attempt, Lease, PgCaller, Writer, now_ms};
@@ -62,11 +62,9 @@ pub(super) async fn pass(app: &App, job: Job<'_>) -> Result<Pass, AppError> {
     // At a PG without keys a payment never confirmed settles only once its
     // time is over: look then, not a backoff later.
     let promises = adapter.promises();
-    let settles_at =
-        lease::deadlines(&app.config, promises.session_lifetime).settles_unconfirmed_after(promises.resending);
-    pass.look_again_by_ms = settles_at
-        .map(|after| attempt.created_at_ms + lease::millis(after) + lease::millis(lease::margin(&app.config)))
-        .filter(|at| *at > now_ms());
+    let deadlines = lease::deadlines(&app.config, promises.session_lifetime);
+    let margin = lease::margin(&app.config);
+    pass.look_again_by_ms = deadlines.look_again_by_ms(attempt.created_at_ms, now_ms(), promises.resending, margin);
     Ok(pass)
 }
 
@@ -103,12 +101,12 @@ impl Answered {
         }
     }
 
-    /// What a pass the plan ended came to: a resend the PG was too unwell to
-    /// answer counts apart (the breaker, the backoff).
+    /// What a pass the plan ended came to: a usable lookup left it open; a
+    /// resend, as `left_open_by` its answer.
     fn ended(&self) -> Recovered {
         match self {
-            Answered::Resent(confirmed) if confirmed.shows_pg_unavailable() => Recovered::Unavailable,
-            _ => Recovered::Unsettled,
+            Answered::Looked(_) | Answered::LookedByOrder(_) => Recovered::Unsettled,
+            Answered::Resent(confirmed) => left_open_by(confirmed),
         }
     }
 }
