@@ -149,6 +149,8 @@ async fn an_orphan_charges_refund_left_unanswered_goes_out_once_without_another_
     assert!(stats.over_refunds.is_empty());
     let payment = pg.payment("pk_unanswered").await.unwrap();
     assert_eq!(serde_json::to_value(payment.status).unwrap(), "CANCELED");
+    // Operators count the refund done once, when it was.
+    assert_eq!(server.metric(r#"payment_refunds_total{status="DONE"}"#).await.as_deref(), Some("1"));
 }
 
 #[tokio::test]
