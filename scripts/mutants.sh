@@ -8,6 +8,7 @@
 #   scripts/mutants.sh                    every module
 #   scripts/mutants.sh MODULE...          some: settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile shell-refund shell-recovery shell-confirm
 #   scripts/mutants.sh --changed          the rules' modules changed since their recorded run
+#   scripts/mutants.sh --again MODULE...  only what a module's last run did not catch (its files as that run found them)
 #
 # A missed mutant is either killed by a new test or listed, with a one-line
 # reason, in scripts/mutants-accepted.txt ("FILE: MUTANT  # reason", as the
@@ -104,8 +105,9 @@ declare -A tests=(
   [shell-gateway]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(pg_places|pg_calls|process|settlement|payments|kakaopay|refunds)::/)"
   [shell-reconcile]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(reconciliation|operators)::/)"
   [shell-refund]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(refunds|operators|kakaopay|closing|events|reconciliation)::/)"
-  # With events (a payment open past the alert) and the server killed mid-payment.
-  [shell-recovery]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|payments|retry_budget|webhooks|reconciliation|refunds|events)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
+  # With events (a payment open past the alert), interleavings (a payment key naming another
+  # order's payment, looked up by the order) and the server killed mid-payment.
+  [shell-recovery]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(settlement|stranded|kakaopay|payments|retry_budget|webhooks|reconciliation|refunds|events|interleavings)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
   # With the one test that kills a server mid-payment: a confirm's lease must end for another to settle it.
   [shell-confirm]="--lib --test integration --max-fail=1:immediate -E kind(lib)|test(/^(payments|settlement|stranded|kakaopay|closing|webhooks|operators|interleavings|stock|reconciliation)::/)|test(=process::a_server_killed_mid_payment_settles_the_order_after_restart_with_one_charge)"
 )
@@ -133,6 +135,16 @@ as_recorded() { diff -q <(digests "$1") "$recorded/$1.txt" >/dev/null 2>&1; }
 # their own (the server's: minutes a mutant). Each counts as below target: a
 # change nobody mutated again must not pass for one that was.
 not_rerun=()
+# --again: a module's last run stands for the mutants it caught or found
+# unviable, and only the rest are tested again (cargo-mutants' --iterate), with
+# the tests as they are now: a test added since can only catch more. Its files
+# must be as that run found them, or a mutant caught then is not this one.
+again=false
+if [ "${1:-}" = "--again" ]; then
+  again=true
+  shift
+  [ "$#" -gt 0 ] || die "--again needs the modules to test again"
+fi
 if [ "${1:-}" = "--changed" ]; then
   modules=()
   for module in "${all[@]}"; do
@@ -244,15 +256,32 @@ for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u)
       for word in "${words[@]}"; do test_args+=("--cargo-test-arg=$word"); done
     fi
   done
-  # An earlier run's results must never stand for this one's.
-  rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old"
+  iterate=()
+  if $again; then
+    [ -z "${by_hand[$run]:-}" ] || die "$run: --again is for cargo-mutants' modules; run it whole"
+    for module in "${modules[@]}"; do
+      [ "$(run_of "$module")" = "$run" ] || continue
+      diff -q "$snapshot/$module" "$out/$run/files-$module.txt" >/dev/null 2>&1 \
+        || die "$module changed since its last run, or has none: run scripts/mutants.sh $module"
+    done
+    [ -d "$out/$run/mutants.out" ] || die "$run has no results to go on from: run it whole"
+    iterate=(--iterate)
+  else
+    # An earlier run's results must never stand for this one's.
+    rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old"
+  fi
+  # The files this run mutates, for a run --again after it.
+  mkdir -p "$out/$run"
+  for module in "${modules[@]}"; do
+    [ "$(run_of "$module")" != "$run" ] || cp "$snapshot/$module" "$out/$run/files-$module.txt"
+  done
   if [ -n "${by_hand[$run]:-}" ]; then
     say "mutating $package by hand (${by_hand[$run]}/*.patch)"
     hand_run "$run" || { echo "$run: no results"; rm -rf "$out/$run/mutants.out"; }
     continue
   fi
   say "mutating $package (${args[*]})"
-  cargo mutants --package "$package" "${args[@]}" --output "$out/$run" \
+  cargo mutants --package "$package" "${args[@]}" --output "$out/$run" "${iterate[@]}" \
     "${test_args[@]}" >"$out/$run.log" 2>&1
   exit_status=$?
   # 0: every mutant caught; 2: some missed; 3: some made the tests hang (the
@@ -284,7 +313,8 @@ for module in "${modules[@]}"; do
   fi
   # The module's files, as a pattern over the report's paths.
   pattern="^($(echo "${files[$module]}" | sed -E 's/\./\\./g; s/\*/[^\/]*/g; s/ +/|/g')):"
-  caught=$(names "$dir/caught.txt" | grep -cE "$pattern")
+  # With --again, what the earlier runs caught is in previously_caught.txt.
+  caught=$(names "$dir/caught.txt" "$dir/previously_caught.txt" | grep -cE "$pattern")
   unviable=$(names "$dir/unviable.txt" | grep -cE "$pattern")
   # A mutant that makes the tests hang past cargo-mutants' timeout is not
   # caught: no test said it was wrong. It is missed, unless accepted.
