@@ -117,10 +117,10 @@ declare -A tests=(
 nextest_threads=--test-threads=4
 # Modules whose mutants are patches, not cargo-mutants'.
 declare -A by_hand=([shell-by-hand]=scripts/mutants-by-hand)
-all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile shell-refund shell-confirm)
+all=(settlement toss-classify kakaopay-classify pg-learning resilience delivery pg-limit page-flow page-return shell-lease shell-resilience shell-db shell-refunds shell-gateway shell-by-hand shell-reconcile shell-refund shell-confirm shell-recovery)
 # Modules run only by name until their first clean run records them (the test
 # command counts a module of `all` without a record as below target).
-named_only=(shell-recovery)
+named_only=()
 # Each module's record: its files' digests when a run of it last caught every
 # mutant. Per module, as modules share files (the leases' code is both
 # shell-db's and shell-by-hand's): one module's run records nothing of another's.
@@ -265,10 +265,15 @@ for run in $(for module in "${modules[@]}"; do run_of "$module"; done | sort -u)
         || die "$module changed since its last run, or has none: run scripts/mutants.sh $module"
     done
     [ -d "$out/$run/mutants.out" ] || die "$run has no results to go on from: run it whole"
+    # cargo-mutants carries what the earlier runs caught and what they found
+    # unviable in one list (previously_caught.txt): which were unviable is kept apart.
+    cat "$out/$run/mutants.out/unviable.txt" "$out/$run/unviable-earlier.txt" 2>/dev/null \
+      | sort -u >"$out/$run/unviable-earlier.new"
+    mv "$out/$run/unviable-earlier.new" "$out/$run/unviable-earlier.txt"
     iterate=(--iterate)
   else
     # An earlier run's results must never stand for this one's.
-    rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old"
+    rm -rf "$out/$run/mutants.out" "$out/$run/mutants.out.old" "$out/$run/unviable-earlier.txt"
   fi
   # The files this run mutates, for a run --again after it.
   mkdir -p "$out/$run"
@@ -313,9 +318,14 @@ for module in "${modules[@]}"; do
   fi
   # The module's files, as a pattern over the report's paths.
   pattern="^($(echo "${files[$module]}" | sed -E 's/\./\\./g; s/\*/[^\/]*/g; s/ +/|/g')):"
-  # With --again, what the earlier runs caught is in previously_caught.txt.
-  caught=$(names "$dir/caught.txt" "$dir/previously_caught.txt" | grep -cE "$pattern")
-  unviable=$(names "$dir/unviable.txt" | grep -cE "$pattern")
+  # With --again, what the earlier runs caught is in previously_caught.txt,
+  # beside what they found unviable (unviable-earlier.txt).
+  earlier_unviable="$out/$(run_of "$module")/unviable-earlier.txt"
+  caught=$({
+    names "$dir/caught.txt"
+    names "$dir/previously_caught.txt" | grep -vxFf <(names "$earlier_unviable")
+  } | grep -cE "$pattern")
+  unviable=$(names "$dir/unviable.txt" "$earlier_unviable" | sort -u | grep -cE "$pattern")
   # A mutant that makes the tests hang past cargo-mutants' timeout is not
   # caught: no test said it was wrong. It is missed, unless accepted.
   missed_all=$(names "$dir/missed.txt" "$dir/timeout.txt" | grep -E "$pattern" | sort)
