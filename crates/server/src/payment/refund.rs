@@ -42,6 +42,7 @@ pub async fn cancel_for_customer(
     }
     let ask = Ask {
         order_id: order_id.to_owned(),
+        order_amount: order.amount,
         request_key: request_key.to_owned(),
         // A PAID order has had nothing refunded: a refund in part leaves it PARTIALLY_REFUNDED.
         amount: order.amount,
@@ -85,6 +86,7 @@ pub async fn cancel_for_operator(
     }
     let ask = Ask {
         order_id: order_id.to_owned(),
+        order_amount: order.amount,
         request_key: request_key.to_owned(),
         amount,
         balance_before: balance,
@@ -127,6 +129,8 @@ async fn refunded_only_in_full(app: &App, order: &Order) -> Result<bool, AppErro
 /// A validated refund, owned so that it can outlive its request.
 struct Ask {
     order_id: String,
+    /// The order's whole amount (KakaoPay's cancel checks the balance against it).
+    order_amount: u64,
     request_key: String,
     amount: u64,
     balance_before: u64,
@@ -201,7 +205,7 @@ impl Ask {
             RequestedBy::Customer => PgCaller::Customer,
             RequestedBy::Operator => PgCaller::Operator,
         };
-        let answer = send(&app, place, &refund, caller, Sent::First).await?;
+        let answer = send(&app, place, (&refund, self.order_amount), caller, Sent::First).await?;
         let settled = settle_by_answer(&app, &refund, &answer, (Actor::Cancel, &holder)).await?;
         metrics::refund_call(refund.pg, "first", settled.label());
         if !settled.is_settled() {
@@ -236,18 +240,17 @@ async fn try_place(app: &App, pg: Pg) -> Result<Option<PgPlace>, AppError> {
 }
 
 /// Sends the refund's cancel under `place` (given back once answered) to the
-/// PG that charged the order, as its `send`; the adapter sends what that PG
-/// needs (Toss's key, the balance KakaoPay expects before it). The caller
-/// holds its lease.
+/// PG that charged the order (of `order_amount` in all), as its `send`; the
+/// adapter sends what that PG needs (Toss's key, the balance KakaoPay expects
+/// before it). The caller holds its lease.
 pub(super) async fn send(
     app: &App,
     place: PgPlace,
-    refund: &Refund,
+    (refund, order_amount): (&Refund, u64),
     caller: PgCaller,
     send: Sent,
 ) -> Result<Canceled, AppError> {
     let adapter = app.pgs.of(refund.pg)?;
-    let order_amount = current(app, &refund.order_id).await?.amount;
     app.db.count_refund_call(&refund.refund_id).await?;
     let answer = adapter.cancel(place, refund, order_amount, caller, send).await;
     tracing::info!(

@@ -20,7 +20,7 @@
 
 use payonce_rules::pg_reply::PgReply;
 
-use super::pass::{Job, Pass, Recovered, look_up, send_under_lease};
+use super::pass::{Job, Pass, Recovered, left_open_by, look_up, send_under_lease};
 use super::refund::{give_new_key, send, settle_refunded, settle_refused};
 use crate::app::App;
 use crate::db::{Actor, PgCaller, Refund, RefundStatus};
@@ -77,17 +77,21 @@ impl Answered {
 /// call it asks for, until it says what to store or ends. Returns what it came
 /// to and the PG's last answer, for operators.
 async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Recovered, Option<String>), AppError> {
+    // What KakaoPay's lookups and cancels check the balance against.
+    let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
     let mut call = RefundPass::FIRST;
     // The cancel a refusal came from, which a refusal stored keeps the code of.
     let mut refused: Option<Canceled> = None;
     loop {
         let answered = match call {
-            RefundCall::LookUp | RefundCall::LookUpTheRefusal => match look_up_refund(app, job, refund).await? {
-                Ok(looked) if call == RefundCall::LookUp => Answered::Looked(looked),
-                Ok(looked) => Answered::LookedAfterRefusal(looked),
-                Err(ended) => return Ok(ended),
-            },
-            RefundCall::Cancel => match resend(app, job, refund).await? {
+            RefundCall::LookUp | RefundCall::LookUpTheRefusal => {
+                match look_up_refund(app, job, (refund, order_amount)).await? {
+                    Ok(looked) if call == RefundCall::LookUp => Answered::Looked(looked),
+                    Ok(looked) => Answered::LookedAfterRefusal(looked),
+                    Err(ended) => return Ok(ended),
+                }
+            }
+            RefundCall::Cancel => match resend(app, job, (refund, order_amount)).await? {
                 Ok((canceled, sent)) => Answered::Canceled(canceled, sent),
                 Err(not_sent) => return Ok(not_sent),
             },
@@ -109,9 +113,10 @@ async fn recover_claimed(app: &App, job: Job<'_>, refund: &Refund) -> Result<(Re
                 return store_refund(app, job, stored_as, store, (&answered, refused.as_ref())).await;
             }
             Next::End => {
+                // A usable lookup left it open; a cancel, as `left_open_by` its answer.
                 let recovered = match &answered {
-                    Answered::Canceled(canceled, _) if canceled.shows_pg_unavailable() => Recovered::Unavailable,
-                    _ => Recovered::Unsettled,
+                    Answered::Looked(_) | Answered::LookedAfterRefusal(_) => Recovered::Unsettled,
+                    Answered::Canceled(canceled, _) => left_open_by(canceled),
                 };
                 return Ok((recovered, Some(described)));
             }
@@ -152,9 +157,12 @@ async fn store_refund(
 /// What a lookup showed of a refund, or what the pass came to without one.
 type RefundLookup = Result<RefundLooked, (Recovered, Option<String>)>;
 
-async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<RefundLookup, AppError> {
+async fn look_up_refund(
+    app: &App,
+    job: Job<'_>,
+    (refund, order_amount): (&Refund, u64),
+) -> Result<RefundLookup, AppError> {
     let adapter = app.pgs.of(refund.pg)?;
-    let order_amount = app.db.order(&refund.order_id).await?.ok_or(AppError::OrderNotFound)?.amount;
     let usable = |looked: &RefundLooked| {
         metrics::refund_call(refund.pg, "lookup", lookup_label(looked.verdict));
         looked.verdict != RefundLookupVerdict::Retry
@@ -170,13 +178,13 @@ async fn look_up_refund(app: &App, job: Job<'_>, refund: &Refund) -> Result<Refu
 async fn resend(
     app: &App,
     job: Job<'_>,
-    refund: &Refund,
+    (refund, order_amount): (&Refund, u64),
 ) -> Result<Result<(Canceled, Refund), (Recovered, Option<String>)>, AppError> {
     let mut sent_as = None;
     let sending = &mut sent_as;
     let sending_again = |place: PgPlace| async move {
         let current = app.db.refund(&refund.refund_id).await?.ok_or(AppError::OrderNotFound)?;
-        let answer = send(app, place, &current, PgCaller::Recovery, Sent::Again).await;
+        let answer = send(app, place, (&current, order_amount), PgCaller::Recovery, Sent::Again).await;
         *sending = Some(current);
         answer
     };
