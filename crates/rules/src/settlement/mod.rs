@@ -34,3 +34,8 @@ pub use schedule::{PASSES_BEFORE_ALERT, PassReport, Recovered, Release, alerts, 
 pub use timings::Timings;
 pub use told::{Told, event_of};
 pub use verdicts::{CancelVerdict, ConfirmVerdict, RefundLookupVerdict, Sent, StatusVerdict};
+
+/// A duration in whole milliseconds, as the shell stores moments (saturating).
+fn millis(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}

@@ -16,6 +16,7 @@ use std::time::Duration;
 use payonce_api::Failure;
 
 use super::lifecycle::Transition;
+use super::millis;
 use super::verdicts::{ConfirmVerdict, StatusVerdict};
 
 /// What the rules say to do next about an unsettled payment.
@@ -115,7 +116,6 @@ impl Deadlines {
         resending: Resending,
         margin: Duration,
     ) -> Option<i64> {
-        let millis = |duration: Duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
         let settles_after = self.settles_unconfirmed_after(resending)?;
         Some(created_at_ms.saturating_add(millis(settles_after)).saturating_add(millis(margin)))
             .filter(|at| *at > now_ms)

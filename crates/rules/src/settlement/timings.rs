@@ -59,7 +59,7 @@ impl Timings {
     /// How long after a first unknown outcome recovery first looks: soon, but
     /// not at once (the PG may still be processing what timed out).
     pub fn first_check_delay_ms(&self) -> i64 {
-        i64::try_from(self.backoff_base.as_millis()).unwrap_or(i64::MAX)
+        super::millis(self.backoff_base)
     }
 }
 
